@@ -1,0 +1,42 @@
+# dbperf — build, run the default benchmark, test, benchmark.
+# `make run` and `make test` are the two commands of the README's first screen; both
+# install what they need (a C compiler for the cgo SQLite driver) when run as root.
+
+GO      ?= go
+BIN     ?= bin/dbperf
+SCALE   ?= small
+# Where `make run` stores results (the same default as dbperf itself).
+RESULTS ?= ./dbperf-results.db
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+export CGO_ENABLED = 1
+
+.PHONY: all build run test bench deps fmt-check
+
+all: build
+
+# deps installs the C toolchain cgo needs (mattn/go-sqlite3) when it is missing.
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dbperf
+
+# The Insert Benchmark on embedded SQLite in a temporary directory; prints the summary.
+run: build
+	$(BIN) run insertbench --engine sqlite --scale $(SCALE) --results $(RESULTS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Tests run one package at a time (-p 1): several packages run real benchmarks whose
+# rate-limited writers must not compete for the 2 cores with another package's run.
+test: deps fmt-check
+	$(GO) vet ./...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dbperf
+	$(GO) test -count=1 -p 1 -timeout 20m ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/metrics/ ./internal/runner/ ./internal/workload/...

@@ -1,0 +1,37 @@
+// Command dbperf runs database benchmarks, stores every result and reports on them.
+// main only turns the real process state into cli.Run's arguments.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/dbperf/dbperf/internal/cli"
+)
+
+// Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first Ctrl-C dbperf stops cleanly; a second one kills it at once.
+		<-ctx.Done()
+		stop()
+	}()
+	code := cli.Run(ctx, cli.Env{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Getenv:     os.Getenv,
+		IsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		Version:    version, Commit: commit,
+	}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

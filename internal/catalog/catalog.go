@@ -1,0 +1,61 @@
+// Package catalog lists the workloads and engines dbperf knows, explicitly (no init()
+// registration, no global maps), and says which combinations work. The cli asks it after
+// the config is validated; adding an engine or a workload is one line here.
+package catalog
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlite"
+	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/insertbench"
+)
+
+// Workloads returns every workload, in the order `--help` lists them.
+func Workloads() []workload.Workload {
+	return []workload.Workload{
+		insertbench.New(),
+	}
+}
+
+// Engines returns every engine, the default first.
+func Engines() []engine.Engine {
+	return []engine.Engine{
+		sqlite.New(),
+	}
+}
+
+// Workload finds a workload by name.
+func Workload(name string) (workload.Workload, error) {
+	var names []string
+	for _, w := range Workloads() {
+		if w.Meta().Name == name {
+			return w, nil
+		}
+		names = append(names, w.Meta().Name)
+	}
+	return nil, fmt.Errorf("unknown workload %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// Engine finds an engine by name.
+func Engine(name string) (engine.Engine, error) {
+	var names []string
+	for _, e := range Engines() {
+		if e.Meta().Name == name {
+			return e, nil
+		}
+		names = append(names, e.Meta().Name)
+	}
+	return nil, fmt.Errorf("unknown engine %q: use one of %s", name, strings.Join(names, ", "))
+}
+
+// Check says whether a workload can run on an engine.
+func Check(w workload.Workload, e engine.Engine) error {
+	if w.Meta().Kind != e.Meta().Kind {
+		return fmt.Errorf("workload %s needs a %s engine but %s is a %s engine",
+			w.Meta().Name, w.Meta().Kind, e.Meta().Name, e.Meta().Kind)
+	}
+	return nil
+}

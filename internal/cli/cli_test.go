@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), Env{
+		In: strings.NewReader(""), Out: &out, Err: &errb,
+		Getenv:  func(k string) string { return env[k] },
+		Version: "test", Commit: "0000000",
+	}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	newer := filepath.Join(dir, "newer.db")
+	db, err := sql.Open("sqlite3", newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 999; CREATE TABLE x(a)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.ReadFile(newer)
+
+	tests := []struct {
+		name string
+		args []string
+		want string // in the single error line
+	}{
+		{"unknown workload", []string{"run", "tpcc"}, `unknown workload "tpcc": use one of insertbench`},
+		{"unknown engine", []string{"run", "insertbench", "--engine", "oracle"}, `--engine: unknown engine "oracle": use one of sqlite`},
+		{"unknown step", []string{"run", "insertbench", "--steps", "l.i0,l.i9"}, `--steps: unknown step "l.i9"`},
+		{"unknown scale", []string{"run", "insertbench", "--scale", "huge"}, `--scale: unknown scale "huge": use one of tiny, small, medium, large`},
+		{"zero clients", []string{"run", "insertbench", "--clients", "0"}, "--clients must be at least 1, got 0"},
+		{"negative rows", []string{"run", "insertbench", "--rows", "-5"}, "--rows must be at least 1, got -5"},
+		{"zero time", []string{"run", "insertbench", "--time", "0"}, "--time must be a positive number of seconds"},
+		{"zero rows per commit", []string{"run", "insertbench", "--rows-per-commit", "l.i0=0"}, "--rows-per-commit l.i0=0"},
+		{"rows per commit of an unknown step", []string{"run", "insertbench", "--rows-per-commit", "l.i7=5"}, `--rows-per-commit: unknown step "l.i7"`},
+		{"zero report interval", []string{"run", "insertbench", "--report-interval", "0"}, "--report-interval must be positive"},
+		{"steps without l.i0", []string{"run", "insertbench", "--steps", "qr100"}, "--steps qr100 needs the tables l.i0 creates"},
+		{"not a number", []string{"run", "insertbench", "--clients", "many"}, `invalid argument "many"`},
+		{"unknown flag", []string{"run", "insertbench", "--warmup"}, "unknown flag: --warmup"},
+		{"no workload", []string{"run"}, "run needs one workload"},
+		{"results dir missing", []string{"run", "insertbench", "--scale", "tiny", "--results", filepath.Join(dir, "nope", "r.db")}, "does not exist"},
+		{"results from a newer dbperf", []string{"run", "insertbench", "--scale", "tiny", "--results", newer}, "schema version 999"},
+		{"report of a missing store", []string{"report", "--results", filepath.Join(dir, "missing.db")}, "no results store at"},
+		{"runs of a newer store", []string{"runs", "--results", newer}, "schema version 999"},
+		{"report format", []string{"report", "--format", "xml", "--results", newer}, `--format "xml" is not supported`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			if code != ExitBadInput {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "dbperf: ") || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr should be one line containing %q, got:\n%s", tt.want, stderr)
+			}
+			if stdout != "" {
+				t.Fatalf("bad input printed to stdout: %q", stdout)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope")); !os.IsNotExist(err) {
+		t.Error("a bad --results path must not be created")
+	}
+	if after, _ := os.ReadFile(newer); !bytes.Equal(before, after) {
+		t.Error("a results store from a newer schema must not be modified")
+	}
+	if _, err := os.Stat(DefaultResults); err == nil {
+		t.Error("bad input wrote the default results store")
+	}
+}
+
+func TestSeveralProblemsAreAllReported(t *testing.T) {
+	code, _, stderr := runCLI(t, nil, "run", "insertbench", "--clients", "0", "--rows", "0", "--engine", "x")
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != ExitBadInput || len(lines) != 3 {
+		t.Fatalf("exit %d, want 2 with three lines, got:\n%s", code, stderr)
+	}
+}
+
+func TestResultsPathFromEnvironment(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "env.db")
+	code, _, stderr := runCLI(t, map[string]string{"DBPERF_RESULTS": p}, "runs")
+	if code != ExitBadInput || !strings.Contains(stderr, p) {
+		t.Fatalf("runs should name the DBPERF_RESULTS store %s: exit %d %s", p, code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "version")
+	if code != 0 || out != "dbperf test (0000000)\n" {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,365 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/progress"
+	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// DefaultSeed is the reference client's default seed (reference §1.4).
+const DefaultSeed = 3221223452
+
+type runFlags struct {
+	engine         string
+	scale          string
+	clients        int
+	rows           int64
+	rows2          int64
+	timeSec        float64
+	cleanupWait    float64
+	rowsPerCommit  map[string]int
+	steps          []string
+	deletes        bool
+	seed           int64
+	label          string
+	results        string
+	quiet          bool
+	reportInterval float64
+	workdir        string
+	keep           bool
+}
+
+func newRunCmd(env Env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD",
+		Short: "Run a workload against an engine and store the results",
+		Long: `Run a workload's steps against an engine, show progress on a terminal, store every
+step and interval in the results store, and print the summary.
+
+Workloads: insertbench (steps l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000).
+Engines:   sqlite (embedded; data in --workdir, a fresh temporary directory by default).
+
+Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad input,
+130 interrupted (everything measured so far is kept).`,
+		Example: `  dbperf run insertbench --scale tiny
+  dbperf run insertbench --scale small --clients 4 --label four-clients
+  dbperf run insertbench --steps l.i0,l.x,qp100 --time 60 --rows-per-commit l.i0=1000`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput(fmt.Errorf("run needs one workload, e.g. \"dbperf run insertbench\" (got %d arguments)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorkload(cmd.Context(), env, cmd, args[0], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.engine, "engine", "sqlite", "engine to benchmark: sqlite")
+	fl.StringVar(&f.scale, "scale", "small", "size preset: "+strings.Join(config.InsertBenchScales(), ", ")+" (see README)")
+	fl.IntVar(&f.clients, "clients", 1, "concurrent clients; each owns a table and runs every step's actors on its own connections")
+	fl.Int64Var(&f.rows, "rows", 0, "rows l.i0 inserts per client (default: the scale's)")
+	fl.Int64Var(&f.rows2, "rows2", 0, "rows l.i1 (4/5) and l.i2 (1/5) insert per client (default: the scale's)")
+	fl.Float64Var(&f.timeSec, "time", 0, "seconds each read-write step (qr*, qp*) runs (default: the scale's)")
+	fl.Float64Var(&f.cleanupWait, "cleanup-wait", 0, "seconds the cleanup step lasts at least (default: the scale's)")
+	fl.StringToIntVar(&f.rowsPerCommit, "rows-per-commit", nil, "rows per INSERT/DELETE per step, e.g. l.i0=1000,l.i1=100 (defaults: l.i0 100, l.i1 50, l.i2 5, q* 50)")
+	fl.StringSliceVar(&f.steps, "steps", nil, "run only these steps, e.g. l.i0,l.x,qr100 (default: all)")
+	fl.BoolVar(&f.deletes, "delete", true, "run the delete actor (the table is a queue); --delete=false turns it off")
+	fl.Int64Var(&f.seed, "seed", DefaultSeed, "seed of all generated data and query parameters")
+	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
+	fl.StringVar(&f.results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
+	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default 1 for tiny/small, 5 otherwise)")
+	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files (default: a fresh temporary directory, removed after the run)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory after the run")
+	return cmd
+}
+
+// buildConfig turns the flags into a validated config.Run, reporting every problem at once.
+func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.Run, error) {
+	changed := cmd.Flags().Changed
+	cfg := &config.Run{
+		Workload: wl, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
+		Label: f.label, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
+		WorkDir: f.workdir, Keep: f.keep,
+	}
+	var errs []error
+	ib, err := config.InsertBenchPreset(f.scale, f.clients)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--scale: %w", err))
+	}
+	if changed("rows") {
+		ib.Rows = f.rows
+	}
+	if changed("rows2") {
+		ib.Rows2 = f.rows2
+	}
+	if changed("time") {
+		ib.Time = seconds(f.timeSec)
+	}
+	if changed("cleanup-wait") {
+		ib.CleanupWait = seconds(f.cleanupWait)
+	}
+	ib.Delete = f.deletes
+	ib.RowsPerCommit = f.rowsPerCommit
+	cfg.InsertBench = ib
+	cfg.ReportInterval = config.DefaultReportInterval(f.scale)
+	if changed("report-interval") {
+		cfg.ReportInterval = seconds(f.reportInterval)
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// checkSteps validates --steps and --rows-per-commit names against the workload.
+func checkSteps(cfg *config.Run, w workload.Workload) error {
+	all := w.Meta().Steps
+	var errs []error
+	for _, s := range cfg.Steps {
+		if !slices.Contains(all, s) {
+			errs = append(errs, fmt.Errorf("--steps: unknown step %q: %s has %s", s, w.Meta().Name, strings.Join(all, ",")))
+		}
+	}
+	for s := range cfg.InsertBench.RowsPerCommit {
+		if !slices.Contains(all, s) {
+			errs = append(errs, fmt.Errorf("--rows-per-commit: unknown step %q: %s has %s", s, w.Meta().Name, strings.Join(all, ",")))
+		}
+	}
+	if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, all[0]) && cfg.WorkDir == "" {
+		errs = append(errs, fmt.Errorf("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep",
+			strings.Join(cfg.Steps, ","), all[0], all[0]))
+	}
+	return errors.Join(errs...)
+}
+
+func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string, f *runFlags) error {
+	cfg, cfgErr := buildConfig(cmd, env, wlName, f)
+	var errs []error
+	if cfgErr != nil {
+		errs = append(errs, cfgErr)
+	}
+	wl, err := catalog.Workload(wlName)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	eng, err := catalog.Engine(cfg.Engine)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--engine: %w", err))
+	}
+	if wl != nil && eng != nil {
+		if err := catalog.Check(wl, eng); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if wl != nil {
+		if err := checkSteps(cfg, wl); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	steps, err := wl.Plan(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+
+	st, err := store.Open(ctx, cfg.ResultsPath)
+	if err != nil {
+		return badInput(err)
+	}
+	defer st.Close()
+
+	dir, cleanupDir, err := workDir(cfg, eng.Meta().Name)
+	if err != nil {
+		return badInput(err)
+	}
+	defer cleanupDir()
+	h, err := eng.Open(ctx, engine.Target{Dir: dir})
+	if err != nil {
+		return badInput(fmt.Errorf("open %s in %s: %w", cfg.Engine, dir, err))
+	}
+	defer h.Close()
+	info, err := h.Info(ctx)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
+	}
+	sampler, err := hwstat.New()
+	if err != nil {
+		return badInput(err)
+	}
+	meta := store.RunMeta{
+		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
+		Engine: cfg.Engine, EngineVersion: info.Version, EngineSettings: info.Settings,
+		Label: cfg.Label, Seed: cfg.Seed, Params: params(cfg, steps),
+		Env: runEnv(env, sampler, dir), StartedAt: time.Now(),
+	}
+	// From here on everything is written: use a context that survives Ctrl-C for the
+	// store, so an interrupted run still records what it measured.
+	wctx := context.WithoutCancel(ctx)
+	runID, err := st.BeginRun(wctx, meta)
+	if err != nil {
+		return badInput(err)
+	}
+
+	prog := progress.New(env.Out, env.IsTerminal && !cfg.Quiet)
+	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler}
+	status, firstErr := store.RunOK, ""
+	for i, step := range steps {
+		if status != store.RunOK {
+			res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + firstErr}
+			if err := recordSkipped(wctx, st, runID, i, res); err != nil {
+				return err
+			}
+			continue
+		}
+		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), time.Now())
+		if err != nil {
+			return err
+		}
+		obs := &observer{ctx: wctx, st: st, stepID: stepID, prog: prog}
+		res := r.Run(ctx, step, obs)
+		if obs.err != nil && res.Status == metrics.StatusOK {
+			res.Status, res.Error = metrics.StatusFailed, obs.err.Error()
+		}
+		prog.Finish(res)
+		if err := st.FinishStep(wctx, stepID, res); err != nil {
+			return err
+		}
+		switch res.Status {
+		case metrics.StatusInterrupted:
+			status, firstErr = store.RunInterrupted, "interrupted during "+step.Name()
+		case metrics.StatusFailed:
+			status, firstErr = store.RunFailed, "step "+step.Name()+" failed"
+			fmt.Fprintf(env.Err, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
+		}
+	}
+	if err := st.FinishRun(wctx, runID, status, time.Now()); err != nil {
+		return err
+	}
+	if !cfg.Quiet {
+		runs, err := st.Results(wctx, []int64{runID})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Out)
+		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
+			return err
+		}
+		if cfg.Keep {
+			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, dir)
+		}
+	}
+	switch status {
+	case store.RunInterrupted:
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
+	case store.RunFailed:
+		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", runID, firstErr)}
+	}
+	return nil
+}
+
+func recordSkipped(ctx context.Context, st *store.Store, runID int64, seq int, res metrics.StepResult) error {
+	id, err := st.BeginStep(ctx, runID, seq, res.Name, time.Now())
+	if err != nil {
+		return err
+	}
+	return st.FinishStep(ctx, id, res)
+}
+
+// observer writes each interval to the store as it happens and shows it on the terminal.
+type observer struct {
+	ctx    context.Context
+	st     *store.Store
+	stepID int64
+	prog   *progress.Progress
+	err    error
+}
+
+func (o *observer) StepStarted(name string, load workload.Load) {
+	o.prog.Start(name, load.Duration)
+}
+
+func (o *observer) Interval(name string, iv metrics.Interval) {
+	if err := o.st.AppendIntervals(o.ctx, o.stepID, []metrics.Interval{iv}); err != nil && o.err == nil {
+		o.err = err
+	}
+	o.prog.Interval(name, iv)
+}
+
+// workDir returns the engine's directory and a function that removes it when dbperf made
+// it (unless --keep).
+func workDir(cfg *config.Run, engineName string) (string, func(), error) {
+	if cfg.WorkDir != "" {
+		if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("--workdir: %w", err)
+		}
+		return cfg.WorkDir, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "dbperf-"+engineName+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("create a work directory: %w (set TMPDIR or pass --workdir)", err)
+	}
+	if cfg.Keep {
+		return dir, func() {}, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// params are the run's effective parameters, stored with it.
+func params(cfg *config.Run, steps []workload.Step) map[string]any {
+	ib := cfg.InsertBench
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = s.Name()
+	}
+	p := map[string]any{
+		"steps":               names,
+		"clients":             cfg.Clients,
+		"report_interval_sec": cfg.ReportInterval.Seconds(),
+	}
+	if cfg.Workload == "insertbench" {
+		p["scale"] = ib.Scale
+		p["rows"] = ib.Rows
+		p["rows2"] = ib.Rows2
+		p["time_sec"] = ib.Time.Seconds()
+		p["cleanup_wait_sec"] = ib.CleanupWait.Seconds()
+		p["delete"] = ib.Delete
+		p["rows_per_commit"] = ib.RowsPerCommit
+		p["data_length_min"] = ib.DataLengthMin
+		p["data_length_max"] = ib.DataLengthMax
+		p["data_random_pct"] = ib.DataRandomPct
+		p["rows_per_query"] = ib.RowsPerQuery
+		p["resync_get_min"] = ib.ResyncGetMin
+	}
+	return p
+}
+
+func runEnv(env Env, s *hwstat.Sampler, dir string) map[string]string {
+	e := s.Environment(dir)
+	e["dbperf_version"] = env.Version
+	e["git_commit"] = env.Commit
+	return e
+}

@@ -1,0 +1,124 @@
+// Package engine defines what dbperf needs from a database engine. It sits between the
+// catalog/cli (which open engines) and the workloads (which drive sessions); engines never
+// see workloads. Every engine-specific SQL idiom lives in a driver under engine/<name>,
+// exposed through Dialect so that workloads compose statements without knowing the engine.
+package engine
+
+import "context"
+
+// Kind tells which workloads an engine can serve.
+type Kind string
+
+// Engine kinds.
+const (
+	KindSQL Kind = "sql"
+	KindKV  Kind = "kv"
+)
+
+// Meta names an engine.
+type Meta struct {
+	Name string // as on the command line: "sqlite"
+	Kind Kind
+	// Embedded engines run inside the dbperf process: their CPU is the client's CPU.
+	Embedded bool
+}
+
+// Target says where the engine's data lives or how to reach it.
+type Target struct {
+	// Dir is a directory the engine may use for its files (embedded engines).
+	Dir string
+	// DSN reaches a running server (server engines). Never printed unredacted.
+	DSN string
+}
+
+// Engine opens handles to one kind of database.
+type Engine interface {
+	Meta() Meta
+	Open(ctx context.Context, t Target) (Handle, error)
+}
+
+// Handle is an open database. It is safe for concurrent use; sessions are not.
+type Handle interface {
+	// NewSession opens one connection. Each worker gets its own session and never shares it.
+	NewSession(ctx context.Context) (Session, error)
+	Dialect() Dialect
+	// Info reports the engine version and its effective settings, stored with every run.
+	Info(ctx context.Context) (Info, error)
+	// Size reports the database's size on disk in bytes.
+	Size(ctx context.Context) (int64, error)
+	Close() error
+}
+
+// Info describes the engine as it runs.
+type Info struct {
+	Version  string
+	Settings map[string]string
+	// DataDir is the directory holding the data, when known (for the env's filesystem).
+	DataDir string
+}
+
+// Session is one database connection. All of its methods run one statement in autocommit
+// mode unless the statement itself is a transaction.
+type Session interface {
+	// Prepare prepares a statement on this connection; it stays valid until the session closes.
+	Prepare(ctx context.Context, query string) (Stmt, error)
+	// Exec runs a statement that is not worth preparing (DDL, maintenance).
+	Exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
+	Close() error
+}
+
+// Stmt is a prepared statement bound to one session.
+type Stmt interface {
+	// Exec runs the statement and returns the rows it affected.
+	Exec(ctx context.Context, args ...any) (rowsAffected int64, err error)
+	// Query runs the statement, reads every row it returns and discards them, and returns
+	// the number of rows read (so the work of fetching is measured, as the reference does).
+	Query(ctx context.Context, args ...any) (rows int64, err error)
+	// QueryInt runs a query returning one row with one integer column; valid is false when
+	// the value is NULL or no row came back.
+	QueryInt(ctx context.Context, args ...any) (v int64, valid bool, err error)
+	Close() error
+}
+
+// Index is a secondary index to create.
+type Index struct {
+	Name    string
+	Columns []string
+}
+
+// Dialect holds one engine's SQL idioms. Workloads build their statements from these parts.
+type Dialect interface {
+	// Name of the dialect ("sqlite", "postgres", "mysql").
+	Name() string
+	// Placeholder returns the bind marker for the n-th (1-based) argument: "?" or "$n".
+	Placeholder(n int) string
+	// AutoIncrementPK is the column definition of a 64-bit auto-assigned primary key,
+	// e.g. "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY".
+	AutoIncrementPK() string
+	// DateTimeType is the column type for a date and time without time zone.
+	DateTimeType() string
+	// CreateTable returns the statements creating a table with the given column
+	// definitions (already rendered) and any engine-specific follow-ups.
+	CreateTable(table string, columns []string) []string
+	// DropTable drops a table if it exists.
+	DropTable(table string) string
+	// CreateIndexes returns the statements creating indexes in this engine's idiom
+	// (one ALTER for several, one per index, or CREATE INDEX each).
+	CreateIndexes(table string, idx []Index) []string
+	// FromIndex renders "table" forced to use an index when the engine has a hint
+	// (" FORCE INDEX (i)", " INDEXED BY i"); ok is false when it has none.
+	FromIndex(table, index string) (from string, ok bool)
+	// DeleteLowest deletes up to limit rows with the smallest key ≥ the first argument,
+	// in this engine's shape (reference §1.5).
+	DeleteLowest(table, key string, limit int) string
+	// AllowedKeyGaps says whether the engine's auto-increment may leave gaps in committed
+	// keys (InnoDB auto-inc, Postgres sequence caches) — the audit's contiguity rule.
+	AllowedKeyGaps() bool
+}
+
+// Maintainer is implemented by engines that can reduce writeback debt between steps
+// (spec "Cleanup (writeback-debt reduction) per engine").
+type Maintainer interface {
+	// ReduceDebt does the engine's cleanup for the given tables and reports what it did.
+	ReduceDebt(ctx context.Context, tables []string) (detail string, err error)
+}

@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+var _ engine.Dialect = Dialect{}
+
+// Dialect is SQLite's SQL. SQLite takes the Postgres statement shapes (spec/insert-benchmark.md
+// "Shape"), with SQLite's own key column and index hint.
+type Dialect struct{}
+
+// Name is "sqlite".
+func (Dialect) Name() string { return "sqlite" }
+
+// Placeholder is "?" for every argument.
+func (Dialect) Placeholder(int) string { return "?" }
+
+// AutoIncrementPK is an alias of the 64-bit rowid. AUTOINCREMENT makes SQLite never reuse
+// an id, even after the highest rows are deleted, so the deleter's queue (delete the
+// lowest, insert above the highest) behaves as on the server engines.
+func (Dialect) AutoIncrementPK() string { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
+
+// DateTimeType is TEXT: SQLite has no date type, and values written as
+// 'YYYY-MM-DD HH:MM:SS' sort chronologically as text. TEXT rather than DATETIME because
+// DATETIME gives NUMERIC affinity (SQLite tries to convert every value to a number first)
+// and makes mattn/go-sqlite3 parse the column into a time.Time on every fetch, a client
+// cost the other engines' drivers do not pay the same way.
+func (Dialect) DateTimeType() string { return "TEXT" }
+
+// CreateTable is one CREATE TABLE statement.
+func (Dialect) CreateTable(table string, columns []string) []string {
+	return []string{"CREATE TABLE " + table + " (" + strings.Join(columns, ", ") + ")"}
+}
+
+// DropTable drops a table if it exists (with AUTOINCREMENT, its sqlite_sequence row too).
+func (Dialect) DropTable(table string) string { return "DROP TABLE IF EXISTS " + table }
+
+// CreateIndexes is one CREATE INDEX per index (reference §1.3, the Postgres idiom).
+func (Dialect) CreateIndexes(table string, idx []engine.Index) []string {
+	out := make([]string, 0, len(idx))
+	for _, ix := range idx {
+		out = append(out, "CREATE INDEX "+ix.Name+" ON "+table+" ("+strings.Join(ix.Columns, ", ")+")")
+	}
+	return out
+}
+
+// FromIndex uses SQLite's INDEXED BY, which makes a query fail rather than run without the
+// index: the counterpart of MySQL's FORCE INDEX (reference §1.7).
+func (Dialect) FromIndex(table, index string) (string, bool) {
+	return table + " INDEXED BY " + index, true
+}
+
+// DeleteLowest is the Postgres shape of reference §1.5: the n lowest keys ≥ the argument
+// are picked in a subselect (SQLite's DELETE … ORDER BY … LIMIT needs a compile option).
+func (Dialect) DeleteLowest(table, key string, limit int) string {
+	return "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table +
+		" WHERE " + key + " >= ? ORDER BY " + key + " ASC LIMIT " + strconv.Itoa(limit) + ")"
+}
+
+// AllowedKeyGaps is false: with AUTOINCREMENT the next id comes from sqlite_sequence, which
+// is updated in the inserting statement's own transaction. A failed or rolled-back insert
+// rolls the sequence back too, and there is no id cache, so committed ids have no gaps.
+func (Dialect) AllowedKeyGaps() bool { return false }

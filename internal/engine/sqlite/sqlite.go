@@ -1,0 +1,141 @@
+// Package sqlite is dbperf's embedded SQLite engine (mattn/go-sqlite3 through database/sql).
+// In the flow it is one of the drivers under engine: the catalog lists it, the cli opens
+// it on a directory with Open, and the runner gives each worker a Session on its own
+// connection. All SQLite-specific SQL lives here, exposed to workloads through Dialect;
+// the connection settings and why they were chosen are listed once, in Settings.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	// Registers the "sqlite3" database/sql driver.
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// FileName is the database file Open creates inside Target.Dir.
+const FileName = "dbperf.sqlite"
+
+// maxIdleConns keeps closed sessions' connections for reuse: one per actor is enough for
+// any realistic --clients, and a reused connection has the same DSN settings.
+const maxIdleConns = 256
+
+// Engine opens embedded SQLite databases.
+type Engine struct{}
+
+// New returns the SQLite engine.
+func New() *Engine { return &Engine{} }
+
+var (
+	_ engine.Engine     = (*Engine)(nil)
+	_ engine.Handle     = (*handle)(nil)
+	_ engine.Maintainer = (*handle)(nil)
+)
+
+// Meta names the engine. SQLite runs inside the dbperf process, so its CPU is the client's.
+func (*Engine) Meta() engine.Meta {
+	return engine.Meta{Name: "sqlite", Kind: engine.KindSQL, Embedded: true}
+}
+
+// Open opens (creating it if needed) <t.Dir>/dbperf.sqlite with the connection settings of
+// Settings applied to every pooled connection.
+func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error) {
+	if t.Dir == "" {
+		return nil, errors.New("sqlite open: a data directory is required (target dir is empty)")
+	}
+	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sqlite open: %w", err)
+	}
+	path := filepath.Join(t.Dir, FileName)
+	name, err := dsn(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite open: %w", err)
+	}
+	db, err := sql.Open("sqlite3", name)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite open %s: %w", path, err)
+	}
+	// Unlimited open connections: every actor holds its own session for the whole step.
+	db.SetMaxOpenConns(0)
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	// The first connection creates the file and switches it to WAL.
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlite open %s: %w", path, err)
+	}
+	return &handle{db: db, dir: t.Dir, path: path}, nil
+}
+
+// handle is an open SQLite database: a database/sql pool over one file.
+type handle struct {
+	db   *sql.DB
+	dir  string
+	path string
+}
+
+// NewSession takes one connection out of the pool for the caller's exclusive use.
+func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
+	c, err := h.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite new session: %w", err)
+	}
+	return &session{conn: c}, nil
+}
+
+// Dialect returns SQLite's SQL idioms.
+func (h *handle) Dialect() engine.Dialect { return Dialect{} }
+
+// Info reports the library version and the effective settings, read back on one connection.
+func (h *handle) Info(ctx context.Context) (engine.Info, error) {
+	c, err := h.db.Conn(ctx)
+	if err != nil {
+		return engine.Info{}, fmt.Errorf("sqlite info: %w", err)
+	}
+	defer c.Close()
+	info := engine.Info{Settings: map[string]string{}, DataDir: h.dir}
+	if err := c.QueryRowContext(ctx, "select sqlite_version()").Scan(&info.Version); err != nil {
+		return engine.Info{}, fmt.Errorf("sqlite info: version: %w", err)
+	}
+	for _, p := range infoPragmas() {
+		var v string
+		if err := c.QueryRowContext(ctx, "PRAGMA "+p).Scan(&v); err != nil {
+			return engine.Info{}, fmt.Errorf("sqlite info: PRAGMA %s: %w", p, err)
+		}
+		info.Settings[p] = pragmaValue(p, v)
+	}
+	info.Settings["driver"] = "mattn/go-sqlite3"
+	info.Settings["path"] = h.path
+	return info, nil
+}
+
+// Size is the bytes of the database file and its -wal and -shm companions.
+func (h *handle) Size(context.Context) (int64, error) {
+	var total int64
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		st, err := os.Stat(h.path + suffix)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("sqlite size: %w", err)
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
+
+// Close closes every connection of the pool.
+func (h *handle) Close() error {
+	if err := h.db.Close(); err != nil {
+		return fmt.Errorf("sqlite close: %w", err)
+	}
+	return nil
+}

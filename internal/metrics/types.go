@@ -1,0 +1,131 @@
+// Package metrics turns timed operations into measurements: each worker records into its
+// own Recorder (HdrHistogram, no shared lock on the hot path); the Registry merges them on
+// every interval tick into Intervals and keeps the step totals. The runner feeds it; the
+// store persists its types; reports read them back. Values are in base units (µs, seconds).
+package metrics
+
+import "time"
+
+// Status of a step.
+type Status string
+
+// Step statuses (DESIGN.md JSON contract).
+const (
+	StatusOK          Status = "ok"
+	StatusFailed      Status = "failed"
+	StatusInterrupted Status = "interrupted"
+	StatusSkipped     Status = "skipped"
+)
+
+// Unit says what Count means for a label.
+type Unit string
+
+// Units.
+const (
+	UnitRows Unit = "rows" // rows affected: insert, delete, index
+	UnitOps  Unit = "ops"  // statements: queries
+)
+
+// Latency holds percentiles in microseconds.
+type Latency struct {
+	P50  int64 `json:"p50_us"`
+	P90  int64 `json:"p90_us"`
+	P99  int64 `json:"p99_us"`
+	P999 int64 `json:"p999_us"`
+	Max  int64 `json:"max_us"`
+}
+
+// LabelStats is one op label's measurements over a span (an interval or a whole step).
+type LabelStats struct {
+	Label string
+	Role  string
+	Unit  Unit
+	// Statements is the number of timed operations that succeeded.
+	Statements int64
+	// Rows is the rows they affected (writes) or returned (queries).
+	Rows int64
+	// Errors counts failed operations (not in the histograms).
+	Errors int64
+	// Late counts rate-limited ops that began LateThreshold or more after their scheduled start.
+	Late int64
+	// Missed counts schedule slots dropped because the backlog exceeded the catch-up bound.
+	Missed int64
+	// Service is send → done.
+	Service Latency
+	// Response is scheduled start → done, for rate-limited labels only (HasResponse).
+	Response    Latency
+	HasResponse bool
+	// TargetPerSec is the target rate in the label's unit over all workers (0 = unlimited).
+	TargetPerSec float64
+	// Background marks a rate-limited writer judged by the SLA.
+	Background bool
+}
+
+// Count is the label's count in its unit: rows for UnitRows, statements for UnitOps.
+func (s LabelStats) Count() int64 {
+	if s.Unit == UnitRows {
+		return s.Rows
+	}
+	return s.Statements
+}
+
+// LateThreshold is how far past its scheduled start an op must begin to count as late.
+const LateThreshold = 10 * time.Millisecond
+
+// Interval is the measurements of one report interval of one step.
+type Interval struct {
+	Seq int
+	// Start and End are offsets from the step's start.
+	Start, End time.Duration
+	Labels     []LabelStats
+	// ClientCPUSec is dbperf's own CPU (user+system) during the interval.
+	ClientCPUSec float64
+}
+
+// Seconds is the interval's length in seconds.
+func (iv Interval) Seconds() float64 { return (iv.End - iv.Start).Seconds() }
+
+// Audit is the outcome of a step's Verify.
+type Audit struct {
+	Status string // "ok", "failed", or "" when not run
+	Detail string
+}
+
+// StepResult is everything measured for one step.
+type StepResult struct {
+	Name      string
+	Status    Status
+	Error     string
+	StartedAt time.Time
+	// Seconds is the measured wall time of the timed load.
+	Seconds float64
+	// Kind is "load" or "read-write"; Primary is the label that is the step's throughput.
+	Kind    string
+	Primary string
+	// Labels are the whole-step totals per op label.
+	Labels []LabelStats
+	Audit  Audit
+	// ClientCPUSec is dbperf's own CPU seconds (user+system, /proc/self/stat) during the load.
+	ClientCPUSec float64
+	// Note is what the step reports besides metrics (e.g. what a cleanup did).
+	Note string
+}
+
+// PrimaryCount is the primary label's count (0 when absent).
+func (r StepResult) PrimaryCount() int64 {
+	for _, l := range r.Labels {
+		if l.Label == r.Primary {
+			return l.Count()
+		}
+	}
+	return 0
+}
+
+// ClientCPUPerOpUS is the client's CPU µs per primary op (0 when there were none).
+func (r StepResult) ClientCPUPerOpUS() float64 {
+	n := r.PrimaryCount()
+	if n == 0 {
+		return 0
+	}
+	return r.ClientCPUSec * 1e6 / float64(n)
+}

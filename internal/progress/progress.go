@@ -1,0 +1,119 @@
+// Package progress shows a running step on a terminal: one live line per step with the
+// elapsed and planned time, ops/s per label and p99 latency, rewritten on every interval
+// tick and finished with the step's outcome. It is silent when output is not a terminal
+// or with --quiet, so CI logs hold nothing but errors. It receives the runner's interval
+// stream (metrics types only).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+)
+
+// Progress renders progress lines. A disabled Progress does nothing.
+type Progress struct {
+	w       io.Writer
+	enabled bool
+	planned time.Duration
+	elapsed time.Duration
+	live    bool
+}
+
+// New returns a Progress writing to w when enabled.
+func New(w io.Writer, enabled bool) *Progress {
+	return &Progress{w: w, enabled: enabled}
+}
+
+// Start begins a step's line; planned is its fixed duration (0 when the step is bounded
+// by rows rather than time).
+func (p *Progress) Start(step string, planned time.Duration) {
+	if !p.enabled {
+		return
+	}
+	p.planned, p.elapsed = planned, 0
+	p.print(fmt.Sprintf("%-8s starting", step))
+}
+
+// Interval updates the step's line with the latest interval.
+func (p *Progress) Interval(step string, iv metrics.Interval) {
+	if !p.enabled {
+		return
+	}
+	p.elapsed = iv.End
+	p.print(Line(step, p.elapsed, p.planned, iv))
+}
+
+// Finish ends the step's line with its outcome.
+func (p *Progress) Finish(r metrics.StepResult) {
+	if !p.enabled {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-11s %7.1fs", r.Name, r.Status, r.Seconds)
+	if n := r.PrimaryCount(); n > 0 && r.Seconds > 0 {
+		unit := "/s"
+		for _, l := range r.Labels {
+			if l.Label == r.Primary && l.Unit == metrics.UnitRows {
+				unit = " rows/s"
+			}
+		}
+		fmt.Fprintf(&b, "  %s %.0f%s", r.Primary, float64(n)/r.Seconds, unit)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  %s", firstLine(r.Error))
+	}
+	p.print(b.String())
+	fmt.Fprintln(p.w)
+	p.live = false
+}
+
+func (p *Progress) print(s string) {
+	// \r and erase-line: rewrite the live line in place.
+	fmt.Fprintf(p.w, "\r\x1b[K%s", s)
+	p.live = true
+}
+
+// Line formats one progress line: step, elapsed/planned, then per label ops/s and p99.
+func Line(step string, elapsed, planned time.Duration, iv metrics.Interval) string {
+	var b strings.Builder
+	plan := "-"
+	if planned > 0 {
+		plan = fmt.Sprintf("%.0fs", planned.Seconds())
+	}
+	fmt.Fprintf(&b, "%-8s %5.0fs/%s", step, elapsed.Seconds(), plan)
+	secs := iv.Seconds()
+	for _, l := range iv.Labels {
+		rate := 0.0
+		if secs > 0 {
+			rate = float64(l.Count()) / secs
+		}
+		fmt.Fprintf(&b, "  %s %.0f/s p99 %s", l.Label, rate, FormatUS(l.Service.P99))
+		if l.Errors > 0 {
+			fmt.Fprintf(&b, " (%d errors)", l.Errors)
+		}
+	}
+	return b.String()
+}
+
+// FormatUS renders microseconds with a readable unit.
+func FormatUS(us int64) string {
+	switch {
+	case us >= 1_000_000:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	case us >= 1000:
+		return fmt.Sprintf("%.1fms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%dµs", us)
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

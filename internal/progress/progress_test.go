@@ -1,0 +1,44 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+)
+
+func TestLine(t *testing.T) {
+	iv := metrics.Interval{Start: 2 * time.Second, End: 3 * time.Second, Labels: []metrics.LabelStats{
+		{Label: "insert", Unit: metrics.UnitRows, Statements: 20, Rows: 1000, Service: metrics.Latency{P99: 1500}},
+		{Label: "point-query", Unit: metrics.UnitOps, Statements: 4321, Rows: 43210, Service: metrics.Latency{P99: 310}, Errors: 2},
+	}}
+	got := Line("qp1000", 3*time.Second, 30*time.Second, iv)
+	want := "qp1000       3s/30s  insert 1000/s p99 1.5ms  point-query 4321/s p99 310µs (2 errors)"
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestDisabledWritesNothing(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b, false)
+	p.Start("l.i0", 0)
+	p.Interval("l.i0", metrics.Interval{End: time.Second})
+	p.Finish(metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK})
+	if b.Len() != 0 {
+		t.Fatalf("disabled progress wrote %q", b.String())
+	}
+}
+
+func TestFinishEndsLine(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b, true)
+	p.Start("l.i0", 0)
+	p.Finish(metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK, Seconds: 2, Primary: "insert",
+		Labels: []metrics.LabelStats{{Label: "insert", Unit: metrics.UnitRows, Rows: 200000}}})
+	if !strings.HasSuffix(b.String(), "insert 100000 rows/s\n") {
+		t.Fatalf("finish line: %q", b.String())
+	}
+}

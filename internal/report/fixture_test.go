@@ -1,0 +1,154 @@
+package report
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+var fixtureStart = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+
+func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func lat(p50, p90, p99, p999, mx int64) metrics.Latency {
+	return metrics.Latency{P50: p50, P90: p90, P99: p99, P999: p999, Max: mx}
+}
+
+// rowsLabel is an insert or delete label; target > 0 makes it a rate-limited background writer.
+func rowsLabel(name string, rows int64, target float64) metrics.LabelStats {
+	l := metrics.LabelStats{
+		Label: name, Role: name, Unit: metrics.UnitRows,
+		Statements: rows / 50, Rows: rows,
+		Service: lat(900, 1500, 2100, 4800, 9000),
+	}
+	if target > 0 {
+		l.TargetPerSec, l.Background, l.HasResponse = target, true, true
+		l.Late, l.Missed = 3, 1
+		l.Response = lat(950, 1700, 3200, 8000, 12500)
+	}
+	return l
+}
+
+func queryLabel(stmts int64) metrics.LabelStats {
+	return metrics.LabelStats{
+		Label: "point-query", Role: "query", Unit: metrics.UnitOps,
+		Statements: stmts, Rows: stmts * 10, Errors: 2,
+		Service: lat(150, 260, 410, 1200, 5300),
+	}
+}
+
+// rwIntervals are 1 s intervals, the last one tail seconds long when tail > 0: per interval
+// query statements and insert and delete rows (rate-limited to target); a negative count
+// leaves the label out of that interval.
+func rwIntervals(target, tail float64, counts ...[3]int64) []metrics.Interval {
+	var ivs []metrics.Interval
+	for i, c := range counts {
+		end := sec(float64(i + 1))
+		if i == len(counts)-1 && tail > 0 {
+			end = sec(float64(i) + tail)
+		}
+		iv := metrics.Interval{Seq: i, Start: sec(float64(i)), End: end, ClientCPUSec: 0.11}
+		if c[0] >= 0 {
+			iv.Labels = append(iv.Labels, queryLabel(c[0]))
+		}
+		if c[1] >= 0 {
+			iv.Labels = append(iv.Labels, rowsLabel("insert", c[1], target))
+		}
+		if c[2] >= 0 {
+			iv.Labels = append(iv.Labels, rowsLabel("delete", c[2], target))
+		}
+		ivs = append(ivs, iv)
+	}
+	return ivs
+}
+
+// fixture is two stored runs: a failed run with a load step, a cleanup step with a note,
+// a read-write step whose delete misses its SLA, and a failed step; and an interrupted
+// run read back from a dead process (no label, no params, step without totals).
+func fixture() []store.Run {
+	load := store.Step{ID: 1, Seq: 1,
+		Result: metrics.StepResult{
+			Name: "l.i0", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(time.Second),
+			Seconds: 2, Kind: "load", Primary: "insert",
+			Labels:       []metrics.LabelStats{rowsLabel("insert", 100000, 0)},
+			Audit:        metrics.Audit{Status: "ok", Detail: "pi1: 100000 rows = 100000 inserted - 0 deleted"},
+			ClientCPUSec: 0.8,
+		},
+		Intervals: []metrics.Interval{
+			{Seq: 0, Start: 0, End: sec(1), Labels: []metrics.LabelStats{rowsLabel("insert", 48000, 0)}, ClientCPUSec: 0.39},
+			{Seq: 1, Start: sec(1), End: sec(2), Labels: []metrics.LabelStats{rowsLabel("insert", 52000, 0)}, ClientCPUSec: 0.41},
+		},
+	}
+	cleanup := store.Step{ID: 2, Seq: 2,
+		Result: metrics.StepResult{
+			Name: "cleanup", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(4 * time.Second),
+			Seconds: 0.4, Kind: "maintenance",
+			Note: "PRAGMA wal_checkpoint(TRUNCATE) and ANALYZE took 0.4 s",
+		},
+	}
+	// insert: 510 rows in 5.3 s = 96.2/s ≥ 95 (ok); every full interval at 100/s, the
+	// 0.3 s tail (10 rows = 33/s) is excluded. delete: 460 rows = 86.8/s (failed); 3 of
+	// the 5 full intervals are below 95/s.
+	qp100 := store.Step{ID: 3, Seq: 3,
+		Result: metrics.StepResult{
+			Name: "qp100", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(5 * time.Second),
+			Seconds: 5.3, Kind: "read-write", Primary: "point-query",
+			Labels: []metrics.LabelStats{
+				queryLabel(26500),
+				rowsLabel("insert", 510, 100),
+				rowsLabel("delete", 460, 100),
+			},
+			Audit:        metrics.Audit{Status: "ok"},
+			ClientCPUSec: 0.53,
+		},
+		Intervals: rwIntervals(100, 0.3,
+			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 90}, [3]int64{5000, 100, 80},
+			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 85}, [3]int64{1500, 10, 5}),
+	}
+	qp500 := store.Step{ID: 4, Seq: 4,
+		Result: metrics.StepResult{
+			Name: "qp500", Status: metrics.StatusFailed, Error: "delete: database is locked (SQLITE_BUSY) after 5000 ms",
+			StartedAt: fixtureStart.Add(11 * time.Second), Seconds: 1.5, Kind: "read-write", Primary: "point-query",
+			Labels: []metrics.LabelStats{
+				queryLabel(7000),
+				rowsLabel("insert", 700, 500),
+				rowsLabel("delete", 650, 500),
+			},
+			ClientCPUSec: 0.2,
+		},
+		Intervals: rwIntervals(500, 0.5, [3]int64{5000, 500, 480}, [3]int64{2000, 200, -1}),
+	}
+
+	run7 := store.Run{
+		ID: 7,
+		RunMeta: store.RunMeta{
+			Workload: "insertbench", WorkloadVersion: 3,
+			Engine: "sqlite", EngineVersion: "3.46.1",
+			EngineSettings: map[string]string{"journal_mode": "wal", "synchronous": "NORMAL"},
+			Label:          "baseline", Seed: 42,
+			Params:    map[string]any{"scale": "tiny", "clients": json.Number("1"), "rows": json.Number("100000"), "delete": true},
+			Env:       map[string]string{"cpu_model": "AMD EPYC 7B13", "cores": "8", "kernel": "6.8.0-45-generic"},
+			StartedAt: fixtureStart,
+		},
+		Status:     store.RunFailed,
+		FinishedAt: fixtureStart.Add(2 * time.Minute),
+		Steps:      []store.Step{load, cleanup, qp100, qp500},
+	}
+	run8 := store.Run{
+		ID: 8,
+		RunMeta: store.RunMeta{
+			Workload: "insertbench", WorkloadVersion: 3, Engine: "sqlite", EngineVersion: "3.46.1",
+			Seed: 1, StartedAt: fixtureStart.Add(time.Hour),
+		},
+		Status: store.RunInterrupted,
+		Steps: []store.Step{{ID: 5, Seq: 1,
+			Result: metrics.StepResult{Name: "l.i0", Status: metrics.StatusInterrupted, Seconds: 1},
+			Intervals: []metrics.Interval{
+				{Seq: 0, Start: 0, End: sec(1), Labels: []metrics.LabelStats{rowsLabel("insert", 40000, 0)}, ClientCPUSec: 0.3},
+			},
+		}},
+	}
+	return []store.Run{run7, run8}
+}

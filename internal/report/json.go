@@ -1,0 +1,227 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// The JSON report is a contract (DESIGN.md "Contracts users and scripts rely on"):
+// snake_case names, units in names, stable once released. These types are its only
+// definition; add fields, never rename or remove them.
+
+type jsonReport struct {
+	Runs []jsonRun `json:"runs"`
+}
+
+type jsonRun struct {
+	ID              int64             `json:"id"`
+	Workload        string            `json:"workload"`
+	WorkloadVersion int               `json:"workload_version"`
+	Engine          string            `json:"engine"`
+	EngineVersion   string            `json:"engine_version"`
+	EngineSettings  map[string]string `json:"engine_settings"`
+	Label           string            `json:"label"`
+	Seed            int64             `json:"seed"`
+	Status          string            `json:"status"`
+	StartedAt       string            `json:"started_at"`
+	FinishedAt      *string           `json:"finished_at"`
+	Params          map[string]any    `json:"params"`
+	Env             map[string]string `json:"env"`
+	Steps           []jsonStep        `json:"steps"`
+}
+
+type jsonStep struct {
+	Name             string                    `json:"name"`
+	Status           string                    `json:"status"`
+	Error            string                    `json:"error"`
+	Seconds          float64                   `json:"seconds"`
+	Kind             string                    `json:"kind"`
+	Primary          string                    `json:"primary"`
+	Ops              map[string]jsonOp         `json:"ops"`
+	Background       map[string]jsonBackground `json:"background"`
+	Audit            jsonAudit                 `json:"audit"`
+	ClientCPUSec     float64                   `json:"client_cpu_sec"`
+	ClientCPUPerOpUS float64                   `json:"client_cpu_us_per_op"`
+	Note             string                    `json:"note"`
+	Intervals        []jsonInterval            `json:"intervals"`
+}
+
+// jsonLatency has metrics.Latency's fields, so one converts to the other.
+type jsonLatency struct {
+	P50  int64 `json:"p50_us"`
+	P90  int64 `json:"p90_us"`
+	P99  int64 `json:"p99_us"`
+	P999 int64 `json:"p999_us"`
+	Max  int64 `json:"max_us"`
+}
+
+type jsonOp struct {
+	Unit       string  `json:"unit"`
+	Count      int64   `json:"count"`
+	PerSec     float64 `json:"per_sec"`
+	Statements int64   `json:"statements"`
+	Rows       int64   `json:"rows"`
+	Errors     int64   `json:"errors"`
+	Late       int64   `json:"late"`
+	Missed     int64   `json:"missed"`
+	jsonLatency
+	// Response is present only for rate-limited labels.
+	Response *jsonLatency `json:"response,omitempty"`
+	// TargetPerSec is present only when the label has a target.
+	TargetPerSec float64 `json:"target_per_sec,omitempty"`
+}
+
+type jsonBackground struct {
+	TargetPerSec            float64 `json:"target_per_sec"`
+	AchievedPerSec          float64 `json:"achieved_per_sec"`
+	IntervalsBelowTargetPct float64 `json:"intervals_below_target_pct"`
+	SLA                     string  `json:"sla"`
+}
+
+type jsonAudit struct {
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+type jsonInterval struct {
+	Seq          int                       `json:"seq"`
+	StartSec     float64                   `json:"start_sec"`
+	EndSec       float64                   `json:"end_sec"`
+	ClientCPUSec float64                   `json:"client_cpu_sec"`
+	Ops          map[string]jsonIntervalOp `json:"ops"`
+}
+
+type jsonIntervalOp struct {
+	Count         int64   `json:"count"`
+	PerSec        float64 `json:"per_sec"`
+	P50           int64   `json:"p50_us"`
+	P99           int64   `json:"p99_us"`
+	Max           int64   `json:"max_us"`
+	ResponseP99US *int64  `json:"response_p99_us,omitempty"`
+	ResponseMaxUS *int64  `json:"response_max_us,omitempty"`
+}
+
+// RenderJSON writes rep as the JSON report of DESIGN.md, indented by two spaces. Times are
+// RFC 3339 in UTC; maps have sorted keys; absent maps and lists are {} and [], not null.
+func RenderJSON(w io.Writer, rep Report) error {
+	out := jsonReport{Runs: make([]jsonRun, 0, len(rep.Runs))}
+	for _, r := range rep.Runs {
+		out.Runs = append(out.Runs, toJSONRun(r))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("report: write JSON: %w", err)
+	}
+	return nil
+}
+
+func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func toJSONRun(r RunReport) jsonRun {
+	jr := jsonRun{
+		ID:              r.ID,
+		Workload:        r.Workload,
+		WorkloadVersion: r.WorkloadVersion,
+		Engine:          r.Engine,
+		EngineVersion:   r.EngineVersion,
+		EngineSettings:  nonNil(r.EngineSettings),
+		Label:           r.Label,
+		Seed:            r.Seed,
+		Status:          r.Status,
+		StartedAt:       jsonTime(r.StartedAt),
+		Params:          nonNil(r.Params),
+		Env:             nonNil(r.Env),
+		Steps:           make([]jsonStep, 0, len(r.Steps)),
+	}
+	if !r.FinishedAt.IsZero() {
+		f := jsonTime(r.FinishedAt)
+		jr.FinishedAt = &f
+	}
+	for _, s := range r.Steps {
+		jr.Steps = append(jr.Steps, toJSONStep(s))
+	}
+	return jr
+}
+
+func toJSONStep(s StepReport) jsonStep {
+	js := jsonStep{
+		Name:             s.Name,
+		Status:           string(s.Status),
+		Error:            s.Error,
+		Seconds:          finite(s.Seconds),
+		Kind:             s.Kind,
+		Primary:          s.Primary,
+		Ops:              make(map[string]jsonOp, len(s.Ops)),
+		Background:       make(map[string]jsonBackground, len(s.Background)),
+		Audit:            jsonAudit{Status: s.Audit.Status, Detail: s.Audit.Detail},
+		ClientCPUSec:     finite(s.ClientCPUSec),
+		ClientCPUPerOpUS: finite(s.ClientCPUPerOpUS),
+		Note:             s.Note,
+		Intervals:        make([]jsonInterval, 0, len(s.Intervals)),
+	}
+	for _, o := range s.Ops {
+		jo := jsonOp{
+			Unit:         string(o.Unit),
+			Count:        o.Count,
+			PerSec:       finite(o.PerSec),
+			Statements:   o.Statements,
+			Rows:         o.Rows,
+			Errors:       o.Errors,
+			Late:         o.Late,
+			Missed:       o.Missed,
+			jsonLatency:  jsonLatency(o.Service),
+			TargetPerSec: finite(o.TargetPerSec),
+		}
+		if o.HasResponse {
+			resp := jsonLatency(o.Response)
+			jo.Response = &resp
+		}
+		js.Ops[o.Label] = jo
+	}
+	for _, b := range s.Background {
+		key := b.Role
+		if _, taken := js.Background[key]; key == "" || taken {
+			key = b.Label
+		}
+		js.Background[key] = jsonBackground{
+			TargetPerSec:            finite(b.TargetPerSec),
+			AchievedPerSec:          finite(b.AchievedPerSec),
+			IntervalsBelowTargetPct: finite(b.IntervalsBelowTargetPct),
+			SLA:                     b.SLA,
+		}
+	}
+	for _, iv := range s.Intervals {
+		ji := jsonInterval{
+			Seq:          iv.Seq,
+			StartSec:     finite(iv.StartSec),
+			EndSec:       finite(iv.EndSec),
+			ClientCPUSec: finite(iv.ClientCPUSec),
+			Ops:          make(map[string]jsonIntervalOp, len(iv.Ops)),
+		}
+		for _, o := range iv.Ops {
+			jo := jsonIntervalOp{
+				Count: o.Count, PerSec: finite(o.PerSec),
+				P50: o.Service.P50, P99: o.Service.P99, Max: o.Service.Max,
+			}
+			if o.HasResponse {
+				p99, mx := o.Response.P99, o.Response.Max
+				jo.ResponseP99US, jo.ResponseMaxUS = &p99, &mx
+			}
+			ji.Ops[o.Label] = jo
+		}
+		js.Intervals = append(js.Intervals, ji)
+	}
+	return js
+}
+
+// nonNil makes an absent map render as {} rather than null.
+func nonNil[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil {
+		return M{}
+	}
+	return m
+}

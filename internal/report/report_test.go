@@ -1,0 +1,315 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
+	}
+}
+
+func fixtureReport() Report {
+	rep := Build(fixture())
+	rep.Location = time.UTC
+	return rep
+}
+
+func TestRenderTextGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderText(&buf, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.txt.golden", buf.Bytes())
+	for i, line := range strings.Split(buf.String(), "\n") {
+		if n := len([]rune(line)); n > 130 {
+			t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
+		}
+		if strings.TrimRight(line, " ") != line {
+			t.Errorf("line %d has trailing spaces: %q", i+1, line)
+		}
+	}
+}
+
+func TestRenderJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json.golden", buf.Bytes())
+}
+
+func TestRenderRunsGolden(t *testing.T) {
+	var sums []store.RunSummary
+	for _, r := range fixture() {
+		sums = append(sums, store.RunSummary{ID: r.ID, StartedAt: r.StartedAt, Workload: r.Workload, Engine: r.Engine,
+			EngineVersion: r.EngineVersion, Label: r.Label, Status: r.Status, Steps: len(r.Steps)})
+	}
+	var buf bytes.Buffer
+	if err := renderRuns(&buf, sums, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "runs.txt.golden", buf.Bytes())
+}
+
+func TestRenderTextLocation(t *testing.T) {
+	rep := fixtureReport()
+	rep.Location = time.FixedZone("X", 2*3600)
+	var buf bytes.Buffer
+	if err := RenderText(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "started 2025-03-04 07:06:07 X") {
+		t.Errorf("start time not shown in the report's location:\n%s", buf.String())
+	}
+}
+
+// The golden file can be rewritten by mistake; the contract's names are checked here too.
+func TestJSONContract(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []map[string]json.RawMessage `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(raw json.RawMessage) map[string]json.RawMessage {
+		t.Helper()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return m
+	}
+	has := func(where string, m map[string]json.RawMessage, want ...string) {
+		t.Helper()
+		for _, k := range want {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s: no %q", where, k)
+			}
+		}
+	}
+	run := doc.Runs[0]
+	has("run", run, "id", "workload", "workload_version", "engine", "engine_version", "engine_settings", "label",
+		"seed", "status", "started_at", "finished_at", "params", "env", "steps")
+	if got := string(run["started_at"]); got != `"2025-03-04T05:06:07Z"` {
+		t.Errorf("started_at = %s", got)
+	}
+	if got := string(doc.Runs[1]["finished_at"]); got != "null" {
+		t.Errorf("unfinished run: finished_at = %s, want null", got)
+	}
+	if got := string(doc.Runs[1]["params"]); got != "{}" {
+		t.Errorf("run without params: params = %s, want {}", got)
+	}
+	var steps []json.RawMessage
+	if err := json.Unmarshal(run["steps"], &steps); err != nil {
+		t.Fatal(err)
+	}
+	qp100 := keys(steps[2])
+	has("step", qp100, "name", "status", "error", "seconds", "kind", "primary", "ops", "background", "audit",
+		"client_cpu_sec", "client_cpu_us_per_op", "note", "intervals")
+	ops := keys(qp100["ops"])
+	opKeys := []string{"unit", "count", "per_sec", "statements", "rows", "errors", "late", "missed",
+		"p50_us", "p90_us", "p99_us", "p999_us", "max_us"}
+	has("ops.point-query", keys(ops["point-query"]), opKeys...)
+	insert := keys(ops["insert"])
+	has("ops.insert", insert, append(opKeys, "response", "target_per_sec")...)
+	has("ops.insert.response", keys(insert["response"]), "p50_us", "p90_us", "p99_us", "p999_us", "max_us")
+	for _, k := range []string{"response", "target_per_sec"} {
+		if _, ok := keys(ops["point-query"])[k]; ok {
+			t.Errorf("ops.point-query has %q, want it only on rate-limited labels", k)
+		}
+	}
+	bg := keys(qp100["background"])
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for k := range bg {
+			if !yield(k) {
+				return
+			}
+		}
+	}); !slices.Equal(got, []string{"delete", "insert"}) {
+		t.Errorf("background roles = %v, want [delete insert]", got)
+	}
+	has("background.delete", keys(bg["delete"]), "target_per_sec", "achieved_per_sec", "intervals_below_target_pct", "sla")
+	if got := string(keys(bg["delete"])["sla"]); got != `"failed"` {
+		t.Errorf("background.delete.sla = %s, want failed", got)
+	}
+	has("audit", keys(qp100["audit"]), "status", "detail")
+	var ivs []json.RawMessage
+	if err := json.Unmarshal(qp100["intervals"], &ivs); err != nil {
+		t.Fatal(err)
+	}
+	iv := keys(ivs[0])
+	has("interval", iv, "seq", "start_sec", "end_sec", "client_cpu_sec", "ops")
+	ivOps := keys(iv["ops"])
+	has("interval.ops.insert", keys(ivOps["insert"]), "count", "per_sec", "p50_us", "p99_us", "max_us", "response_p99_us", "response_max_us")
+	if _, ok := keys(ivOps["point-query"])["response_p99_us"]; ok {
+		t.Error("interval.ops.point-query has response_p99_us")
+	}
+}
+
+func TestRenderJSONNeverEmitsNaN(t *testing.T) {
+	runs := fixture()
+	runs[0].Steps[0].Result.Seconds = math.NaN()
+	runs[0].Steps[0].Result.ClientCPUSec = math.Inf(1)
+	runs[0].Steps[2].Result.Labels[1].TargetPerSec = math.NaN()
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, Build(runs)); err != nil {
+		t.Fatalf("RenderJSON: %v", err)
+	}
+	if err := RenderText(&buf, Build(runs)); err != nil {
+		t.Fatalf("RenderText: %v", err)
+	}
+	if s := buf.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+		t.Errorf("output contains NaN or Inf:\n%s", s)
+	}
+}
+
+func TestPerSec(t *testing.T) {
+	tests := []struct {
+		count int64
+		secs  float64
+		want  float64
+	}{
+		{100, 2, 50},
+		{1, 0.25, 4},
+		{0, 3, 0},
+		{5, 0, 0},
+		{5, -1, 0},
+		{5, math.NaN(), 0},
+		{5, 1e-320, 0}, // would be +Inf
+	}
+	for _, tt := range tests {
+		if got := perSec(tt.count, tt.secs); got != tt.want {
+			t.Errorf("perSec(%d, %v) = %v, want %v", tt.count, tt.secs, got, tt.want)
+		}
+	}
+	// Build uses Count(): rows for row labels, statements for the others.
+	step := Build(fixture()).Runs[0].Steps[2]
+	want := map[string]float64{"point-query": 26500 / 5.3, "insert": 510 / 5.3, "delete": 460 / 5.3}
+	for _, o := range step.Ops {
+		if o.PerSec != want[o.Label] {
+			t.Errorf("%s per_sec = %v, want %v", o.Label, o.PerSec, want[o.Label])
+		}
+	}
+	if got, want := step.Intervals[5].Ops[1].PerSec, 10/0.3; math.Abs(got-want) > 1e-9 {
+		t.Errorf("tail interval insert per_sec = %v, want %v", got, want)
+	}
+}
+
+func TestBackgroundSLA(t *testing.T) {
+	ins := func(rows int64) metrics.LabelStats {
+		return metrics.LabelStats{Label: "insert", Role: "insert", Unit: metrics.UnitRows, Rows: rows, Statements: rows / 50, TargetPerSec: 100, Background: true}
+	}
+	span := func(start, end float64, rows int64) metrics.Interval {
+		iv := metrics.Interval{Start: sec(start), End: sec(end)}
+		if rows >= 0 {
+			iv.Labels = []metrics.LabelStats{ins(rows)}
+		}
+		return iv
+	}
+	full := []metrics.Interval{span(0, 1, 100), span(1, 2, 100)}
+	tests := []struct {
+		name         string
+		label        metrics.LabelStats
+		secs         float64
+		ivs          []metrics.Interval
+		wantAchieved float64
+		wantBelowPct float64
+		wantSLA      string
+	}{
+		{"exactly 0.95 × target", ins(950), 10, nil, 95, 0, SLAOK},
+		{"just below 0.95 × target", ins(949), 10, nil, 94.9, 0, SLAFailed},
+		{"boundary after float rounding", ins(57), 0.6, nil, 57 / 0.6, 0, SLAOK},
+		{"above target", ins(1200), 10, nil, 120, 0, SLAOK},
+		{"no time", ins(10), 0, nil, 0, 0, SLAFailed},
+		{"count is rows, not statements", metrics.LabelStats{Label: "insert", Unit: metrics.UnitRows, Rows: 1000, Statements: 20, TargetPerSec: 100, Background: true}, 10, nil, 100, 0, SLAOK},
+		{"short tail excluded", ins(210), 2.4, append(slices.Clone(full), span(2, 2.4, 10)), 87.5, 0, SLAFailed},
+		{"tail of exactly half is judged", ins(210), 2.5, append(slices.Clone(full), span(2, 2.5, 10)), 84, 100.0 / 3, SLAFailed},
+		{"interval at 0.95 × target is not below", ins(195), 2, []metrics.Interval{span(0, 1, 95), span(1, 2, 100)}, 97.5, 0, SLAOK},
+		{"interval just below", ins(194), 2, []metrics.Interval{span(0, 1, 94), span(1, 2, 100)}, 97, 50, SLAOK},
+		{"label absent from an interval counts as 0", ins(200), 3, []metrics.Interval{span(0, 1, 100), span(1, 2, -1), span(2, 3, 100)}, 66.66666666666667, 100.0 / 3, SLAFailed},
+		{"zero-length interval ignored", ins(200), 2, append(slices.Clone(full), span(2, 2, 0)), 100, 0, SLAOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := background(tt.label, tt.secs, tt.ivs)
+			if math.Abs(got.AchievedPerSec-tt.wantAchieved) > 1e-9 || math.Abs(got.IntervalsBelowTargetPct-tt.wantBelowPct) > 1e-9 || got.SLA != tt.wantSLA {
+				t.Errorf("background = achieved %v, below %v%%, sla %s; want %v, %v%%, %s",
+					got.AchievedPerSec, got.IntervalsBelowTargetPct, got.SLA, tt.wantAchieved, tt.wantBelowPct, tt.wantSLA)
+			}
+			if got.TargetPerSec != 100 || got.Role != tt.label.Role {
+				t.Errorf("target %v role %q", got.TargetPerSec, got.Role)
+			}
+		})
+	}
+}
+
+func TestBuildFixtureVerdicts(t *testing.T) {
+	steps := Build(fixture()).Runs[0].Steps
+	find := func(name, role string) Background {
+		for _, s := range steps {
+			if s.Name != name {
+				continue
+			}
+			for _, b := range s.Background {
+				if b.Role == role {
+					return b
+				}
+			}
+		}
+		t.Fatalf("no background %s in %s", role, name)
+		return Background{}
+	}
+	for _, tt := range []struct {
+		step, role string
+		sla        string
+		belowPct   float64
+	}{
+		{"qp100", "insert", SLAOK, 0},
+		{"qp100", "delete", SLAFailed, 60},
+		{"qp500", "insert", SLAFailed, 50}, // 700 rows / 1.5 s = 467/s < 475/s
+		{"qp500", "delete", SLAFailed, 50},
+	} {
+		b := find(tt.step, tt.role)
+		if b.SLA != tt.sla || b.IntervalsBelowTargetPct != tt.belowPct {
+			t.Errorf("%s %s: sla %s, below %v%%; want %s, %v%%", tt.step, tt.role, b.SLA, b.IntervalsBelowTargetPct, tt.sla, tt.belowPct)
+		}
+	}
+	if got := steps[0].ClientCPUPerOpUS; got != 8 {
+		t.Errorf("l.i0 client_cpu_us_per_op = %v, want 8 (0.8 s / 100000 rows)", got)
+	}
+}

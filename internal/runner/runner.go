@@ -1,0 +1,299 @@
+// Package runner runs one workload step against an open engine handle: it prepares the
+// step, opens one session per worker, runs closed-loop and rate-limited (open-loop) workers
+// until the step's stop rule fires, ticks the metrics registry every interval, and audits.
+// It sits between workload/engine and the store/progress observers; it never reads the store.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Observer receives a step's progress as it happens. Its methods are called from the
+// runner's controller goroutine, never from a worker, so a slow observer delays a tick,
+// not an operation.
+type Observer interface {
+	StepStarted(name string, load workload.Load)
+	Interval(name string, iv metrics.Interval)
+}
+
+// Runner runs steps on one handle.
+type Runner struct {
+	Handle engine.Handle
+	// Interval is the report interval (one metrics.Interval per tick).
+	Interval time.Duration
+	Sampler  *hwstat.Sampler
+}
+
+type worker struct {
+	w     workload.Worker
+	s     engine.Session
+	rec   *metrics.Recorder
+	group *workload.Group
+	id    int
+}
+
+// Run runs one step and returns its result. The result's status is interrupted when ctx
+// was cancelled (Ctrl-C), failed when the engine, the setup or the audit failed, and ok
+// otherwise; everything measured up to that point is in the result either way.
+func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
+	res := metrics.StepResult{Name: step.Name(), StartedAt: time.Now()}
+	fail := func(err error) metrics.StepResult {
+		res.Status = metrics.StatusFailed
+		if ctx.Err() != nil {
+			res.Status = metrics.StatusInterrupted
+		}
+		res.Error = err.Error()
+		return res
+	}
+	if err := step.Prepare(ctx, r.Handle); err != nil {
+		return fail(fmt.Errorf("prepare: %w", err))
+	}
+	load, err := step.Load(ctx, r.Handle)
+	if err != nil {
+		return fail(fmt.Errorf("load: %w", err))
+	}
+	res.Kind, res.Primary = load.Kind, load.Primary
+	if load.Duration <= 0 && !hasUntilDone(load) {
+		return fail(errors.New("load has neither a duration nor a group to wait for"))
+	}
+
+	reg := metrics.NewRegistry(time.Now())
+	workers, err := r.openWorkers(ctx, load, reg)
+	defer closeWorkers(workers)
+	if err != nil {
+		return fail(err)
+	}
+
+	cpu0 := r.selfCPU()
+	start := time.Now()
+	res.StartedAt = start
+	reg.Restart(start)
+	obs.StepStarted(step.Name(), load)
+
+	stopCtx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	doneCh := make(chan struct{}, len(workers))
+	errCh := make(chan error, 1)
+	var wg sync.WaitGroup
+	untilDone := 0
+	for _, w := range workers {
+		if w.group.UntilDone {
+			untilDone++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(stopCtx, ctx, w, start, load.Duration, doneCh, errCh)
+		}()
+	}
+
+	cpuTick, runErr := r.control(ctx, load, start, untilDone, reg, obs, step.Name(), doneCh, errCh, cpu0)
+	stopWorkers()
+	wg.Wait()
+	end := time.Now()
+	// The last, partial interval.
+	iv := reg.Tick(end)
+	cpu1 := r.selfCPU()
+	iv.ClientCPUSec = cpu1 - cpuTick
+	obs.Interval(step.Name(), iv)
+
+	res.Seconds = end.Sub(start).Seconds()
+	res.Labels = reg.Totals()
+	res.ClientCPUSec = cpu1 - cpu0
+	if n, ok := step.(workload.Noter); ok {
+		res.Note = n.Note()
+	}
+	switch {
+	case ctx.Err() != nil:
+		res.Status = metrics.StatusInterrupted
+		res.Error = "interrupted"
+		return res
+	case runErr != nil:
+		res.Status = metrics.StatusFailed
+		res.Error = runErr.Error()
+		return res
+	}
+	detail, err := step.Verify(ctx, r.Handle)
+	if err != nil {
+		res.Audit = metrics.Audit{Status: "failed", Detail: err.Error()}
+		return fail(fmt.Errorf("audit: %w", err))
+	}
+	res.Audit = metrics.Audit{Status: "ok", Detail: detail}
+	res.Status = metrics.StatusOK
+	return res
+}
+
+// control runs the stop rule and the interval ticks until the step must end. It returns
+// the first worker error, if any, and dbperf's CPU reading at the last tick (cpu is the
+// reading at the start), so each interval carries its own client CPU.
+func (r *Runner) control(ctx context.Context, load workload.Load, start time.Time, untilDone int,
+	reg *metrics.Registry, obs Observer, name string, doneCh <-chan struct{}, errCh <-chan error, cpu float64) (float64, error) {
+	ticker := time.NewTicker(r.Interval)
+	defer ticker.Stop()
+	var durC, minC <-chan time.Time
+	if load.Duration > 0 {
+		t := time.NewTimer(time.Until(start.Add(load.Duration)))
+		defer t.Stop()
+		durC = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return cpu, nil
+		case <-durC:
+			return cpu, nil
+		case err := <-errCh:
+			return cpu, err
+		case <-doneCh:
+			untilDone--
+			if untilDone == 0 {
+				rest := time.Until(start.Add(load.MinDuration))
+				if rest <= 0 {
+					return cpu, nil
+				}
+				t := time.NewTimer(rest)
+				defer t.Stop()
+				minC = t.C
+			}
+		case <-minC:
+			return cpu, nil
+		case now := <-ticker.C:
+			iv := reg.Tick(now)
+			c := r.selfCPU()
+			iv.ClientCPUSec = c - cpu
+			cpu = c
+			obs.Interval(name, iv)
+		}
+	}
+}
+
+func (r *Runner) selfCPU() float64 {
+	if r.Sampler == nil {
+		return 0
+	}
+	c, err := r.Sampler.SelfCPU()
+	if err != nil {
+		return 0
+	}
+	return c
+}
+
+func hasUntilDone(l workload.Load) bool {
+	for _, g := range l.Groups {
+		if g.UntilDone && len(g.Workers) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metrics.Registry) ([]*worker, error) {
+	var out []*worker
+	for gi := range load.Groups {
+		g := &load.Groups[gi]
+		perWorker := 0.0
+		if len(g.Workers) > 0 {
+			perWorker = g.TargetPerSec() / float64(len(g.Workers))
+		}
+		for i, w := range g.Workers {
+			s, err := r.Handle.NewSession(ctx)
+			if err != nil {
+				return out, fmt.Errorf("%s worker %d: open session: %w", g.Label, i+1, err)
+			}
+			wk := &worker{w: w, s: s, group: g, id: i + 1}
+			out = append(out, wk)
+			if err := w.Init(ctx, s); err != nil {
+				return out, fmt.Errorf("%s worker %d: init: %w", g.Label, i+1, err)
+			}
+			wk.rec = reg.Recorder(metrics.LabelSpec{
+				Label: g.Label, Role: g.Role, Unit: metrics.Unit(g.Unit),
+				OpenLoop: g.Rate > 0, TargetPerSec: perWorker, Background: g.Background,
+			})
+		}
+	}
+	return out, nil
+}
+
+func closeWorkers(ws []*worker) {
+	for _, w := range ws {
+		_ = w.w.Close()
+		_ = w.s.Close()
+	}
+}
+
+// work is one worker's loop. stopCtx stops it from starting another op; opCtx (cancelled
+// only on interrupt) is what the op runs under, so an op in flight at a normal stop
+// finishes and is counted. A paced worker of a timed step runs only the slots scheduled
+// before the step's end (start + dur), so a rate over the step is exactly its target when
+// kept up.
+func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.Duration, doneCh chan<- struct{}, errCh chan<- error) {
+	var pacer *Pacer
+	if w.group.Rate > 0 {
+		pacer = NewPacer(start, w.group.Rate, DefaultBacklog)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	report := func(err error) {
+		select {
+		case errCh <- fmt.Errorf("%s worker %d: %w", w.group.Label, w.id, err):
+		default:
+		}
+	}
+	for stopCtx.Err() == nil {
+		intended := time.Now()
+		if pacer != nil {
+			in, wait, missed := pacer.Next(intended)
+			if dur > 0 && in.Sub(start) >= dur {
+				return
+			}
+			if missed > 0 {
+				w.rec.Missed(missed)
+			}
+			if wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-stopCtx.Done():
+					timer.Stop()
+					return
+				case <-timer.C:
+				}
+			}
+			intended = in
+		}
+		if err := w.w.Ready(stopCtx); err != nil {
+			if stopCtx.Err() == nil {
+				report(err)
+			}
+			return
+		}
+		if stopCtx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		rows, err := w.w.Op(opCtx)
+		t1 := time.Now()
+		if errors.Is(err, workload.ErrDone) {
+			if w.group.UntilDone {
+				doneCh <- struct{}{}
+			}
+			return
+		}
+		if err != nil && opCtx.Err() != nil {
+			return // interrupted: the op did not complete and is not counted
+		}
+		w.rec.Record(intended, t0, t1, rows, err)
+		if err != nil {
+			report(err)
+			return
+		}
+	}
+}

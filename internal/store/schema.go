@@ -1,0 +1,122 @@
+package store
+
+// SchemaVersion is the newest results-store schema this dbperf knows. It equals
+// len(migrations()) and is kept in the file as PRAGMA user_version.
+const SchemaVersion = 1
+
+// migrations returns the forward migrations in order: script i takes a file from schema
+// version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
+//
+// Units live in column names (DESIGN.md "Measurement rules"): times are UTC RFC 3339 text
+// with nanoseconds, interval offsets are nanoseconds, durations and CPU are seconds,
+// latencies are microseconds, rates are per second in the label's unit.
+func migrations() []string {
+	return []string{
+		// 1: runs, steps, per-label step totals, intervals and their per-label figures.
+		`
+CREATE TABLE runs (
+	id               INTEGER PRIMARY KEY AUTOINCREMENT,
+	workload         TEXT    NOT NULL,
+	workload_version INTEGER NOT NULL,
+	engine           TEXT    NOT NULL,
+	engine_version   TEXT    NOT NULL,
+	engine_settings  TEXT    NOT NULL, -- JSON object
+	label            TEXT    NOT NULL,
+	seed             INTEGER NOT NULL,
+	params           TEXT    NOT NULL, -- JSON object
+	env              TEXT    NOT NULL, -- JSON object
+	status           TEXT    NOT NULL, -- running, ok, failed, interrupted
+	started_at       TEXT    NOT NULL,
+	finished_at      TEXT,             -- NULL until FinishRun
+	-- The writing process, so a reader can tell a run whose process died.
+	pid              INTEGER NOT NULL,
+	pid_start_ticks  INTEGER NOT NULL, -- /proc/PID/stat field 22; 0 when unknown
+	boot_id          TEXT    NOT NULL  -- /proc/sys/kernel/random/boot_id; '' when unknown
+);
+CREATE INDEX runs_label ON runs (label);
+
+CREATE TABLE steps (
+	id             INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id         INTEGER NOT NULL REFERENCES runs (id),
+	seq            INTEGER NOT NULL,
+	name           TEXT    NOT NULL,
+	status         TEXT    NOT NULL, -- running, ok, failed, interrupted, skipped
+	error          TEXT    NOT NULL DEFAULT '',
+	started_at     TEXT    NOT NULL,
+	seconds        REAL    NOT NULL DEFAULT 0,
+	kind           TEXT    NOT NULL DEFAULT '',
+	primary_label  TEXT    NOT NULL DEFAULT '',
+	audit_status   TEXT    NOT NULL DEFAULT '',
+	audit_detail   TEXT    NOT NULL DEFAULT '',
+	client_cpu_sec REAL    NOT NULL DEFAULT 0,
+	note           TEXT    NOT NULL DEFAULT '',
+	UNIQUE (run_id, seq)
+);
+
+CREATE TABLE step_labels (
+	step_id          INTEGER NOT NULL REFERENCES steps (id),
+	ord              INTEGER NOT NULL, -- position in StepResult.Labels
+	label            TEXT    NOT NULL,
+	role             TEXT    NOT NULL,
+	unit             TEXT    NOT NULL,
+	statement_count  INTEGER NOT NULL,
+	row_count        INTEGER NOT NULL,
+	error_count      INTEGER NOT NULL,
+	late_count       INTEGER NOT NULL,
+	missed_count     INTEGER NOT NULL,
+	p50_us           INTEGER NOT NULL,
+	p90_us           INTEGER NOT NULL,
+	p99_us           INTEGER NOT NULL,
+	p999_us          INTEGER NOT NULL,
+	max_us           INTEGER NOT NULL,
+	has_response     INTEGER NOT NULL,
+	response_p50_us  INTEGER NOT NULL,
+	response_p90_us  INTEGER NOT NULL,
+	response_p99_us  INTEGER NOT NULL,
+	response_p999_us INTEGER NOT NULL,
+	response_max_us  INTEGER NOT NULL,
+	target_per_sec   REAL    NOT NULL,
+	background       INTEGER NOT NULL,
+	PRIMARY KEY (step_id, label)
+);
+
+CREATE TABLE intervals (
+	step_id        INTEGER NOT NULL REFERENCES steps (id),
+	seq            INTEGER NOT NULL,
+	start_ns       INTEGER NOT NULL, -- offset from the step's start
+	end_ns         INTEGER NOT NULL,
+	client_cpu_sec REAL    NOT NULL,
+	PRIMARY KEY (step_id, seq)
+);
+
+CREATE TABLE interval_labels (
+	step_id          INTEGER NOT NULL,
+	seq              INTEGER NOT NULL,
+	ord              INTEGER NOT NULL, -- position in Interval.Labels
+	label            TEXT    NOT NULL,
+	role             TEXT    NOT NULL,
+	unit             TEXT    NOT NULL,
+	statement_count  INTEGER NOT NULL,
+	row_count        INTEGER NOT NULL,
+	error_count      INTEGER NOT NULL,
+	late_count       INTEGER NOT NULL,
+	missed_count     INTEGER NOT NULL,
+	p50_us           INTEGER NOT NULL,
+	p90_us           INTEGER NOT NULL,
+	p99_us           INTEGER NOT NULL,
+	p999_us          INTEGER NOT NULL,
+	max_us           INTEGER NOT NULL,
+	has_response     INTEGER NOT NULL,
+	response_p50_us  INTEGER NOT NULL,
+	response_p90_us  INTEGER NOT NULL,
+	response_p99_us  INTEGER NOT NULL,
+	response_p999_us INTEGER NOT NULL,
+	response_max_us  INTEGER NOT NULL,
+	target_per_sec   REAL    NOT NULL,
+	background       INTEGER NOT NULL,
+	PRIMARY KEY (step_id, seq, label),
+	FOREIGN KEY (step_id, seq) REFERENCES intervals (step_id, seq)
+);
+`,
+	}
+}

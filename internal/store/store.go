@@ -1,0 +1,226 @@
+// Package store is the results store: the disk end of the flow. The runner writes each run
+// through the writer methods (BeginRun, BeginStep, AppendIntervals, FinishStep, FinishRun),
+// one transaction per call, so a killed run loses at most one interval; `dbperf runs`,
+// reports and stats read it back through the reader methods (Runs, Results) and never
+// touch an engine. The store is one SQLite file (WAL, so a reader can look while a run
+// writes) whose schema is versioned with PRAGMA user_version and migrated forward on open.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	// The SQLite driver registers itself as "sqlite3".
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// busyTimeoutMS is how long a statement waits for another connection's lock (a reader
+// while a run writes, or two runs sharing a file) before failing.
+const busyTimeoutMS = 5000
+
+// Store is an open results store. Its methods are safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// SchemaTooNewError says the file was written by a newer dbperf than this one.
+type SchemaTooNewError struct {
+	Path         string
+	FileVersion  int
+	KnownVersion int
+}
+
+// Error implements error.
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("results store %s has schema version %d but this dbperf knows up to %d: upgrade dbperf or use another --results file",
+		e.Path, e.FileVersion, e.KnownVersion)
+}
+
+// Open opens the results store at path for `dbperf run`, creating the file if it is missing
+// and migrating it forward. The directory must exist and be writable. A file written by a
+// newer dbperf is left untouched and reported as *SchemaTooNewError.
+func Open(ctx context.Context, path string) (*Store, error) {
+	abs, err := absPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDirWritable(path, filepath.Dir(abs)); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("results store %s is a directory: pass a file path to --results", path)
+	}
+	return open(ctx, path, abs, "rwc")
+}
+
+// OpenExisting opens an existing results store for reading (`dbperf runs`, `dbperf report`).
+// It never creates a file; it migrates an older file forward like Open does.
+func OpenExisting(ctx context.Context, path string) (*Store, error) {
+	abs, err := absPath(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("no results store at %s: run \"dbperf run\" first or pass --results / DBPERF_RESULTS", path)
+	case err != nil:
+		return nil, fmt.Errorf("results store %s: %w", path, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("results store %s is a directory: pass a file path to --results", path)
+	}
+	return open(ctx, path, abs, "rw")
+}
+
+// Path is the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func absPath(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("results store: empty path: pass --results or set DBPERF_RESULTS")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("results store %s: %w", path, err)
+	}
+	return abs, nil
+}
+
+// checkDirWritable fails with a message saying what to do when dir is missing, not a
+// directory, or not writable (SQLite also needs it for the -wal and -shm files).
+func checkDirWritable(path, dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("results store %s: directory %s does not exist: create it or pass another --results", path, dir)
+	case err != nil:
+		return fmt.Errorf("results store %s: directory %s: %w", path, dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("results store %s: %s is not a directory: pass another --results", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".dbperf-write-check-*")
+	if err != nil {
+		return fmt.Errorf("results store %s: directory %s is not writable (%w): pass another --results", path, dir, err)
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("results store %s: directory %s: %w", path, dir, err)
+	}
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("results store %s: directory %s: %w", path, dir, err)
+	}
+	return nil
+}
+
+// open connects with mode rwc (create) or rw (must exist), checks the schema version
+// before anything may write, then switches to WAL and migrates.
+func open(ctx context.Context, path, abs, mode string) (*Store, error) {
+	// A file: URI so that SQLite honours mode; the path is escaped so '?' or '#' in it
+	// cannot be read as URI syntax. _txlock=immediate makes every transaction take the write
+	// lock up front (waiting up to the busy timeout) instead of failing on lock upgrade.
+	dsn := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d&_foreign_keys=1&_txlock=immediate",
+		(&url.URL{Path: abs}).EscapedPath(), mode, busyTimeoutMS)
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("results store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.init(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	v, err := s.userVersion(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return &SchemaTooNewError{Path: s.path, FileVersion: v, KnownVersion: SchemaVersion}
+	}
+	if v == 0 {
+		// Refuse to add our tables to somebody else's database.
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+			return fmt.Errorf("results store %s: %w", s.path, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("results store %s is an SQLite database but not a dbperf results store: pass another --results file", s.path)
+		}
+	}
+	// WAL lets `dbperf runs` read while a run writes. The mode is stored in the file, so
+	// it is set once here rather than per connection.
+	var journal string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&journal); err != nil {
+		return fmt.Errorf("results store %s: set WAL journal mode: %w", s.path, err)
+	}
+	if v < SchemaVersion {
+		return s.migrate(ctx)
+	}
+	return nil
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) userVersion(ctx context.Context, q queryRower) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("results store %s: read schema version (is it a dbperf results store?): %w", s.path, err)
+	}
+	return v, nil
+}
+
+// migrate applies the missing migrations in one transaction. The version is read again
+// inside the transaction, which holds the write lock, so two processes opening the same
+// file at once do not both migrate.
+func (s *Store) migrate(ctx context.Context) error {
+	scripts := migrations()
+	if len(scripts) != SchemaVersion {
+		return fmt.Errorf("store: %d migrations but SchemaVersion is %d", len(scripts), SchemaVersion)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("results store %s: begin migration: %w", s.path, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	v, err := s.userVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return &SchemaTooNewError{Path: s.path, FileVersion: v, KnownVersion: SchemaVersion}
+	}
+	for i := v; i < len(scripts); i++ {
+		if _, err := tx.ExecContext(ctx, scripts[i]); err != nil {
+			return fmt.Errorf("results store %s: migrate to schema version %d: %w", s.path, i+1, err)
+		}
+	}
+	// PRAGMA takes no parameters; SchemaVersion is a constant.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return fmt.Errorf("results store %s: set schema version %d: %w", s.path, SchemaVersion, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("results store %s: commit migration to schema version %d: %w", s.path, SchemaVersion, err)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+)
+
+// Run statuses. A run whose process died without finishing it reads back as interrupted.
+const (
+	RunRunning     = "running"
+	RunOK          = "ok"
+	RunFailed      = "failed"
+	RunInterrupted = "interrupted"
+)
+
+// RunMeta is what is known about a run when it begins.
+type RunMeta struct {
+	Workload        string
+	WorkloadVersion int
+	Engine          string
+	EngineVersion   string
+	// EngineSettings are the engine's effective settings (never a password).
+	EngineSettings map[string]string
+	Label          string
+	Seed           int64
+	// Params are the run's parameters as the user gave and the presets filled them in.
+	Params map[string]any
+	// Env is the machine and build: cpu_model, cores, ram_bytes, kernel, filesystem,
+	// dbperf_version, git_commit, hostname, …
+	Env       map[string]string
+	StartedAt time.Time
+}
+
+// Run is a stored run with its steps, as read back.
+type Run struct {
+	ID int64
+	RunMeta
+	// Status is running, ok, failed or interrupted.
+	Status     string
+	FinishedAt time.Time // zero while running or when the process died
+	Steps      []Step
+}
+
+// Step is a stored step: its result and its interval series.
+type Step struct {
+	ID        int64
+	Seq       int
+	Result    metrics.StepResult
+	Intervals []metrics.Interval
+}
+
+// RunSummary is one line of `dbperf runs`.
+type RunSummary struct {
+	ID            int64
+	StartedAt     time.Time
+	Workload      string
+	Engine        string
+	EngineVersion string
+	Label         string
+	Status        string
+	Steps         int
+}

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+)
+
+// timeLayout stores instants as UTC RFC 3339 with a fixed nine-digit fraction, so the
+// text sorts like the instants and reads well in the sqlite3 shell.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// stepRunning is the stored status of a step that has begun and not finished; it reads
+// back as metrics.StatusInterrupted once its run is no longer running.
+const stepRunning = "running"
+
+// BeginRun records a new run with status running and returns its id. It also records this
+// process's identity so that readers can tell a run whose process died (see Runs).
+func (s *Store) BeginRun(ctx context.Context, meta RunMeta) (int64, error) {
+	settings, err := json.Marshal(meta.EngineSettings)
+	if err != nil {
+		return 0, fmt.Errorf("store: begin run: encode engine settings: %w", err)
+	}
+	params, err := json.Marshal(meta.Params)
+	if err != nil {
+		return 0, fmt.Errorf("store: begin run: encode params: %w", err)
+	}
+	env, err := json.Marshal(meta.Env)
+	if err != nil {
+		return 0, fmt.Errorf("store: begin run: encode env: %w", err)
+	}
+	self := selfIdentity()
+	var id int64
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+INSERT INTO runs (workload, workload_version, engine, engine_version, engine_settings, label,
+	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			meta.Workload, meta.WorkloadVersion, meta.Engine, meta.EngineVersion, string(settings), meta.Label,
+			meta.Seed, string(params), string(env), RunRunning, formatTime(meta.StartedAt),
+			self.PID, self.StartTicks, self.BootID)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: begin run of %s on %s: %w", meta.Workload, meta.Engine, err)
+	}
+	return id, nil
+}
+
+// BeginStep records step number seq of a run with status running, so that its intervals
+// can be appended as they come, and returns the step's id.
+func (s *Store) BeginStep(ctx context.Context, runID int64, seq int, name string, startedAt time.Time) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+INSERT INTO steps (run_id, seq, name, status, started_at) VALUES (?, ?, ?, ?, ?)`,
+			runID, seq, name, stepRunning, formatTime(startedAt))
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: begin step %d (%s) of run %d: %w", seq, name, runID, err)
+	}
+	return id, nil
+}
+
+// AppendIntervals adds intervals (and their per-label figures) to a step.
+func (s *Store) AppendIntervals(ctx context.Context, stepID int64, ivs []metrics.Interval) error {
+	if len(ivs) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		ivStmt, err := tx.PrepareContext(ctx, `
+INSERT INTO intervals (step_id, seq, start_ns, end_ns, client_cpu_sec) VALUES (?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ivStmt.Close()
+		lblStmt, err := tx.PrepareContext(ctx, `
+INSERT INTO interval_labels (step_id, seq, ord, `+labelColumns+`) VALUES (?, ?, ?, `+labelPlaceholders+`)`)
+		if err != nil {
+			return err
+		}
+		defer lblStmt.Close()
+		for _, iv := range ivs {
+			if _, err := ivStmt.ExecContext(ctx, stepID, iv.Seq, int64(iv.Start), int64(iv.End), iv.ClientCPUSec); err != nil {
+				return fmt.Errorf("interval %d: %w", iv.Seq, err)
+			}
+			for i, l := range iv.Labels {
+				args := append([]any{stepID, iv.Seq, i}, labelArgs(l)...)
+				if _, err := lblStmt.ExecContext(ctx, args...); err != nil {
+					return fmt.Errorf("interval %d label %q: %w", iv.Seq, l.Label, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: append intervals for step %d: %w", stepID, err)
+	}
+	return nil
+}
+
+// FinishStep stores a step's result: status, error, timing, per-label totals, audit,
+// client CPU and note. It replaces per-label totals stored by an earlier call.
+func (s *Store) FinishStep(ctx context.Context, stepID int64, r metrics.StepResult) error {
+	switch r.Status {
+	case metrics.StatusOK, metrics.StatusFailed, metrics.StatusInterrupted, metrics.StatusSkipped:
+	default:
+		return fmt.Errorf("store: finish step %d: status %q is not ok, failed, interrupted or skipped", stepID, r.Status)
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+UPDATE steps SET name = ?, status = ?, error = ?, started_at = ?, seconds = ?, kind = ?,
+	primary_label = ?, audit_status = ?, audit_detail = ?, client_cpu_sec = ?, note = ?
+WHERE id = ?`,
+			r.Name, string(r.Status), r.Error, formatTime(r.StartedAt), r.Seconds, r.Kind,
+			r.Primary, r.Audit.Status, r.Audit.Detail, r.ClientCPUSec, r.Note, stepID)
+		if err != nil {
+			return err
+		}
+		if err := mustAffectOne(res, "step"); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM step_labels WHERE step_id = ?`, stepID); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `
+INSERT INTO step_labels (step_id, ord, `+labelColumns+`) VALUES (?, ?, `+labelPlaceholders+`)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, l := range r.Labels {
+			if _, err := stmt.ExecContext(ctx, append([]any{stepID, i}, labelArgs(l)...)...); err != nil {
+				return fmt.Errorf("label %q: %w", l.Label, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish step %d (%s): %w", stepID, r.Name, err)
+	}
+	return nil
+}
+
+// FinishRun sets a run's final status (ok, failed or interrupted) and end time.
+func (s *Store) FinishRun(ctx context.Context, runID int64, status string, finishedAt time.Time) error {
+	switch status {
+	case RunOK, RunFailed, RunInterrupted:
+	default:
+		return fmt.Errorf("store: finish run %d: status %q is not ok, failed or interrupted", runID, status)
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`,
+			status, formatTime(finishedAt), runID)
+		if err != nil {
+			return err
+		}
+		return mustAffectOne(res, "run")
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction (BEGIN IMMEDIATE, see open) and commits it.
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func mustAffectOne(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("no such %s", what)
+	}
+	return nil
+}
+
+// labelColumns are the columns of step_labels and interval_labels that hold one
+// metrics.LabelStats, in the order of labelArgs and scanLabel.
+const labelColumns = `label, role, unit, statement_count, row_count, error_count, late_count, missed_count,
+	p50_us, p90_us, p99_us, p999_us, max_us, has_response,
+	response_p50_us, response_p90_us, response_p99_us, response_p999_us, response_max_us,
+	target_per_sec, background`
+
+const labelPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+
+func labelArgs(l metrics.LabelStats) []any {
+	return []any{
+		l.Label, l.Role, string(l.Unit), l.Statements, l.Rows, l.Errors, l.Late, l.Missed,
+		l.Service.P50, l.Service.P90, l.Service.P99, l.Service.P999, l.Service.Max, l.HasResponse,
+		l.Response.P50, l.Response.P90, l.Response.P99, l.Response.P999, l.Response.Max,
+		l.TargetPerSec, l.Background,
+	}
+}
+
+// scanLabel scans labelColumns preceded by the given extra destinations.
+func scanLabel(rows *sql.Rows, extra ...any) (metrics.LabelStats, error) {
+	var l metrics.LabelStats
+	var unit string
+	dest := append(extra,
+		&l.Label, &l.Role, &unit, &l.Statements, &l.Rows, &l.Errors, &l.Late, &l.Missed,
+		&l.Service.P50, &l.Service.P90, &l.Service.P99, &l.Service.P999, &l.Service.Max, &l.HasResponse,
+		&l.Response.P50, &l.Response.P90, &l.Response.P99, &l.Response.P999, &l.Response.Max,
+		&l.TargetPerSec, &l.Background)
+	if err := rows.Scan(dest...); err != nil {
+		return metrics.LabelStats{}, err
+	}
+	l.Unit = metrics.Unit(unit)
+	return l, nil
+}

@@ -1,0 +1,390 @@
+// Package insertbench is the Insert Benchmark (spec/insert-benchmark.md, following the
+// reference client of reference-benchmarks.md §1). In the flow it is a workload family:
+// the catalog lists it, Plan turns a validated config.Run into the eleven named steps, and
+// the runner runs each step's Prepare, Load (worker groups it times) and Verify (the audit).
+// It composes every statement from the engine's Dialect and never reads a clock.
+//
+// Files: insertbench.go (plan, shared state), gen.go (row generation, §1.4), sql.go
+// (statement shapes), insert.go / delete.go / query.go (the actors), load.go (l.i0, l.i1,
+// l.i2), index.go (l.x), cleanup.go, rw.go (qr*, qp*), audit.go (the audit after every step).
+package insertbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Name is the workload's name on the command line.
+const Name = "insertbench"
+
+// version is bumped whenever generated data or statements change (workload.Meta).
+const version = 1
+
+// Step names (spec "Steps"; stable: reports and users refer to them).
+const (
+	stepLoad    = "l.i0"
+	stepIndex   = "l.x"
+	stepWrite1  = "l.i1"
+	stepWrite2  = "l.i2"
+	stepCleanup = "cleanup"
+)
+
+// Op labels and roles (DESIGN.md conventions).
+const (
+	labelInsert     = "insert"
+	labelDelete     = "delete"
+	labelIndex      = "index"
+	labelCleanup    = "cleanup"
+	labelRangeQuery = "range-query"
+	labelPointQuery = "point-query"
+	roleQuery       = "query"
+)
+
+// Load kinds (workload.Load.Kind).
+const (
+	kindLoad      = "load"
+	kindReadWrite = "read-write"
+	kindCleanup   = "cleanup"
+)
+
+// Rows per commit by default (spec "Steps", reference §1.9).
+const (
+	rpcLoad   = 100 // l.i0
+	rpcWrite1 = 50  // l.i1: big transactions
+	rpcWrite2 = 5   // l.i2: small transactions
+	rpcRW     = 50  // qr*, qp*
+)
+
+// readWriteRates are the per-client insert (and delete) rates of the read-write steps, in
+// rows/s (reference §1.9: 100, 500, 1000); each has a range (qr) and a point (qp) step.
+func readWriteRates() []int { return []int{100, 500, 1000} }
+
+// stepNames lists every step in run order.
+func stepNames() []string {
+	names := []string{stepLoad, stepIndex, stepWrite1, stepWrite2, stepCleanup}
+	for _, r := range readWriteRates() {
+		n := strconv.Itoa(r)
+		names = append(names, "qr"+n, "qp"+n)
+	}
+	return names
+}
+
+// Workload is the Insert Benchmark.
+type Workload struct{}
+
+// New returns the Insert Benchmark workload.
+func New() *Workload { return &Workload{} }
+
+var _ workload.Workload = (*Workload)(nil)
+
+// Meta names the workload and lists its steps in run order.
+func (*Workload) Meta() workload.Meta {
+	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames()}
+}
+
+// Plan returns the selected steps (cfg.Steps, all when empty) in the spec's order, whatever
+// order they were listed in. It is pure: it validates, derives the parameters of every
+// step and builds the shared immutable data (the data buffer), but does no I/O.
+func (*Workload) Plan(cfg *config.Run) ([]workload.Step, error) {
+	if cfg == nil {
+		return nil, errors.New("insertbench plan: no configuration")
+	}
+	selected, err := selectSteps(cfg.Steps)
+	if err != nil {
+		return nil, err
+	}
+	ib := cfg.InsertBench
+	ib.RowsPerCommit = maps.Clone(ib.RowsPerCommit)
+	if err := validate(cfg.Clients, &ib, selected); err != nil {
+		return nil, err
+	}
+
+	p := &plan{
+		seed:    cfg.Seed,
+		ib:      ib,
+		hasLoad: selected[stepLoad],
+		data:    NewDataBuffer(cfg.Seed),
+		boxes:   newIntBoxes(max(ib.Cashregisters, ib.Products, ib.Customers, ib.MaxPrice)),
+	}
+	for i := 1; i <= cfg.Clients; i++ {
+		c := &client{id: i, table: "pi" + strconv.Itoa(i)}
+		p.clients = append(p.clients, c)
+		p.tables = append(p.tables, c.table)
+	}
+
+	var steps []workload.Step
+	for _, name := range stepNames() {
+		if !selected[name] {
+			continue
+		}
+		base := stepBase{name: name, p: p}
+		switch name {
+		case stepLoad:
+			steps = append(steps, &writeStep{stepBase: base, create: true,
+				rpc: rpcOf(&ib, name, rpcLoad), quota: ib.Rows})
+		case stepIndex:
+			steps = append(steps, &indexStep{stepBase: base})
+		case stepWrite1, stepWrite2:
+			steps = append(steps, &writeStep{stepBase: base, deletes: ib.Delete,
+				rpc: rpcOf(&ib, name, defaultRPC(name)), quota: writeQuota(name, ib.Rows2)})
+		case stepCleanup:
+			steps = append(steps, &cleanupStep{stepBase: base})
+		default:
+			steps = append(steps, newRWStep(base, &ib))
+		}
+	}
+	return steps, nil
+}
+
+// selectSteps resolves cfg.Steps into a set; empty selects every step.
+func selectSteps(names []string) (map[string]bool, error) {
+	all := stepNames()
+	sel := map[string]bool{}
+	if len(names) == 0 {
+		for _, n := range all {
+			sel[n] = true
+		}
+		return sel, nil
+	}
+	var errs []error
+	for _, n := range names {
+		switch {
+		case !slices.Contains(all, n):
+			errs = append(errs, fmt.Errorf("insertbench: unknown step %q: steps are %s", n, strings.Join(all, ", ")))
+		case sel[n]:
+			errs = append(errs, fmt.Errorf("insertbench: step %q is listed twice", n))
+		}
+		sel[n] = true
+	}
+	return sel, errors.Join(errs...)
+}
+
+// validate checks what Plan needs of the configuration, reporting every problem at once.
+// config.Validate checks the flags; this guards the workload against configurations built
+// any other way and checks what only applies to the selected steps.
+func validate(clients int, ib *config.InsertBench, sel map[string]bool) error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("insertbench: "+format, args...))
+	}
+	if clients < 1 {
+		add("clients must be at least 1, got %d", clients)
+	}
+	if sel[stepLoad] && ib.Rows < 1 {
+		add("rows must be at least 1 for %s, got %d", stepLoad, ib.Rows)
+	}
+	if (sel[stepWrite1] || sel[stepWrite2]) && ib.Rows2 < 1 {
+		add("rows2 must be at least 1 for %s and %s, got %d", stepWrite1, stepWrite2, ib.Rows2)
+	}
+	for _, n := range stepNames() {
+		if sel[n] && isRW(n) && ib.Time <= 0 {
+			add("time must be positive for the read-write steps, got %s", ib.Time)
+			break
+		}
+	}
+	if ib.CleanupWait < 0 {
+		add("cleanup wait must not be negative, got %s", ib.CleanupWait)
+	}
+	for _, step := range slices.Sorted(maps.Keys(ib.RowsPerCommit)) {
+		n := ib.RowsPerCommit[step]
+		switch {
+		case !slices.Contains(stepNames(), step):
+			add("rows per commit given for unknown step %q", step)
+		case step == stepIndex || step == stepCleanup:
+			add("rows per commit does not apply to step %s", step)
+		case n < 1:
+			add("rows per commit for %s must be at least 1, got %d", step, n)
+		}
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{
+		{"cashregisters", ib.Cashregisters}, {"products", ib.Products},
+		{"customers", ib.Customers}, {"max price", ib.MaxPrice}, {"rows per query", ib.RowsPerQuery},
+	} {
+		if b.v < 1 {
+			add("%s must be at least 1, got %d", b.name, b.v)
+		}
+	}
+	if ib.DataLengthMin < 0 || ib.DataLengthMax < ib.DataLengthMin || ib.DataLengthMax > maxDataLength {
+		add("data length range %d..%d must lie within 0..%d (the data column is varchar(%d))",
+			ib.DataLengthMin, ib.DataLengthMax, maxDataLength, maxDataLength)
+	}
+	if ib.DataRandomPct < 0 || ib.DataRandomPct > 100 {
+		add("data random percentage must be within 0..100, got %d", ib.DataRandomPct)
+	}
+	if ib.ResyncGetMin < 0 {
+		add("resync-get-min must not be negative, got %d", ib.ResyncGetMin)
+	}
+	return errors.Join(errs...)
+}
+
+// isRW reports whether a step is one of the read-write steps (qr*, qp*).
+func isRW(step string) bool { return strings.HasPrefix(step, "qr") || strings.HasPrefix(step, "qp") }
+
+// defaultRPC is a step's rows per commit unless overridden (spec "Steps").
+func defaultRPC(step string) int {
+	switch step {
+	case stepLoad:
+		return rpcLoad
+	case stepWrite1:
+		return rpcWrite1
+	case stepWrite2:
+		return rpcWrite2
+	}
+	return rpcRW
+}
+
+// writeQuota is a client's rows for l.i1 (4/5 of rows2, rounded half up as the reference's
+// round(nr2·4/5)) and l.i2 (the rest, so that the two add up to rows2 exactly).
+func writeQuota(step string, rows2 int64) int64 {
+	i1 := (4*rows2 + 2) / 5
+	if step == stepWrite1 {
+		return i1
+	}
+	return rows2 - i1
+}
+
+// plan is the state the steps of one run share: per-client tables and counters, and the
+// immutable data every insert actor draws from.
+type plan struct {
+	seed    int64
+	ib      config.InsertBench
+	clients []*client
+	tables  []string
+	data    *DataBuffer
+	boxes   intBoxes
+	// hasLoad: l.i0 is in the run; it creates the tables, so every table starts empty.
+	hasLoad bool
+
+	mu           sync.Mutex
+	baselineDone bool
+}
+
+// client is one client's table and what its actors did to it during the run. Counters are
+// cumulative over the run and written only by the client's own actors.
+type client struct {
+	id    int // 1-based
+	table string
+
+	// inserted and deleted count rows the actors' statements reported as affected.
+	inserted atomic.Int64
+	deleted  atomic.Int64
+	// baseline is the row count before the run's first step (0 when l.i0 created the table).
+	baseline atomic.Int64
+	// minEst is the deleter's estimate of min(transactionid): every id below it has been
+	// deleted. Published to the query actors (point-query ids) and checked by the audit.
+	minEst atomic.Int64
+	// indexed: the secondary indexes exist (l.x created them, or they were found at baseline).
+	indexed atomic.Bool
+}
+
+// rpcOf returns the rows per commit of a step: the override keyed by step name, or def.
+func rpcOf(ib *config.InsertBench, step string, def int) int {
+	if n, ok := ib.RowsPerCommit[step]; ok && n > 0 {
+		return n
+	}
+	return def
+}
+
+// stepBase holds what every step has: its name and the shared plan. Its Prepare records the
+// baseline and its Verify is the audit (spec "Audit after every step").
+type stepBase struct {
+	name string
+	p    *plan
+}
+
+// Name is the spec's step name.
+func (s *stepBase) Name() string { return s.name }
+
+// Prepare records the tables' row counts as the audit's baseline when the run did not
+// start with l.i0 (once, at the first step).
+func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
+	return s.p.ensureBaseline(ctx, h, s.name)
+}
+
+// Verify audits every client's table.
+func (s *stepBase) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	return s.p.auditAll(ctx, h, s.name)
+}
+
+// ensureBaseline counts every table once when the run does not create them (no l.i0), and
+// probes whether the secondary indexes exist, so the audit knows what to expect.
+func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.baselineDone || p.hasLoad {
+		return nil
+	}
+	s, err := h.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("insertbench %s baseline: %w", step, err)
+	}
+	defer s.Close()
+	d := h.Dialect()
+	for _, c := range p.clients {
+		n, _, err := queryInt(ctx, s, countSQL(c.table))
+		if err != nil {
+			return fmt.Errorf("insertbench %s client %d: baseline count of %s (run %s first?): %w",
+				step, c.id, c.table, stepLoad, err)
+		}
+		c.baseline.Store(n)
+		c.indexed.Store(indexesExist(ctx, s, d, c.table))
+	}
+	p.baselineDone = true
+	return nil
+}
+
+// resetTables records that l.i0 has (re)created every table empty.
+func (p *plan) resetTables() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.clients {
+		c.baseline.Store(0)
+		c.inserted.Store(0)
+		c.deleted.Store(0)
+		c.minEst.Store(0)
+		c.indexed.Store(false)
+	}
+	p.baselineDone = true
+}
+
+// queryInt prepares, runs and closes a one-integer query.
+func queryInt(ctx context.Context, s engine.Session, q string, args ...any) (int64, bool, error) {
+	st, err := s.Prepare(ctx, q)
+	if err != nil {
+		return 0, false, err
+	}
+	v, ok, err := st.QueryInt(ctx, args...)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	return v, ok, err
+}
+
+// indexesExist probes the three secondary indexes through the engine's index hint; an
+// engine without a hint cannot tell (and the audit then has no index counts to compare).
+func indexesExist(ctx context.Context, s engine.Session, d engine.Dialect, table string) bool {
+	for _, ix := range secondaryIndexes(table) {
+		from, ok := d.FromIndex(table, ix.Name)
+		if !ok {
+			return false
+		}
+		if _, _, err := queryInt(ctx, s, "SELECT count(*) FROM (SELECT 1 FROM "+from+" LIMIT 1) probe"); err != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,310 @@
+package insertbench
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlite"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// dialectOnly is a Handle that only knows its dialect: enough for Load, which composes
+// statements but does no I/O.
+type dialectOnly struct {
+	engine.Handle
+}
+
+func (dialectOnly) Dialect() engine.Dialect { return sqlite.Dialect{} }
+
+// testConfig is a tiny, valid run configuration.
+func testConfig(t testing.TB, clients int, steps ...string) *config.Run {
+	t.Helper()
+	ib, err := config.InsertBenchPreset("tiny", clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib.Rows, ib.Rows2 = 1000, 500
+	ib.Time = 2 * time.Second
+	ib.CleanupWait = 3 * time.Second
+	return &config.Run{Workload: Name, Engine: "sqlite", Clients: clients, Seed: 42, Steps: steps, InsertBench: ib}
+}
+
+func mustPlan(t *testing.T, cfg *config.Run) []workload.Step {
+	t.Helper()
+	steps, err := New().Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+func names(steps []workload.Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+func load(t *testing.T, s workload.Step) workload.Load {
+	t.Helper()
+	l, err := s.Load(context.Background(), dialectOnly{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestMeta(t *testing.T) {
+	m := New().Meta()
+	want := []string{"l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"}
+	if m.Name != "insertbench" || m.Version != 1 || m.Kind != engine.KindSQL || !slices.Equal(m.Steps, want) {
+		t.Fatalf("Meta() = %+v", m)
+	}
+}
+
+func TestPlanStepSelection(t *testing.T) {
+	all := New().Meta().Steps
+	tests := []struct {
+		steps []string
+		want  []string
+	}{
+		{nil, all},
+		{[]string{"l.i0"}, []string{"l.i0"}},
+		{[]string{"qr100", "l.i0", "l.x"}, []string{"l.i0", "l.x", "qr100"}}, // spec order
+		{[]string{"qp1000", "cleanup", "l.i2"}, []string{"l.i2", "cleanup", "qp1000"}},
+	}
+	for _, tc := range tests {
+		if got := names(mustPlan(t, testConfig(t, 1, tc.steps...))); !slices.Equal(got, tc.want) {
+			t.Errorf("steps %v: planned %v, want %v", tc.steps, got, tc.want)
+		}
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*config.Run)
+		want   []string
+	}{
+		{"nil", nil, []string{"no configuration"}},
+		{"unknown step", func(c *config.Run) { c.Steps = []string{"l.i0", "qr200"} }, []string{`unknown step "qr200"`}},
+		{"twice", func(c *config.Run) { c.Steps = []string{"l.x", "l.x"} }, []string{`"l.x" is listed twice`}},
+		{"clients", func(c *config.Run) { c.Clients = 0 }, []string{"clients must be at least 1"}},
+		{"rows", func(c *config.Run) { c.InsertBench.Rows = 0 }, []string{"rows must be at least 1"}},
+		{"rows not needed", func(c *config.Run) { c.InsertBench.Rows = 0; c.Steps = []string{"qr100"} }, nil},
+		{"time", func(c *config.Run) { c.InsertBench.Time = 0 }, []string{"time must be positive"}},
+		{"rpc", func(c *config.Run) {
+			c.InsertBench.RowsPerCommit = map[string]int{"l.i1": 0, "l.x": 5, "bogus": 1}
+		}, []string{"for l.i1 must be at least 1", "does not apply to step l.x", `unknown step "bogus"`}},
+		{"shape", func(c *config.Run) {
+			c.InsertBench.Products = 0
+			c.InsertBench.DataLengthMax = 5000
+			c.InsertBench.DataRandomPct = 101
+		}, []string{"products must be at least 1", "data length range 10..5000", "random percentage"}},
+	}
+	for _, tc := range tests {
+		var cfg *config.Run
+		if tc.mutate != nil {
+			cfg = testConfig(t, 1)
+			tc.mutate(cfg)
+		}
+		_, err := New().Plan(cfg)
+		if len(tc.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
+// groupShape is what a plan test checks of a group.
+type groupShape struct {
+	label, role string
+	unit        workload.Unit
+	workers     int
+	rate        float64
+	rowsPerOp   int
+	target      float64
+	background  bool
+	untilDone   bool
+}
+
+func shapeOf(g workload.Group) groupShape {
+	return groupShape{g.Label, g.Role, g.Unit, len(g.Workers), g.Rate, g.RowsPerOp, g.TargetPerSec(), g.Background, g.UntilDone}
+}
+
+func TestPlanLoads(t *testing.T) {
+	const clients = 3
+	type want struct {
+		kind, primary string
+		groups        []groupShape
+		dur, minDur   time.Duration
+	}
+	ins := func(n int) groupShape { return groupShape{"insert", "insert", "rows", n, 0, 0, 0, false, true} }
+	del := func(n int) groupShape { return groupShape{"delete", "delete", "rows", n, 0, 0, 0, false, true} }
+	rw := func(query string, rate float64, rpc int) []groupShape {
+		return []groupShape{
+			{query, "query", "ops", clients, 0, 0, 0, false, false},
+			{"insert", "insert", "rows", clients, rate, rpc, rate * float64(rpc) * clients, true, false},
+			{"delete", "delete", "rows", clients, rate, rpc, rate * float64(rpc) * clients, true, false},
+		}
+	}
+	wants := map[string]want{
+		"l.i0":    {"load", "insert", []groupShape{ins(clients)}, 0, 0},
+		"l.x":     {"load", "index", []groupShape{{"index", "index", "rows", clients, 0, 0, 0, false, true}}, 0, 0},
+		"l.i1":    {"load", "insert", []groupShape{ins(clients), del(clients)}, 0, 0},
+		"l.i2":    {"load", "insert", []groupShape{ins(clients), del(clients)}, 0, 0},
+		"cleanup": {"cleanup", "cleanup", []groupShape{{"cleanup", "cleanup", "ops", 1, 0, 0, 0, false, true}}, 0, 3 * time.Second},
+		"qr100":   {"read-write", "range-query", rw("range-query", 2, 50), 2 * time.Second, 0},
+		"qp100":   {"read-write", "point-query", rw("point-query", 2, 50), 2 * time.Second, 0},
+		"qr500":   {"read-write", "range-query", rw("range-query", 10, 50), 2 * time.Second, 0},
+		"qp500":   {"read-write", "point-query", rw("point-query", 10, 50), 2 * time.Second, 0},
+		"qr1000":  {"read-write", "range-query", rw("range-query", 20, 50), 2 * time.Second, 0},
+		"qp1000":  {"read-write", "point-query", rw("point-query", 20, 50), 2 * time.Second, 0},
+	}
+	for _, s := range mustPlan(t, testConfig(t, clients)) {
+		w := wants[s.Name()]
+		l := load(t, s)
+		var got []groupShape
+		for _, g := range l.Groups {
+			got = append(got, shapeOf(g))
+		}
+		if l.Kind != w.kind || l.Primary != w.primary || l.Duration != w.dur || l.MinDuration != w.minDur {
+			t.Errorf("%s: kind %q primary %q duration %s min %s, want %q %q %s %s",
+				s.Name(), l.Kind, l.Primary, l.Duration, l.MinDuration, w.kind, w.primary, w.dur, w.minDur)
+		}
+		if !slices.Equal(got, w.groups) {
+			t.Errorf("%s groups:\n got %+v\nwant %+v", s.Name(), got, w.groups)
+		}
+		if rwStep, ok := s.(*rwStep); ok {
+			ins := l.Groups[1]
+			if target := ins.TargetPerSec(); target != float64(rwStep.rate*clients) {
+				t.Errorf("%s: insert target %g rows/s, want %d", s.Name(), target, rwStep.rate*clients)
+			}
+		}
+	}
+}
+
+// Quotas and rows per commit of the insert actors, with and without overrides.
+func TestPlanQuotasAndRPC(t *testing.T) {
+	cfg := testConfig(t, 2)
+	cfg.InsertBench.Rows, cfg.InsertBench.Rows2 = 1234, 1003
+	type qr struct {
+		quota int64
+		rpc   int
+		tail  int
+	}
+	check := func(cfg *config.Run, want map[string]qr) {
+		t.Helper()
+		for _, s := range mustPlan(t, cfg) {
+			w, ok := want[s.Name()]
+			if !ok {
+				continue
+			}
+			for _, g := range load(t, s).Groups {
+				for _, wk := range g.Workers {
+					switch a := wk.(type) {
+					case *inserter:
+						if got := (qr{a.quota, a.rpc, a.tailRows}); got != w {
+							t.Errorf("%s inserter: %+v, want %+v", s.Name(), got, w)
+						}
+					case *deleter:
+						if a.rpc != w.rpc {
+							t.Errorf("%s deleter: rpc %d, want %d", s.Name(), a.rpc, w.rpc)
+						}
+					}
+				}
+			}
+		}
+	}
+	check(cfg, map[string]qr{
+		"l.i0":   {1234, 100, 34},
+		"l.i1":   {802, 50, 2}, // round(1003·4/5) = 802
+		"l.i2":   {201, 5, 1},  // 1003 − 802
+		"qr100":  {0, 50, 0},
+		"qp1000": {0, 50, 0},
+	})
+	cfg.InsertBench.RowsPerCommit = map[string]int{"l.i0": 1000, "l.i1": 20, "qr100": 200, "qp1000": 7}
+	check(cfg, map[string]qr{
+		"l.i0":   {1234, 1000, 234},
+		"l.i1":   {802, 20, 2},
+		"l.i2":   {201, 5, 1},
+		"qr100":  {0, 100, 0}, // rpc > rate → rpc = rate (reference §1.4)
+		"qp1000": {0, 7, 0},
+	})
+	for _, s := range mustPlan(t, cfg) {
+		if s.Name() == "qr100" {
+			if g := load(t, s).Groups[1]; g.Rate != 1 || g.TargetPerSec() != 200 {
+				t.Errorf("qr100 with rpc 100: rate %g target %g", g.Rate, g.TargetPerSec())
+			}
+		}
+		if s.Name() == "qp1000" {
+			if g := load(t, s).Groups[1]; g.TargetPerSec() < 1999.99 || g.TargetPerSec() > 2000.01 {
+				t.Errorf("qp1000 with rpc 7: target %g", g.TargetPerSec())
+			}
+		}
+	}
+	if _, ok := cfg.InsertBench.RowsPerCommit["l.i2"]; ok {
+		t.Error("Plan changed the caller's RowsPerCommit")
+	}
+}
+
+func TestPlanWithoutDeletes(t *testing.T) {
+	cfg := testConfig(t, 2)
+	cfg.InsertBench.Delete = false
+	for _, s := range mustPlan(t, cfg) {
+		for _, g := range load(t, s).Groups {
+			if g.Label == labelDelete {
+				t.Errorf("%s has a delete group with deletes off", s.Name())
+			}
+		}
+	}
+}
+
+// Plan shares one state between the steps, and separate plans share nothing.
+func TestPlanSharedState(t *testing.T) {
+	a := mustPlan(t, testConfig(t, 2))
+	b := mustPlan(t, testConfig(t, 2))
+	pa := a[0].(*writeStep).p
+	for _, s := range a {
+		if base := stepOf(s); base.p != pa {
+			t.Errorf("%s has its own plan state", s.Name())
+		}
+	}
+	if b[0].(*writeStep).p == pa {
+		t.Error("two plans share state")
+	}
+	if !slices.Equal(pa.tables, []string{"pi1", "pi2"}) {
+		t.Errorf("tables %v", pa.tables)
+	}
+}
+
+func stepOf(s workload.Step) *stepBase {
+	switch v := s.(type) {
+	case *writeStep:
+		return &v.stepBase
+	case *indexStep:
+		return &v.stepBase
+	case *cleanupStep:
+		return &v.stepBase
+	case *rwStep:
+		return &v.stepBase
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package insertbench
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+var _ workload.Step = (*rwStep)(nil)
+
+// rwStep is a read-write step, qrN or qpN (spec "Steps", reference §1.9): per client one
+// query actor as fast as it can (range or point queries), and insert and delete actors
+// limited to N rows/s each. It runs for a fixed time, not a row count, so every engine is
+// measured for the same duration and the achieved write rates are results (SLA).
+type rwStep struct {
+	stepBase
+	point   bool
+	rate    int // rows/s per client for the insert and the delete actor
+	rpc     int
+	deletes bool
+	dur     time.Duration
+}
+
+func newRWStep(base stepBase, ib *config.InsertBench) *rwStep {
+	rate, _ := strconv.Atoi(base.name[2:])
+	rpc := rpcOf(ib, base.name, rpcRW)
+	// Reference §1.4 fixup_options: rows per commit never exceeds the rows per second.
+	rpc = min(rpc, rate)
+	return &rwStep{
+		stepBase: base, point: strings.HasPrefix(base.name, "qp"),
+		rate: rate, rpc: rpc, deletes: ib.Delete, dur: ib.Time,
+	}
+}
+
+func (s *rwStep) queryLabel() string {
+	if s.point {
+		return labelPointQuery
+	}
+	return labelRangeQuery
+}
+
+// Load has, per client, a closed-loop query actor and the background insert and delete
+// actors on a schedule of rate/rpc statements per second (spec "Rate limiting"). The
+// inserter never waits for the deleter here: its achieved rate is what is judged.
+func (s *rwStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+	d := h.Dialect()
+	stmtsPerSec := float64(s.rate) / float64(s.rpc)
+	q := workload.Group{Label: s.queryLabel(), Role: roleQuery, Unit: workload.UnitOps}
+	ins := workload.Group{Label: labelInsert, Role: labelInsert, Unit: workload.UnitRows,
+		Rate: stmtsPerSec, RowsPerOp: s.rpc, Background: true}
+	del := workload.Group{Label: labelDelete, Role: labelDelete, Unit: workload.UnitRows,
+		Rate: stmtsPerSec, RowsPerOp: s.rpc, Background: true}
+	for _, c := range s.p.clients {
+		pr := newPair(s.deletes, false)
+		q.Workers = append(q.Workers, newQuerier(s.p, s.name, c, d, s.point))
+		ins.Workers = append(ins.Workers, newInserter(s.p, s.name, c, pr, d, s.rpc, 0))
+		if s.deletes {
+			del.Workers = append(del.Workers, newDeleter(s.p, s.name, c, pr, d, s.rpc, 0))
+		}
+	}
+	l := workload.Load{Kind: kindReadWrite, Primary: s.queryLabel(), Groups: []workload.Group{q, ins}, Duration: s.dur}
+	if s.deletes {
+		l.Groups = append(l.Groups, del)
+	}
+	return l, nil
+}
