@@ -12,13 +12,13 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 export CGO_ENABLED = 1
 
-.PHONY: all build run test bench deps fmt-check
+.PHONY: all build run test bench deps test-deps fmt-check
 
 all: build
 
 # deps installs the C toolchain cgo needs (mattn/go-sqlite3) when it is missing.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
 
 build: deps
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dbperf
@@ -33,7 +33,10 @@ fmt-check:
 
 # Tests run one package at a time (-p 1): several packages run real benchmarks whose
 # rate-limited writers must not compete for the 2 cores with another package's run.
-test: deps fmt-check
+test-deps:
+	@scripts/deps.sh test
+
+test: test-deps fmt-check
 	$(GO) vet ./...
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dbperf
 	$(GO) test -count=1 -p 1 -timeout 20m ./...

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Installs what building and testing dbperf needs beyond Go itself, on Debian, as root:
-# a C compiler and libc headers for the cgo SQLite driver. Idempotent and quiet when all
-# is there. Later engines (PostgreSQL, MariaDB) add their packages here.
+# Installs what building (deps.sh build) or testing (deps.sh test) dbperf needs beyond Go
+# itself, on Debian, as root: a C compiler for the cgo SQLite driver; for the tests also
+# the database servers the conformance suite starts itself (PostgreSQL 15, MariaDB 10.11
+# with the MyRocks plugin). Idempotent and quiet when all is there. Package services are
+# kept from starting on install: dbperf starts its own throwaway servers.
 set -euo pipefail
+what=${1:-build}
 
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -e /usr/include/stdlib.h ] || need+=(libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+if [ "$what" = test ]; then
+	ls /usr/lib/postgresql/15/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
+	[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+	ls /usr/lib/mysql/plugin/ha_rocksdb.so >/dev/null 2>&1 || need+=(mariadb-plugin-rocksdb)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
@@ -15,7 +23,13 @@ if [ ${#need[@]} -gt 0 ]; then
 		exit 2
 	fi
 	echo "installing ${need[*]} ..." >&2
+	policy=/usr/sbin/policy-rc.d
+	made_policy=
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
+	fi
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	[ -z "$made_policy" ] || rm -f "$policy"
 fi
 command -v go >/dev/null 2>&1 || { echo "dbperf needs Go (https://go.dev/doc/install)" >&2; exit 2; }

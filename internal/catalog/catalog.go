@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/mariadb"
+	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
@@ -20,10 +22,17 @@ func Workloads() []workload.Workload {
 	}
 }
 
+// EngineOptions configure engines that have variants (MariaDB's storage engine).
+type EngineOptions struct {
+	StorageEngine string
+}
+
 // Engines returns every engine, the default first.
-func Engines() []engine.Engine {
+func Engines(o EngineOptions) []engine.Engine {
 	return []engine.Engine{
 		sqlite.New(),
+		postgres.New(),
+		mariadb.New(o.StorageEngine),
 	}
 }
 
@@ -40,9 +49,9 @@ func Workload(name string) (workload.Workload, error) {
 }
 
 // Engine finds an engine by name.
-func Engine(name string) (engine.Engine, error) {
+func Engine(name string, o EngineOptions) (engine.Engine, error) {
 	var names []string
-	for _, e := range Engines() {
+	for _, e := range Engines(o) {
 		if e.Meta().Name == name {
 			return e, nil
 		}

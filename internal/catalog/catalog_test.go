@@ -10,7 +10,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Engine("sqlite")
+	e, err := Engine("sqlite", EngineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestLookup(t *testing.T) {
 	if _, err := Workload("tpcc"); err == nil || !strings.Contains(err.Error(), "use one of insertbench") {
 		t.Fatalf("unknown workload: %v", err)
 	}
-	if _, err := Engine("oracle"); err == nil || !strings.Contains(err.Error(), "use one of sqlite") {
+	if _, err := Engine("oracle", EngineOptions{}); err == nil || !strings.Contains(err.Error(), "use one of sqlite, postgres, mariadb") {
 		t.Fatalf("unknown engine: %v", err)
 	}
 }

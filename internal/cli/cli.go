@@ -95,7 +95,7 @@ operation, stores every result in a results database, and reports on them.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newServerCmd(env), newVersionCmd(env))
 	return root
 }
 

@@ -42,7 +42,7 @@ func TestBadInput(t *testing.T) {
 		want string // in the single error line
 	}{
 		{"unknown workload", []string{"run", "tpcc"}, `unknown workload "tpcc": use one of insertbench`},
-		{"unknown engine", []string{"run", "insertbench", "--engine", "oracle"}, `--engine: unknown engine "oracle": use one of sqlite`},
+		{"unknown engine", []string{"run", "insertbench", "--engine", "oracle"}, `--engine: unknown engine "oracle": use one of sqlite, postgres, mariadb`},
 		{"unknown step", []string{"run", "insertbench", "--steps", "l.i0,l.i9"}, `--steps: unknown step "l.i9"`},
 		{"unknown scale", []string{"run", "insertbench", "--scale", "huge"}, `--scale: unknown scale "huge": use one of tiny, small, medium, large`},
 		{"zero clients", []string{"run", "insertbench", "--clients", "0"}, "--clients must be at least 1, got 0"},
@@ -51,6 +51,17 @@ func TestBadInput(t *testing.T) {
 		{"zero rows per commit", []string{"run", "insertbench", "--rows-per-commit", "l.i0=0"}, "--rows-per-commit l.i0=0"},
 		{"rows per commit of an unknown step", []string{"run", "insertbench", "--rows-per-commit", "l.i7=5"}, `--rows-per-commit: unknown step "l.i7"`},
 		{"zero report interval", []string{"run", "insertbench", "--report-interval", "0"}, "--report-interval must be positive"},
+		{"range queries without indexes", []string{"run", "insertbench", "--steps", "l.i0,qr500"}, "qr500 queries the secondary indexes that l.x creates"},
+		{"server engine without a server", []string{"run", "insertbench", "--engine", "postgres"}, "--engine postgres needs a server: pass --managed"},
+		{"managed and dsn", []string{"run", "insertbench", "--engine", "postgres", "--managed", "--dsn", "postgres://u:secret@127.0.0.1/ib"}, "--managed and --dsn exclude each other"},
+		{"dsn for sqlite", []string{"run", "insertbench", "--dsn", "postgres://127.0.0.1/ib"}, "--engine sqlite runs inside dbperf: drop --managed and --dsn"},
+		{"version without managed", []string{"run", "insertbench", "--engine", "mariadb", "--dsn", "mysql://root@tcp(127.0.0.1:1)/ib", "--engine-version", "10.6"}, "--engine-version picks the binaries of a managed server"},
+		{"storage engine for postgres", []string{"run", "insertbench", "--engine", "postgres", "--managed", "--mysql-storage-engine", "rocksdb"}, "--mysql-storage-engine applies to --engine mariadb only"},
+		{"unknown storage engine", []string{"run", "insertbench", "--engine", "mariadb", "--managed", "--mysql-storage-engine", "tokudb"}, `--mysql-storage-engine "tokudb": use innodb or rocksdb`},
+		{"unreachable dsn", []string{"run", "insertbench", "--scale", "tiny", "--engine", "postgres", "--dsn", "postgres://bench:hunter2@127.0.0.1:1/ib", "--results", filepath.Join(dir, "dsn.db")}, "postgres://bench:xxxxx@127.0.0.1:1/ib"},
+		{"server engine unknown", []string{"server", "start", "oracle"}, `dbperf manages postgres and mariadb servers, not "oracle"`},
+		{"install mariadb", []string{"server", "install", "mariadb@10.6"}, "install takes postgres@VERSION"},
+		{"stop what was not started", []string{"server", "stop", "postgres", "--workdir", dir}, "no server was started here"},
 		{"steps without l.i0", []string{"run", "insertbench", "--steps", "qr100"}, "--steps qr100 needs the tables l.i0 creates"},
 		{"not a number", []string{"run", "insertbench", "--clients", "many"}, `invalid argument "many"`},
 		{"unknown flag", []string{"run", "insertbench", "--warmup"}, "unknown flag: --warmup"},
@@ -73,6 +84,9 @@ func TestBadInput(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Fatalf("bad input printed to stdout: %q", stdout)
+			}
+			if strings.Contains(stderr, "hunter2") || strings.Contains(stderr, "secret") {
+				t.Fatalf("a password was printed: %s", stderr)
 			}
 		})
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
-	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/progress"
@@ -44,6 +43,13 @@ type runFlags struct {
 	reportInterval float64
 	workdir        string
 	keep           bool
+	managed        bool
+	dsn            string
+	engineVersion  string
+	profile        string
+	profilesDir    string
+	cacheDir       string
+	storageEngine  string
 }
 
 func newRunCmd(env Env) *cobra.Command {
@@ -89,7 +95,14 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files (default: a fresh temporary directory, removed after the run)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory after the run")
+	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory (and a managed server's data) after the run")
+	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
+	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
+	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
+	fl.StringVar(&f.profile, "profile", "default", "managed server config profile: a file in profiles/<engine>/ (default, cached)")
+	fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of config profiles (default $DBPERF_PROFILES, or profiles/ beside the binary's directory)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
+	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	return cmd
 }
 
@@ -100,11 +113,21 @@ func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.R
 		Workload: wl, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
 		Label: f.label, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
 		WorkDir: f.workdir, Keep: f.keep,
+		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
+		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
+	}
+	if cfg.ProfilesDir == "" {
+		cfg.ProfilesDir = defaultProfilesDir(env)
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = defaultCacheDir(env)
 	}
 	var errs []error
 	ib, err := config.InsertBenchPreset(f.scale, f.clients)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--scale: %w", err))
+		// Go on from a known preset so the other checks report only real problems.
+		ib, _ = config.InsertBenchPreset("small", f.clients)
 	}
 	if changed("rows") {
 		ib.Rows = f.rows
@@ -151,6 +174,16 @@ func checkSteps(cfg *config.Run, w workload.Workload) error {
 		errs = append(errs, fmt.Errorf("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep",
 			strings.Join(cfg.Steps, ","), all[0], all[0]))
 	}
+	// Range queries read the secondary indexes l.x creates: fresh tables (l.i0) without
+	// l.x would fail at the first qr step.
+	if slices.Contains(cfg.Steps, "l.i0") && !slices.Contains(cfg.Steps, "l.x") {
+		for _, s := range cfg.Steps {
+			if strings.HasPrefix(s, "qr") {
+				errs = append(errs, fmt.Errorf("--steps: %s queries the secondary indexes that l.x creates: add l.x to --steps", s))
+				break
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -164,9 +197,11 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	if err != nil {
 		errs = append(errs, err)
 	}
-	eng, err := catalog.Engine(cfg.Engine)
+	eng, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--engine: %w", err))
+	} else if err := checkTarget(cfg, eng.Meta()); err != nil {
+		errs = append(errs, err)
 	}
 	if wl != nil && eng != nil {
 		if err := catalog.Check(wl, eng); err != nil {
@@ -192,16 +227,16 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	}
 	defer st.Close()
 
-	dir, cleanupDir, err := workDir(cfg, eng.Meta().Name)
+	tg, err := openTarget(ctx, cfg, eng, func(s string) {
+		if !cfg.Quiet {
+			fmt.Fprintln(env.Out, s)
+		}
+	})
 	if err != nil {
 		return badInput(err)
 	}
-	defer cleanupDir()
-	h, err := eng.Open(ctx, engine.Target{Dir: dir})
-	if err != nil {
-		return badInput(fmt.Errorf("open %s in %s: %w", cfg.Engine, dir, err))
-	}
-	defer h.Close()
+	defer tg.close()
+	h, dir := tg.h, tg.dir
 	info, err := h.Info(ctx)
 	if err != nil {
 		return badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
@@ -210,9 +245,18 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	if err != nil {
 		return badInput(err)
 	}
+	if info.Settings == nil {
+		info.Settings = map[string]string{}
+	}
+	for k, v := range tg.settings {
+		info.Settings[k] = v
+	}
+	if dir == "" {
+		dir = info.DataDir
+	}
 	meta := store.RunMeta{
 		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
-		Engine: cfg.Engine, EngineVersion: info.Version, EngineSettings: info.Settings,
+		Engine: engineLabel(cfg), EngineVersion: info.Version, EngineSettings: info.Settings,
 		Label: cfg.Label, Seed: cfg.Seed, Params: params(cfg, steps),
 		Env: runEnv(env, sampler, dir), StartedAt: time.Now(),
 	}
@@ -268,7 +312,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
 			return err
 		}
-		if cfg.Keep {
+		if cfg.Keep && eng.Meta().Embedded {
 			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, dir)
 		}
 	}
@@ -279,6 +323,19 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", runID, firstErr)}
 	}
 	return nil
+}
+
+// engineLabel names the engine in the store: MariaDB's storage engines are told apart
+// ("mariadb/innodb", "mariadb/rocksdb") so runs and reports never mix them up.
+func engineLabel(cfg *config.Run) string {
+	if cfg.Engine == "mariadb" {
+		se := cfg.StorageEngine
+		if se == "" {
+			se = "innodb"
+		}
+		return cfg.Engine + "/" + se
+	}
+	return cfg.Engine
 }
 
 func recordSkipped(ctx context.Context, st *store.Store, runID int64, seq int, res metrics.StepResult) error {
@@ -322,6 +379,12 @@ func workDir(cfg *config.Run, engineName string) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("create a work directory: %w (set TMPDIR or pass --workdir)", err)
 	}
+	// A managed PostgreSQL runs as an unprivileged user when dbperf runs as root: it must
+	// be able to enter the work dir (its own instance dir below stays private).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("create a work directory: %w", err)
+	}
 	if cfg.Keep {
 		return dir, func() {}, nil
 	}
@@ -336,6 +399,10 @@ func params(cfg *config.Run, steps []workload.Step) map[string]any {
 		names[i] = s.Name()
 	}
 	p := map[string]any{
+		"managed":             cfg.Managed,
+		"profile":             cfg.Profile,
+		"storage_engine":      cfg.StorageEngine,
+		"engine_version":      cfg.EngineVersion,
 		"steps":               names,
 		"clients":             cfg.Clients,
 		"report_interval_sec": cfg.ReportInterval.Seconds(),

@@ -90,7 +90,7 @@ func TestTinyRunEndToEnd(t *testing.T) {
 	if run.Status != "ok" || run.Workload != "insertbench" || run.Engine != "sqlite" || run.EngineVersion == "" {
 		t.Fatalf("run: %+v", run)
 	}
-	if run.Settings["journal_mode"] != "wal" {
+	if !strings.EqualFold(run.Settings["journal_mode"], "wal") || run.Settings["busy_timeout"] != "60000" {
 		t.Errorf("engine settings not stored: %v", run.Settings)
 	}
 	for _, k := range []string{"cpu_model", "cores", "ram_bytes", "kernel", "filesystem", "dbperf_version", "git_commit"} {

@@ -30,13 +30,18 @@ func startLongRun(t *testing.T, bin, results, tmp string) *exec.Cmd {
 	cmd := exec.Command(bin, "run", "insertbench", "--scale", "tiny", "--results", results,
 		"--steps", "l.i0,l.x,qr100,qp100", "--time", "60", "--quiet")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.Now().Add(90 * time.Second)
+	waitForStep(t, results, "qr100", 2)
+	return cmd
+}
+
+// waitForStep waits until the run in results has stored at least n intervals of step.
+func waitForStep(t *testing.T, results, step string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		time.Sleep(300 * time.Millisecond)
 		if _, err := os.Stat(results); err != nil {
@@ -51,13 +56,12 @@ func startLongRun(t *testing.T, bin, results, tmp string) *exec.Cmd {
 			continue
 		}
 		for _, st := range rep.Runs[0].Steps {
-			if st.Name == "qr100" && len(st.Intervals) >= 2 {
-				return cmd
+			if st.Name == step && len(st.Intervals) >= n {
+				return
 			}
 		}
 	}
-	t.Fatalf("qr100 never stored two intervals; stderr: %s", stderr.String())
-	return nil
+	t.Fatalf("%s never stored %d intervals", step, n)
 }
 
 func checkInterrupted(t *testing.T, results string) {

@@ -26,8 +26,21 @@ type Run struct {
 	ReportInterval time.Duration
 	// WorkDir holds the engine's files; empty means a fresh temporary directory.
 	WorkDir string
-	// Keep keeps a temporary WorkDir after the run.
+	// Keep keeps a temporary WorkDir (and a managed server's data dir) after the run.
 	Keep bool
+
+	// Managed: dbperf starts a throwaway server (server engines); DSN: the user's server.
+	Managed bool
+	DSN     string
+	// EngineVersion picks a managed server's binaries ("" = the default, e.g. Debian's).
+	EngineVersion string
+	// Profile names the managed server's config profile (profiles/<engine>/<name>.*).
+	Profile     string
+	ProfilesDir string
+	// CacheDir holds downloaded server versions.
+	CacheDir string
+	// StorageEngine is MariaDB's storage engine: innodb or rocksdb ("" = innodb).
+	StorageEngine string
 
 	InsertBench InsertBench
 }

@@ -77,6 +77,13 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 		}
 	}
 	fmt.Fprintln(w, strings.Join(line, ", "))
+	// How the server was reached (cli stores these with the engine's settings).
+	switch r.EngineSettings["dbperf.managed"] {
+	case "true":
+		fmt.Fprintf(w, "managed server, profile %s\n", orDash(r.EngineSettings["dbperf.profile"]))
+	case "false":
+		fmt.Fprintf(w, "server %s\n", r.EngineSettings["dbperf.dsn"])
+	}
 	if cpu := cpuLine(r.Env); cpu != "" {
 		fmt.Fprintln(w, cpu)
 	}

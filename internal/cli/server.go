@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbperf/dbperf/internal/server"
+)
+
+// serverState is what `dbperf server start` leaves in the work dir for stop and status.
+type serverState struct {
+	Engine  string `json:"engine"`
+	PID     int    `json:"pid"`
+	DSN     string `json:"dsn"`
+	Version string `json:"version"`
+	Profile string `json:"profile"`
+	Dir     string `json:"dir"`
+	DataDir string `json:"data_dir"`
+	Socket  string `json:"socket"`
+	Log     string `json:"log"`
+	Started string `json:"started"`
+}
+
+func statePath(workdir, engineName string) string {
+	return filepath.Join(workdir, engineName+".json")
+}
+
+func serverEngine(name string) error {
+	if name != "postgres" && name != "mariadb" {
+		return badInput(fmt.Errorf("dbperf manages postgres and mariadb servers, not %q", name))
+	}
+	return nil
+}
+
+func newServerCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Install, start, stop and list throwaway database servers",
+		Long: `Throwaway PostgreSQL and MariaDB servers, as "dbperf run --managed" uses them, by hand.
+They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
+	}
+	var workdir, cacheDir, mavenURL, profile, version, storage, profilesDir string
+	var keep bool
+	addWorkdir := func(c *cobra.Command) {
+		c.Flags().StringVar(&workdir, "workdir", "dbperf-servers", "directory holding the servers started by hand and their state")
+	}
+	addCache := func(c *cobra.Command) {
+		c.Flags().StringVar(&cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
+	}
+	cache := func() string {
+		if cacheDir != "" {
+			return cacheDir
+		}
+		return defaultCacheDir(env)
+	}
+
+	install := &cobra.Command{
+		Use:   "install ENGINE@VERSION",
+		Short: "Download a PostgreSQL version from Maven Central (io.zonky.test.postgres) into the cache",
+		Example: `  dbperf server install postgres@13
+  dbperf server install postgres@16.4.0`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			eng, ver, ok := strings.Cut(args[0], "@")
+			if !ok || eng != "postgres" || ver == "" {
+				return badInput(fmt.Errorf("install takes postgres@VERSION (e.g. postgres@13), got %q: MariaDB comes from Debian's packages", args[0]))
+			}
+			dir, err := server.InstallPostgres(c.Context(), mavenURL, cache(), ver)
+			if err != nil {
+				return badInput(err)
+			}
+			fmt.Fprintf(env.Out, "installed postgres %s in %s\n", ver, dir)
+			return nil
+		},
+	}
+	addCache(install)
+	install.Flags().StringVar(&mavenURL, "maven-url", server.DefaultMavenBase, "base URL of the Maven repository")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the server versions dbperf can start",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			vs, err := server.InstalledPostgres(cache())
+			if err != nil {
+				return badInput(err)
+			}
+			if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err == nil {
+				fmt.Fprintln(env.Out, "postgres 15 (Debian)")
+			}
+			for _, v := range vs {
+				fmt.Fprintf(env.Out, "postgres %s (%s)\n", v, cache())
+			}
+			if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
+				fmt.Fprintln(env.Out, "mariadb 10.11 (Debian)")
+			}
+			return nil
+		},
+	}
+	addCache(list)
+
+	start := &cobra.Command{
+		Use:   "start ENGINE",
+		Short: "Start a throwaway server that keeps running, and print its DSN",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := serverEngine(args[0]); err != nil {
+				return err
+			}
+			sp := statePath(workdir, args[0])
+			if st, err := readState(sp); err == nil && pidRunning(st.PID) {
+				return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", args[0], st.PID, RedactDSN(st.DSN), args[0]))
+			}
+			if err := os.MkdirAll(workdir, 0o755); err != nil {
+				return badInput(fmt.Errorf("--workdir: %w", err))
+			}
+			abs, _ := filepath.Abs(workdir)
+			pd := profilesDir
+			if pd == "" {
+				pd = defaultProfilesDir(env)
+			}
+			o := server.Options{WorkDir: abs, Version: version, Profile: profile, ProfilesDir: pd,
+				CacheDir: cache(), StorageEngine: storage, Detached: true}
+			if o.StorageEngine == "" {
+				o.StorageEngine = "innodb"
+			}
+			var in *server.Instance
+			var err error
+			if args[0] == "postgres" {
+				in, err = server.StartPostgres(c.Context(), o)
+			} else {
+				in, err = server.StartMariaDB(c.Context(), o)
+			}
+			if err != nil {
+				return badInput(err)
+			}
+			st := serverState{Engine: in.Engine, PID: in.PID(), DSN: in.DSN, Version: in.Version, Profile: in.Profile,
+				Dir: in.Dir, DataDir: in.DataDir, Socket: in.Socket, Log: in.LogPath, Started: time.Now().Format(time.RFC3339)}
+			if err := writeState(sp, st); err != nil {
+				_ = in.Stop(c.Context())
+				return badInput(err)
+			}
+			fmt.Fprintf(env.Out, "%s %s running (pid %d)\n%s\n", in.Engine, in.Version, in.PID(), in.DSN)
+			return nil
+		},
+	}
+	addWorkdir(start)
+	addCache(start)
+	start.Flags().StringVar(&profile, "profile", "default", "config profile: a file in profiles/<engine>/")
+	start.Flags().StringVar(&profilesDir, "profiles-dir", "", "directory of config profiles (default $DBPERF_PROFILES, or profiles/ beside the binary's directory)")
+	start.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's)")
+	start.Flags().StringVar(&storage, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb")
+
+	stop := &cobra.Command{
+		Use:   "stop ENGINE",
+		Short: "Stop a server started with \"dbperf server start\" and remove its data (unless --keep)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := serverEngine(args[0]); err != nil {
+				return err
+			}
+			sp := statePath(workdir, args[0])
+			st, err := readState(sp)
+			if err != nil {
+				return badInput(err)
+			}
+			if err := server.StopPID(st.Engine, st.PID, time.Minute); err != nil {
+				return err
+			}
+			if !keep && st.Dir != "" {
+				if err := os.RemoveAll(st.Dir); err != nil {
+					return err
+				}
+			}
+			if err := os.Remove(sp); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Out, "%s stopped\n", st.Engine)
+			return nil
+		},
+	}
+	addWorkdir(stop)
+	stop.Flags().BoolVar(&keep, "keep", false, "keep the data directory")
+
+	status := &cobra.Command{
+		Use:   "status ENGINE",
+		Short: "Say whether a server started with \"dbperf server start\" runs, and its DSN",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := serverEngine(args[0]); err != nil {
+				return err
+			}
+			st, err := readState(statePath(workdir, args[0]))
+			if err != nil {
+				fmt.Fprintf(env.Out, "%s: not running\n", args[0])
+				return nil
+			}
+			state := "running"
+			if !pidRunning(st.PID) {
+				state = "not running (it died; see " + st.Log + ")"
+			}
+			fmt.Fprintf(env.Out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, state, st.PID, st.Started, st.DSN)
+			return nil
+		},
+	}
+	addWorkdir(status)
+	cmd.AddCommand(install, list, start, stop, status)
+	return cmd
+}
+
+func pidRunning(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return pid > 0 && err == nil
+}
+
+func readState(path string) (serverState, error) {
+	var st serverState
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", path)
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
+}
+
+func writeState(path string, st serverState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

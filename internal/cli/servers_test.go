@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serverProcs lists the pids of processes whose command line mentions dir: the managed
+// servers a test started under its own temporary directory.
+func serverProcs(dir string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, dir) && (strings.Contains(cmd, "postgres") || strings.Contains(cmd, "mariadbd")) {
+			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+				if i := strings.LastIndexByte(string(st), ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
+					continue
+				}
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitNoServers fails the test when a server started under dir is still alive after a while.
+func waitNoServers(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(serverProcs(dir)) == 0 {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("server processes outlived dbperf: %v", serverProcs(dir))
+}
+
+// serverWorkdir is a work dir a managed PostgreSQL's unprivileged user can enter
+// (t.TempDir's directories are private to root).
+func serverWorkdir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dbperf-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func needServer(t *testing.T, engine string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts database servers")
+	}
+	bin := map[string]string{"postgres": "/usr/lib/postgresql/15/bin/postgres", "mariadb": "/usr/sbin/mariadbd"}[engine]
+	if _, err := os.Stat(bin); err != nil {
+		// make test installs the servers (scripts/deps.sh test); running the package
+		// alone on a machine without them is the only way to get here.
+		t.Skipf("%s is not installed (make test installs it): %v", engine, err)
+	}
+}
+
+// TestConformanceManagedServers runs the Insert Benchmark at tiny scale on every managed
+// server and checks the stored results and audits.
+func TestConformanceManagedServers(t *testing.T) {
+	for _, tc := range []struct {
+		name, engine, label string
+		args                []string
+	}{
+		{"postgres 15", "postgres", "postgres", []string{"--engine", "postgres"}},
+		{"postgres 13 from Maven Central", "postgres", "postgres", []string{"--engine", "postgres", "--engine-version", "13"}},
+		{"mariadb innodb", "mariadb", "mariadb/innodb", []string{"--engine", "mariadb"}},
+		{"mariadb myrocks", "mariadb", "mariadb/rocksdb", []string{"--engine", "mariadb", "--mysql-storage-engine", "rocksdb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needServer(t, tc.engine)
+			tmp := serverWorkdir(t)
+			results := filepath.Join(tmp, "r.db")
+			args := append([]string{"run", "insertbench", "--managed", "--scale", "tiny", "--quiet", "--results", results,
+				"--workdir", tmp, "--profiles-dir", "../../profiles"}, tc.args...)
+			code, _, stderr := runCLI(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			waitNoServers(t, tmp)
+			run := reportJSON(t, results).Runs[0]
+			if run.Status != "ok" || run.Engine != tc.label || run.EngineVersion == "" {
+				t.Fatalf("run %s %s %q", run.Status, run.Engine, run.EngineVersion)
+			}
+			if tc.engine == "postgres" && !strings.HasPrefix(run.EngineVersion, map[bool]string{true: "13", false: "15"}[strings.Contains(tc.name, "13")]) {
+				t.Errorf("postgres version %q", run.EngineVersion)
+			}
+			if run.Settings["dbperf.profile"] != "default" || run.Settings["dbperf.managed"] != "true" {
+				t.Errorf("profile and managed not stored: %q %q", run.Settings["dbperf.profile"], run.Settings["dbperf.managed"])
+			}
+			if len(run.Steps) != len(allSteps) {
+				t.Fatalf("%d steps", len(run.Steps))
+			}
+			code, text, _ := runCLI(t, nil, "report", "--results", results)
+			if code != 0 || !strings.Contains(text, run.EngineVersion) || !strings.Contains(text, "managed server, profile default") {
+				t.Errorf("the text report must show the server version and profile:\n%s", text)
+			}
+			for _, st := range run.Steps {
+				if st.Status != "ok" || st.Audit.Status != "ok" {
+					t.Errorf("%s: %s, audit %s: %s %s", st.Name, st.Status, st.Audit.Status, st.Audit.Detail, st.Error)
+				}
+				if strings.HasSuffix(st.Name, "1000") {
+					for _, role := range []string{"insert", "delete"} {
+						if bg := st.Background[role]; bg.Target != 1000 || bg.Achieved <= 0 || bg.SLA == "" {
+							t.Errorf("%s %s background: %+v", st.Name, role, bg)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestServerDiesMidStep kills the managed server during qr100: that step fails with the
+// server's log tail, the earlier steps are kept, the run exits 1 and no process is left.
+func TestServerDiesMidStep(t *testing.T) {
+	needServer(t, "mariadb")
+	bin, tmp := buildBinary(t), serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	cmd := exec.Command(bin, "run", "insertbench", "--engine", "mariadb", "--managed", "--scale", "tiny",
+		"--steps", "l.i0,l.x,qr100,qp100", "--time", "60", "--quiet", "--results", results,
+		"--workdir", tmp, "--profiles-dir", "../../profiles")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitForStep(t, results, "qr100", 2)
+	pids := serverProcs(tmp)
+	if len(pids) == 0 {
+		t.Fatal("no server process found")
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitStepFailed {
+		t.Fatalf("exit: %v, want 1; stderr: %s", err, stderr.String())
+	}
+	waitNoServers(t, tmp)
+	run := reportJSON(t, results).Runs[0]
+	got := map[string]string{}
+	for _, st := range run.Steps {
+		got[st.Name] = st.Status
+		if st.Name == "qr100" && st.Error == "" {
+			t.Error("the failed step has no error")
+		}
+	}
+	if run.Status != "failed" || got["l.i0"] != "ok" || got["l.x"] != "ok" || got["qr100"] != "failed" || got["qp100"] != "skipped" {
+		t.Errorf("run %s, steps %v", run.Status, got)
+	}
+}
+
+// TestInterruptStopsManagedServer: Ctrl-C in the middle of a managed run exits 130 and
+// leaves no server process.
+func TestInterruptStopsManagedServer(t *testing.T) {
+	needServer(t, "postgres")
+	bin, tmp := buildBinary(t), serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	cmd := exec.Command(bin, "run", "insertbench", "--engine", "postgres", "--managed", "--scale", "tiny",
+		"--steps", "l.i0,l.x,qr100", "--time", "60", "--quiet", "--results", results,
+		"--workdir", tmp, "--profiles-dir", "../../profiles")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitForStep(t, results, "qr100", 2)
+	if len(serverProcs(tmp)) == 0 {
+		t.Fatal("no server process found while running")
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit: %v, want 130", err)
+	}
+	waitNoServers(t, tmp)
+	if st := reportJSON(t, results).Runs[0].Status; st != "interrupted" {
+		t.Errorf("run status %s", st)
+	}
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/server"
+)
+
+// storageEngines are the values of --mysql-storage-engine (sysbench's flag name).
+func storageEngines() []string { return []string{"innodb", "rocksdb"} }
+
+// checkTarget validates how the engine is reached: embedded engines take neither --dsn nor
+// --managed; server engines need exactly one of them.
+func checkTarget(cfg *config.Run, meta engine.Meta) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if meta.Embedded {
+		if cfg.Managed || cfg.DSN != "" {
+			add("--engine %s runs inside dbperf: drop --managed and --dsn", meta.Name)
+		}
+	} else {
+		switch {
+		case cfg.Managed && cfg.DSN != "":
+			add("--managed and --dsn exclude each other: let dbperf start a server (--managed) or name yours (--dsn)")
+		case !cfg.Managed && cfg.DSN == "":
+			add("--engine %s needs a server: pass --managed to let dbperf start a throwaway one, or --dsn to use yours", meta.Name)
+		}
+	}
+	if cfg.EngineVersion != "" && !cfg.Managed {
+		add("--engine-version picks the binaries of a managed server: add --managed")
+	}
+	if cfg.StorageEngine != "" {
+		if meta.Name != "mariadb" {
+			add("--mysql-storage-engine applies to --engine mariadb only")
+		} else if !slices.Contains(storageEngines(), cfg.StorageEngine) {
+			add("--mysql-storage-engine %q: use innodb or rocksdb", cfg.StorageEngine)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// target is an opened engine with what the run stores about how it was reached.
+type target struct {
+	h engine.Handle
+	// dir is the directory whose filesystem the env describes.
+	dir string
+	// settings are added to the engine's own settings: profile, redacted DSN, managed.
+	settings map[string]string
+	close    func()
+}
+
+// openTarget opens the engine: in a work directory (embedded), on a server dbperf starts
+// and always stops again (--managed), or on the user's server (--dsn). Every error is the
+// environment's: the caller reports it with exit status 2 before any step runs.
+func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out func(string)) (*target, error) {
+	meta := eng.Meta()
+	t := &target{settings: map[string]string{}, close: func() {}}
+	var closers []func()
+	t.close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(err error) (*target, error) {
+		t.close()
+		return nil, err
+	}
+	var tg engine.Target
+	switch {
+	case meta.Embedded:
+		dir, cleanup, err := workDir(cfg, meta.Name)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, cleanup)
+		tg.Dir, t.dir = dir, dir
+	case cfg.Managed:
+		base, cleanup, err := workDir(cfg, meta.Name)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, cleanup)
+		in, err := startServer(ctx, cfg, meta.Name, base)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, func() {
+			// Stop with a fresh context: after Ctrl-C the server must still go down.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			_ = in.Stop(sctx)
+			if cfg.Keep {
+				out(fmt.Sprintf("kept the %s data directory %s", meta.Name, in.DataDir))
+			}
+		})
+		tg.DSN, t.dir = in.DSN, in.DataDir
+		t.settings["dbperf.managed"] = "true"
+		t.settings["dbperf.profile"] = in.Profile
+		t.settings["dbperf.profile_text"] = in.Config
+		t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
+	default:
+		tg.DSN = cfg.DSN
+		t.settings["dbperf.managed"] = "false"
+		t.settings["dbperf.dsn"] = RedactDSN(cfg.DSN)
+	}
+	h, err := eng.Open(ctx, tg)
+	if err != nil {
+		where := tg.Dir
+		if tg.DSN != "" {
+			where = RedactDSN(tg.DSN)
+		}
+		return fail(fmt.Errorf("open %s at %s: %w", meta.Name, where, err))
+	}
+	closers = append(closers, func() { _ = h.Close() })
+	t.h = h
+	if cfg.StorageEngine != "" {
+		t.settings["dbperf.storage_engine"] = cfg.StorageEngine
+	}
+	return t, nil
+}
+
+// startServer starts a managed server under base.
+func startServer(ctx context.Context, cfg *config.Run, engineName, base string) (*server.Instance, error) {
+	o := server.Options{
+		WorkDir: base, Version: cfg.EngineVersion, Profile: cfg.Profile,
+		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, StorageEngine: cfg.StorageEngine,
+	}
+	if o.StorageEngine == "" {
+		o.StorageEngine = "innodb"
+	}
+	switch engineName {
+	case "postgres":
+		if err := ensurePostgres(ctx, o.Version, o.CacheDir); err != nil {
+			return nil, err
+		}
+		return server.StartPostgres(ctx, o)
+	case "mariadb":
+		return server.StartMariaDB(ctx, o)
+	}
+	return nil, fmt.Errorf("dbperf cannot start a %s server: use --dsn", engineName)
+}
+
+// ensurePostgres installs a PostgreSQL version from Maven Central on first use, so
+// `--engine-version 13` works without a separate `dbperf server install postgres@13`.
+// Debian's 15 ("" or "15") needs nothing.
+func ensurePostgres(ctx context.Context, version, cacheDir string) error {
+	if version == "" || version == "15" {
+		return nil
+	}
+	have, err := server.InstalledPostgres(cacheDir)
+	if err != nil {
+		return err
+	}
+	for _, v := range have {
+		if v == version || strings.HasPrefix(v, version+".") {
+			return nil
+		}
+	}
+	if _, err := server.InstallPostgres(ctx, server.DefaultMavenBase, cacheDir, version); err != nil {
+		return fmt.Errorf("postgres %s is not installed and installing it failed: %w", version, err)
+	}
+	return nil
+}
+
+// defaultProfilesDir finds the profiles: $DBPERF_PROFILES, then ../profiles beside the
+// binary (bin/dbperf in a checkout), then ./profiles.
+func defaultProfilesDir(env Env) string {
+	if d := env.getenv("DBPERF_PROFILES"); d != "" {
+		return d
+	}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Join(filepath.Dir(exe), "..", "profiles")
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return filepath.Clean(d)
+		}
+	}
+	return "profiles"
+}
+
+// defaultCacheDir is where downloaded server versions go: $DBPERF_CACHE_DIR, else the
+// user's cache dir.
+func defaultCacheDir(env Env) string {
+	if d := env.getenv("DBPERF_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "dbperf")
+	}
+	return filepath.Join(os.TempDir(), "dbperf-cache")
+}

@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+var _ engine.Dialect = Dialect{}
+
+// Dialect is PostgreSQL's SQL, in the reference's shapes (reference §1.2–§1.7).
+type Dialect struct{}
+
+// Name is "postgres".
+func (Dialect) Name() string { return "postgres" }
+
+// Placeholder is $n.
+func (Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+
+// AutoIncrementPK is the reference's `bigserial primary key` (§1.2): a bigint fed by the
+// sequence <table>_<column>_seq.
+func (Dialect) AutoIncrementPK() string { return "bigserial PRIMARY KEY" }
+
+// DateTimeType is the reference's `timestamp without time zone` (§1.2).
+func (Dialect) DateTimeType() string { return "timestamp without time zone" }
+
+// CreateTable is CREATE TABLE followed, as in the reference (§1.2), by
+// `ALTER SEQUENCE <table>_transactionid_seq CACHE 1000` when the first column is the
+// bigserial key: each session then takes 1000 ids at a time from the sequence. The
+// sequence's name is derived from the first column's name.
+func (d Dialect) CreateTable(table string, columns []string) []string {
+	out := []string{"CREATE TABLE " + table + " (" + strings.Join(columns, ", ") + ")"}
+	if len(columns) > 0 {
+		if col, ok := strings.CutSuffix(columns[0], " "+d.AutoIncrementPK()); ok && !strings.ContainsAny(col, " \t") {
+			out = append(out, "ALTER SEQUENCE "+table+"_"+col+"_seq CACHE "+strconv.Itoa(sequenceCache))
+		}
+	}
+	return out
+}
+
+// sequenceCache is the reference's sequence cache (§1.2; its comment: "TODO: what is a good
+// value for cache").
+const sequenceCache = 1000
+
+// DropTable drops a table if it exists (its owned sequence goes with it).
+func (Dialect) DropTable(table string) string { return "DROP TABLE IF EXISTS " + table }
+
+// CreateIndexes is one CREATE INDEX per index (reference §1.3).
+func (Dialect) CreateIndexes(table string, idx []engine.Index) []string {
+	out := make([]string, 0, len(idx))
+	for _, ix := range idx {
+		out = append(out, "CREATE INDEX "+ix.Name+" ON "+table+" ("+strings.Join(ix.Columns, ", ")+")")
+	}
+	return out
+}
+
+// FromIndex has no hint to render: PostgreSQL has no index hints (reference §1.7).
+func (Dialect) FromIndex(string, string) (string, bool) { return "", false }
+
+// DeleteLowest is the reference's Postgres delete (§1.5): the n lowest keys ≥ $1 are picked
+// in a subselect.
+func (Dialect) DeleteLowest(table, key string, limit int) string {
+	return "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table +
+		" WHERE " + key + " >= $1 ORDER BY " + key + " ASC LIMIT " + strconv.Itoa(limit) + ")"
+}
+
+// AllowedKeyGaps is true: with CACHE 1000 every session takes the next block of 1000 ids
+// from the sequence and the ids it does not use are lost when it closes, so a new session
+// (every step opens new ones) starts above a gap of up to 999 ids. Sequences are also not
+// transactional: a failed or rolled-back insert consumes its ids.
+func (Dialect) AllowedKeyGaps() bool { return true }

@@ -1,0 +1,173 @@
+// Package postgres is dbperf's PostgreSQL engine, on pgx's native API (not database/sql).
+// In the flow it is one of the drivers under engine: the catalog lists it, the cli opens
+// it on a server's DSN (a managed one from internal/server, or any reachable server), and
+// the runner gives each worker a Session: its own connection, with statements prepared on
+// the server as the reference does (reference §1.8). All PostgreSQL-specific SQL lives
+// here, exposed to workloads through Dialect; session settings are listed in Settings.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/jackc/pgx/v5"
+)
+
+// Engine opens PostgreSQL databases on running servers.
+type Engine struct{}
+
+// New returns the PostgreSQL engine.
+func New() *Engine { return &Engine{} }
+
+var (
+	_ engine.Engine     = (*Engine)(nil)
+	_ engine.Handle     = (*handle)(nil)
+	_ engine.Maintainer = (*handle)(nil)
+)
+
+// Meta names the engine. The server is a separate process.
+func (*Engine) Meta() engine.Meta {
+	return engine.Meta{Name: "postgres", Kind: engine.KindSQL, Embedded: false}
+}
+
+// Open parses t.DSN (a postgres:// URL or key=value string) and connects once to check it.
+// The handle keeps the configuration; every session opens its own connection.
+func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error) {
+	if t.DSN == "" {
+		return nil, errors.New("postgres open: a DSN is required (target DSN is empty)")
+	}
+	cfg, err := connConfig(t.DSN)
+	if err != nil {
+		// pgx's parse errors redact the password.
+		return nil, fmt.Errorf("postgres open: invalid DSN: %w", err)
+	}
+	h := &handle{cfg: cfg}
+	c, err := h.connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres open: %w", err)
+	}
+	if err := c.Close(ctx); err != nil {
+		return nil, fmt.Errorf("postgres open: %w", err)
+	}
+	return h, nil
+}
+
+// handle is a reachable PostgreSQL database: a connection configuration. It holds no
+// connection of its own, so it is safe for concurrent use.
+type handle struct {
+	cfg *pgx.ConnConfig
+}
+
+// where says which server and database a connection goes to, without the password.
+func (h *handle) where() string {
+	return fmt.Sprintf("%s@%s:%d/%s", h.cfg.User, h.cfg.Host, h.cfg.Port, h.cfg.Database)
+}
+
+// connect opens one connection with the session settings.
+func (h *handle) connect(ctx context.Context) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, h.cfg.Copy())
+	if err != nil {
+		// pgx lists every address it tried on a line of its own: one line reads better.
+		return nil, fmt.Errorf("cannot connect to %s: %s", h.where(), strings.Join(strings.Fields(err.Error()), " "))
+	}
+	return c, nil
+}
+
+// NewSession opens one connection for the caller's exclusive use.
+func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
+	c, err := h.connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres new session: %w", err)
+	}
+	return &session{conn: c}, nil
+}
+
+// Dialect returns PostgreSQL's SQL idioms.
+func (h *handle) Dialect() engine.Dialect { return Dialect{} }
+
+// Info reports the server's version (as it reports it, e.g. "15.10 (Debian 15.10-0+deb12u1)")
+// and every setting of pg_settings (what SHOW ALL shows), plus server_version_num.
+// DataDir is empty when the user may not read data_directory (not a superuser or
+// pg_read_all_settings member).
+func (h *handle) Info(ctx context.Context) (engine.Info, error) {
+	c, err := h.connect(ctx)
+	if err != nil {
+		return engine.Info{}, fmt.Errorf("postgres info: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	info := engine.Info{Settings: map[string]string{}}
+	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
+		return engine.Info{}, fmt.Errorf("postgres info: server_version: %w", err)
+	}
+	rows, err := c.Query(ctx, "SELECT name, setting FROM pg_settings")
+	if err != nil {
+		return engine.Info{}, fmt.Errorf("postgres info: pg_settings: %w", err)
+	}
+	var name string
+	var setting *string
+	_, err = pgx.ForEachRow(rows, []any{&name, &setting}, func() error {
+		if setting != nil && !secret(name) {
+			info.Settings[name] = *setting
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.Info{}, fmt.Errorf("postgres info: pg_settings: %w", err)
+	}
+	if info.Settings["server_version_num"] == "" {
+		var num string
+		if err := c.QueryRow(ctx, "SHOW server_version_num").Scan(&num); err == nil {
+			info.Settings["server_version_num"] = num
+		}
+	}
+	var dir string
+	if err := c.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err == nil {
+		info.DataDir = dir
+	}
+	info.Settings["driver"] = "jackc/pgx/v5"
+	return info, nil
+}
+
+// secret says whether a setting may hold a password or key: never stored with a run.
+// (pg_settings has none in stock PostgreSQL; extensions may add some.)
+func secret(name string) bool {
+	for _, w := range []string{"password", "passphrase", "secret"} {
+		if strings.Contains(strings.ToLower(name), w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Size is pg_database_size(current_database()): every relation of the database, including
+// indexes, TOAST and free space maps, but not the server's WAL.
+func (h *handle) Size(ctx context.Context) (int64, error) {
+	c, err := h.connect(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("postgres size: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres size: %w", err)
+	}
+	return n, nil
+}
+
+// Close releases nothing: sessions own their connections.
+func (h *handle) Close() error { return nil }
+
+// SessionPID is the process id of the server backend serving s, for per-connection CPU
+// accounting (the reference records `select pg_backend_pid()` for perf, §1.8). It is the
+// pid the server sent when the connection started (BackendKeyData): the same number as
+// pg_backend_pid(), without a round trip.
+func (h *handle) SessionPID(s engine.Session) (int, error) {
+	ps, ok := s.(*session)
+	if !ok || ps.conn == nil {
+		return 0, fmt.Errorf("postgres session pid: %T is not an open postgres session", s)
+	}
+	return int(ps.conn.PgConn().PID()), nil
+}
