@@ -100,6 +100,8 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out fun
 			_ = in.Stop(sctx)
 			if cfg.Keep {
 				out(fmt.Sprintf("kept the %s data directory %s", meta.Name, in.DataDir))
+			} else {
+				_ = in.Remove()
 			}
 		})
 		tg.DSN, t.dir = in.DSN, in.DataDir

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlconn"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -126,7 +127,7 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mariadb new session: %w", err)
 	}
-	return &session{conn: c}, nil
+	return sqlconn.New("mariadb", c), nil
 }
 
 // Dialect returns the MySQL dialect for the handle's storage engine.
@@ -258,19 +259,19 @@ func dirSize(dir string) (int64, error) {
 func (h *handle) SessionPID(s engine.Session) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sessionPIDTimeout)
 	defer cancel()
-	ss, ok := s.(*session)
+	ss, ok := s.(*sqlconn.Session)
 	if !ok {
 		return 0, fmt.Errorf("mariadb session pid: %T is not a mariadb session", s)
 	}
 	var on sql.NullString
-	if err := ss.conn.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+	if err := ss.Conn().QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
 		return 0, fmt.Errorf("mariadb session pid: @@performance_schema: %w", err)
 	}
 	if on.String != "1" && !strings.EqualFold(on.String, "ON") {
 		return 0, errors.New("mariadb session pid: performance_schema is off on this server: start it with performance_schema=ON to get connection thread ids")
 	}
 	var tid sql.NullInt64
-	err := ss.conn.QueryRowContext(ctx,
+	err := ss.Conn().QueryRowContext(ctx,
 		"SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&tid)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !tid.Valid) {
 		return 0, errors.New("mariadb session pid: performance_schema.threads has no OS thread id for this connection (thread instrumentation disabled?)")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlconn"
 	"github.com/dbperf/dbperf/internal/server"
 )
 
@@ -119,7 +120,7 @@ func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, boo
 func queryString(t *testing.T, s engine.Session, q string) string {
 	t.Helper()
 	var v string
-	if err := s.(*session).conn.QueryRowContext(context.Background(), q).Scan(&v); err != nil {
+	if err := s.(*sqlconn.Session).Conn().QueryRowContext(context.Background(), q).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return v
@@ -243,7 +244,7 @@ func TestMariaDBDialectExecuted(t *testing.T) {
 				}
 			}
 			var key string
-			row := s.(*session).conn.QueryRowContext(ctx, "EXPLAIN "+strings.Replace(q, "?", "250", 1))
+			row := s.(*sqlconn.Session).Conn().QueryRowContext(ctx, "EXPLAIN "+strings.Replace(q, "?", "250", 1))
 			var id, selType, tbl, typ, possible, keyLen, ref, rows, extra any
 			if err := row.Scan(&id, &selType, &tbl, &typ, &possible, &key, &keyLen, &ref, &rows, &extra); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlconn"
 	// Registers the "sqlite3" database/sql driver.
 	_ "github.com/mattn/go-sqlite3"
 )
@@ -87,7 +88,7 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite new session: %w", err)
 	}
-	return &session{conn: c}, nil
+	return sqlconn.New("sqlite", c), nil
 }
 
 // Dialect returns SQLite's SQL idioms.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlconn"
 )
 
 func open(t *testing.T) engine.Handle {
@@ -99,7 +100,7 @@ func TestSettingsOnEverySession(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2 {
 		s := newSession(t, h)
-		conn := s.(*session).conn
+		conn := s.(*sqlconn.Session).Conn()
 		var mode string
 		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,8 @@
-package mariadb
+// Package sqlconn adapts a database/sql connection to engine.Session for the engines whose
+// driver only speaks database/sql (mattn/go-sqlite3, go-sql-driver/mysql): one reserved
+// *sql.Conn per session, statements prepared on it, rows fetched into reused buffers.
+// PostgreSQL does not use it: pgx's native API avoids database/sql's costs.
+package sqlconn
 
 import (
 	"context"
@@ -10,51 +14,59 @@ import (
 )
 
 var (
-	_ engine.Session = (*session)(nil)
+	_ engine.Session = (*Session)(nil)
 	_ engine.Stmt    = (*stmt)(nil)
 )
 
-// session is one pooled connection reserved for one worker: one server thread.
-type session struct {
+// Session is one pooled connection reserved for one worker.
+type Session struct {
+	name  string // engine name, for error messages
 	conn  *sql.Conn
 	stmts []*stmt
 }
 
-// Prepare prepares query on this session's connection as a server-side prepared statement
-// (COM_STMT_PREPARE; executions use the binary protocol). The reference sends text SQL
-// instead (spec/reference-benchmarks.md §1.8): see Settings, interpolateParams.
-func (s *session) Prepare(ctx context.Context, query string) (engine.Stmt, error) {
+// New reserves conn for one session of the named engine.
+func New(engineName string, conn *sql.Conn) *Session {
+	return &Session{name: engineName, conn: conn}
+}
+
+// Conn is the session's connection, for engine-specific queries (e.g. the server thread
+// serving it).
+func (s *Session) Conn() *sql.Conn { return s.conn }
+
+// Prepare prepares query on this session's connection.
+func (s *Session) Prepare(ctx context.Context, query string) (engine.Stmt, error) {
 	st, err := s.conn.PrepareContext(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("mariadb prepare %s: %w", short(query), err)
+		return nil, fmt.Errorf("%s prepare %s: %w", s.name, short(query), err)
 	}
-	p := &stmt{st: st, text: short(query)}
+	p := &stmt{name: s.name, st: st, text: short(query)}
 	s.stmts = append(s.stmts, p)
 	return p, nil
 }
 
 // Exec runs one statement in autocommit mode.
-func (s *session) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (s *Session) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := s.conn.ExecContext(ctx, query, args...)
 	if err != nil {
-		return 0, fmt.Errorf("mariadb exec %s: %w", short(query), err)
+		return 0, fmt.Errorf("%s exec %s: %w", s.name, short(query), err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("mariadb exec %s: rows affected: %w", short(query), err)
+		return 0, fmt.Errorf("%s exec %s: rows affected: %w", s.name, short(query), err)
 	}
 	return n, nil
 }
 
 // Close closes the statements prepared on the session and returns the connection to the pool.
-func (s *session) Close() error {
+func (s *Session) Close() error {
 	var errs []error
 	for _, p := range s.stmts {
 		errs = append(errs, p.Close())
 	}
 	s.stmts = nil
 	if err := s.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
-		errs = append(errs, fmt.Errorf("mariadb close session: %w", err))
+		errs = append(errs, fmt.Errorf("%s close session: %w", s.name, err))
 	}
 	return errors.Join(errs...)
 }
@@ -62,6 +74,7 @@ func (s *session) Close() error {
 // stmt is a statement prepared on one session. Like the session, it is not safe for
 // concurrent use, which lets Query reuse its scan destinations.
 type stmt struct {
+	name string // engine name, for error messages
 	st   *sql.Stmt
 	text string // shortened SQL for error messages
 	// raw and dest are Query's reusable scan destinations: every column of every row is
@@ -74,11 +87,11 @@ type stmt struct {
 func (p *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	res, err := p.st.ExecContext(ctx, args...)
 	if err != nil {
-		return 0, fmt.Errorf("mariadb exec %s: %w", p.text, err)
+		return 0, fmt.Errorf("%s exec %s: %w", p.name, p.text, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("mariadb exec %s: rows affected: %w", p.text, err)
+		return 0, fmt.Errorf("%s exec %s: rows affected: %w", p.name, p.text, err)
 	}
 	return n, nil
 }
@@ -88,13 +101,13 @@ func (p *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 func (p *stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	rows, err := p.st.QueryContext(ctx, args...)
 	if err != nil {
-		return 0, fmt.Errorf("mariadb query %s: %w", p.text, err)
+		return 0, fmt.Errorf("%s query %s: %w", p.name, p.text, err)
 	}
 	if p.dest == nil {
 		cols, err := rows.Columns()
 		if err != nil {
 			_ = rows.Close()
-			return 0, fmt.Errorf("mariadb query %s: columns: %w", p.text, err)
+			return 0, fmt.Errorf("%s query %s: columns: %w", p.name, p.text, err)
 		}
 		p.raw = make([]sql.RawBytes, len(cols))
 		p.dest = make([]any, len(cols))
@@ -106,16 +119,16 @@ func (p *stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	for rows.Next() {
 		if err := rows.Scan(p.dest...); err != nil {
 			_ = rows.Close()
-			return n, fmt.Errorf("mariadb query %s: scan: %w", p.text, err)
+			return n, fmt.Errorf("%s query %s: scan: %w", p.name, p.text, err)
 		}
 		n++
 	}
 	if err := rows.Err(); err != nil {
 		_ = rows.Close()
-		return n, fmt.Errorf("mariadb query %s: %w", p.text, err)
+		return n, fmt.Errorf("%s query %s: %w", p.name, p.text, err)
 	}
 	if err := rows.Close(); err != nil {
-		return n, fmt.Errorf("mariadb query %s: close: %w", p.text, err)
+		return n, fmt.Errorf("%s query %s: close: %w", p.name, p.text, err)
 	}
 	return n, nil
 }
@@ -128,7 +141,7 @@ func (p *stmt) QueryInt(ctx context.Context, args ...any) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("mariadb query %s: %w", p.text, err)
+		return 0, false, fmt.Errorf("%s query %s: %w", p.name, p.text, err)
 	}
 	return v.Int64, v.Valid, nil
 }
@@ -136,7 +149,7 @@ func (p *stmt) QueryInt(ctx context.Context, args ...any) (int64, bool, error) {
 // Close releases the statement. It may be called more than once.
 func (p *stmt) Close() error {
 	if err := p.st.Close(); err != nil {
-		return fmt.Errorf("mariadb close statement %s: %w", p.text, err)
+		return fmt.Errorf("%s close statement %s: %w", p.name, p.text, err)
 	}
 	return nil
 }
