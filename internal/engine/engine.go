@@ -122,3 +122,10 @@ type Maintainer interface {
 	// ReduceDebt does the engine's cleanup for the given tables and reports what it did.
 	ReduceDebt(ctx context.Context, tables []string) (detail string, err error)
 }
+
+// ProcessInfo is implemented by server engines that can name the OS process or thread
+// serving a session (Postgres: the backend's pid; MariaDB: the connection's thread id), so
+// per-connection CPU can be read from /proc (TODO(#4): the runner samples it).
+type ProcessInfo interface {
+	SessionPID(s Session) (int, error)
+}

@@ -1,6 +1,12 @@
-// Package hwstat samples the machine from /proc: today dbperf's own CPU time and the
-// environment stored with every run; system CPU/IO and per-process samplers join it with
-// the HW-efficiency metrics (TODO(#4)). The runner samples it on interval ticks.
+// Package hwstat samples the machine from /proc and /sys: dbperf's own CPU time, the
+// environment stored with every run, and the system CPU / context-switch / block-device
+// counters and per-process (server and backends) CPU, RSS and IO behind the HW-efficiency
+// metrics (spec/reference-benchmarks.md §1.12, §2.2).
+//
+// Where it sits: the runner calls (*Sampler).Sample on every interval tick and turns
+// consecutive samples into per-interval figures with Delta. The first sample of a step is
+// a baseline only — its counters are since boot (or since process start) and are never
+// reported as an interval (unlike the reference's vmstat/iostat first line, §5.10).
 package hwstat
 
 import (
@@ -9,34 +15,51 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
-// Sampler reads /proc. The zero value is not usable; use New.
+// Sampler reads /proc and /sys. It holds no mutable state, so one Sampler may be used from
+// several goroutines. The zero value is not usable; use New or NewAt.
 type Sampler struct {
-	fs   procfs.FS
-	self procfs.Proc
+	fs       procfs.FS
+	procRoot string
+	sysRoot  string
+	now      func() time.Time
 }
 
-// New opens /proc.
+// New opens the real /proc and /sys and checks that /proc/self is readable.
 func New() (*Sampler, error) {
-	fs, err := procfs.NewFS(procfs.DefaultMountPoint)
+	s, err := NewAt(procfs.DefaultMountPoint, "/sys")
 	if err != nil {
-		return nil, fmt.Errorf("hwstat: open /proc: %w", err)
+		return nil, err
 	}
-	self, err := fs.Self()
-	if err != nil {
+	if _, err := s.fs.Self(); err != nil {
 		return nil, fmt.Errorf("hwstat: /proc/self: %w", err)
 	}
-	return &Sampler{fs: fs, self: self}, nil
+	return s, nil
+}
+
+// NewAt opens a sampler reading procRoot instead of /proc and sysRoot instead of /sys
+// (tests point them at fixture trees).
+func NewAt(procRoot, sysRoot string) (*Sampler, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("hwstat: open %s: %w", procRoot, err)
+	}
+	return &Sampler{fs: fs, procRoot: procRoot, sysRoot: sysRoot, now: time.Now}, nil
 }
 
 // SelfCPU returns dbperf's own CPU time so far (user + system, all threads) in seconds,
 // from /proc/self/stat.
 func (s *Sampler) SelfCPU() (float64, error) {
-	st, err := s.self.Stat()
+	self, err := s.fs.Self()
+	if err != nil {
+		return 0, fmt.Errorf("hwstat: /proc/self: %w", err)
+	}
+	st, err := self.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("hwstat: /proc/self/stat: %w", err)
 	}
@@ -64,7 +87,7 @@ func (s *Sampler) Environment(dir string) map[string]string {
 		env["hostname"] = unix.ByteSliceToString(u.Nodename[:])
 	}
 	if dir != "" {
-		if m := mountOf(dir); m != nil {
+		if m := s.mountOf(dir); m != nil {
 			env["filesystem"] = m.FSType
 			env["filesystem_source"] = m.Source
 			env["filesystem_mount"] = m.MountPoint
@@ -76,7 +99,7 @@ func (s *Sampler) Environment(dir string) map[string]string {
 
 // mountOf finds the mount holding dir: the mount point that is the longest prefix of its
 // real path (the last one wins for stacked mounts, as the kernel resolves them).
-func mountOf(dir string) *procfs.MountInfo {
+func (s *Sampler) mountOf(dir string) *procfs.MountInfo {
 	p, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		p = dir
@@ -84,7 +107,7 @@ func mountOf(dir string) *procfs.MountInfo {
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
-	mounts, err := procfs.GetMounts()
+	mounts, err := s.fs.GetMounts()
 	if err != nil {
 		return nil
 	}

@@ -48,9 +48,10 @@ func New(storageEngine string) *Engine {
 }
 
 var (
-	_ engine.Engine     = (*Engine)(nil)
-	_ engine.Handle     = (*handle)(nil)
-	_ engine.Maintainer = (*handle)(nil)
+	_ engine.Engine      = (*Engine)(nil)
+	_ engine.Handle      = (*handle)(nil)
+	_ engine.Maintainer  = (*handle)(nil)
+	_ engine.ProcessInfo = (*handle)(nil)
 )
 
 // Meta names the engine. It is a server: its CPU is not the client's.

@@ -23,9 +23,10 @@ type Engine struct{}
 func New() *Engine { return &Engine{} }
 
 var (
-	_ engine.Engine     = (*Engine)(nil)
-	_ engine.Handle     = (*handle)(nil)
-	_ engine.Maintainer = (*handle)(nil)
+	_ engine.Engine      = (*Engine)(nil)
+	_ engine.Handle      = (*handle)(nil)
+	_ engine.Maintainer  = (*handle)(nil)
+	_ engine.ProcessInfo = (*handle)(nil)
 )
 
 // Meta names the engine. The server is a separate process.

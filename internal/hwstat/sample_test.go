@@ -1,0 +1,190 @@
+package hwstat
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fixtureSampler(t *testing.T) *Sampler {
+	t.Helper()
+	s, err := NewAt("testdata/proc", "testdata/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDevicesFixture(t *testing.T) {
+	s := fixtureSampler(t)
+	for _, tc := range []struct {
+		dir     string
+		want    []string
+		wantErr string
+	}{
+		{dir: "/home/bench/data", want: []string{"vda"}},                   // partition vda1 -> vda
+		{dir: "/var/lib/postgresqlX/data", want: []string{"vda"}},          // prefix only at a path boundary
+		{dir: "/var/lib/postgresql/16/main", want: []string{"vdb", "vdc"}}, // dm-0 -> slaves vdb, vdc1 -> vdc
+		{dir: "/var/lib/postgresql", want: []string{"vdb", "vdc"}},         // the mount point itself
+		{dir: "/var/lib/postgresql/tmp/x", wantErr: "not a block device"},  // tmpfs, 0:40
+	} {
+		got, err := s.Devices(tc.dir)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Devices(%q) err = %v, want %q", tc.dir, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("Devices(%q) = %v, %v; want %v", tc.dir, got, err, tc.want)
+		}
+	}
+}
+
+func TestSampleFixture(t *testing.T) {
+	s := fixtureSampler(t)
+	smp, err := s.Sample([]int{100, 4242, 99999}, []string{"vdc", "vda", "vdb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCPU := CPUTimes{UserSec: 1796.17, NiceSec: 0.12, SystemSec: 648.66, IdleSec: 12573.03,
+		IOWaitSec: 90.12, IRQSec: 0.03, SoftIRQSec: 254.87, StealSec: 1.27}
+	if !cpuClose(smp.CPU, wantCPU) {
+		t.Errorf("CPU = %+v, want %+v", smp.CPU, wantCPU)
+	}
+	if smp.ContextSwitches != 98765432 {
+		t.Errorf("ctxt = %d", smp.ContextSwitches)
+	}
+	if !slices.Equal(smp.Devices, []string{"vda", "vdb", "vdc"}) {
+		t.Errorf("Devices = %v", smp.Devices)
+	}
+	// vda (20 fields) + vdb (18) + vdc (14); never vda1/vdc1/dm-0.
+	want := DiskCounters{ReadsCompleted: 5000 + 100 + 300, SectorsRead: 80000 + 2000 + 6000,
+		WritesCompleted: 7000 + 200 + 400, SectorsWritten: 160000 + 4000 + 8000}
+	if smp.Disk != want {
+		t.Errorf("Disk = %+v, want %+v", smp.Disk, want)
+	}
+	if _, ok := smp.Procs[99999]; ok || len(smp.Procs) != 2 {
+		t.Errorf("Procs = %v; a missing pid must be left out", smp.Procs)
+	}
+	page := uint64(os.Getpagesize())
+	pg := smp.Procs[4242]
+	if pg.Comm != "postgres: bench ib 127.0.0.1(5432) idle" || !near(pg.CPUSec, 18.01) ||
+		pg.RSSBytes != 4096*page || pg.StartTicks != 5000 {
+		t.Errorf("4242 = %+v", pg)
+	}
+	if pg.IOKnown || pg.ReadBytes != 0 || pg.WriteBytes != 0 {
+		t.Errorf("4242 has no io file but IO = %v %d %d", pg.IOKnown, pg.ReadBytes, pg.WriteBytes)
+	}
+	if len(pg.ThreadCPUSec) != 2 || !near(pg.ThreadCPUSec[4242], 17) || !near(pg.ThreadCPUSec[4250], 1.01) {
+		t.Errorf("threads = %v", pg.ThreadCPUSec)
+	}
+	pm := smp.Procs[100]
+	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || !near(pm.CPUSec, 7.5) {
+		t.Errorf("100 = %+v", pm)
+	}
+
+	if _, err := s.Sample(nil, []string{"sdz"}); err == nil || !strings.Contains(err.Error(), "sdz") {
+		t.Errorf("unknown device: err = %v", err)
+	}
+}
+
+func TestProcessTreeFixture(t *testing.T) {
+	s := fixtureSampler(t)
+	got, err := s.ProcessTree(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{100, 4242, 4243, 5000}; !slices.Equal(got, want) {
+		t.Errorf("tree = %v, want %v", got, want)
+	}
+	if _, err := s.ProcessTree(12345); err == nil {
+		t.Error("tree of a missing pid: no error")
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func cpuClose(a, b CPUTimes) bool {
+	return near(a.UserSec, b.UserSec) && near(a.NiceSec, b.NiceSec) && near(a.SystemSec, b.SystemSec) &&
+		near(a.IdleSec, b.IdleSec) && near(a.IOWaitSec, b.IOWaitSec) && near(a.IRQSec, b.IRQSec) &&
+		near(a.SoftIRQSec, b.SoftIRQSec) && near(a.StealSec, b.StealSec)
+}
+
+// TestRealProc runs against this machine's /proc.
+func TestRealProc(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	a, err := s.Sample([]int{self}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := 0; i < 300_000_000; i++ {
+		x += i ^ (x >> 3)
+	}
+	time.Sleep(10 * time.Millisecond)
+	b, err := s.Sample([]int{self}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Delta(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd := d.Procs[self]; pd.CPUSec <= 0 || pd.Appeared || pd.RSSBytes == 0 || len(b.Procs[self].ThreadCPUSec) == 0 {
+		t.Errorf("self over a busy loop (x=%d): %+v, threads %v", x, pd, b.Procs[self].ThreadCPUSec)
+	}
+	if d.CPU.UserSec+d.CPU.SystemSec <= 0 || d.CPUBusyPct <= 0 || d.CPUBusyPct > 100 {
+		t.Errorf("system CPU over a busy loop: %+v busy %.1f%%", d.CPU, d.CPUBusyPct)
+	}
+
+	cmd := exec.Command("sh", "-c", "sleep 1 & sleep 1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait() //nolint:errcheck
+	var sleeps int
+	for deadline := time.Now().Add(900 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		tree, err := s.ProcessTree(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smp, err := s.Sample(tree, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sleeps = 0
+		for _, p := range smp.Procs {
+			if p.Comm == "sleep" {
+				sleeps++
+			}
+		}
+		if sleeps == 2 {
+			break
+		}
+	}
+	if sleeps != 2 {
+		t.Errorf("tree of sh -c 'sleep 1 & sleep 1' has %d sleeps, want 2", sleeps)
+	}
+}
+
+func TestRealDevices(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := s.Devices(t.TempDir())
+	if err != nil {
+		t.Skipf("temp dir not on a block device here: %v", err)
+	}
+	if _, err := s.Sample(nil, devs); err != nil {
+		t.Errorf("Sample on %v: %v", devs, err)
+	}
+}
