@@ -61,11 +61,15 @@ func newRunCmd(env Env) *cobra.Command {
 step and interval in the results store, and print the summary.
 
 Workloads: insertbench (steps l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000).
-Engines:   sqlite (embedded; data in --workdir, a fresh temporary directory by default).
+Engines:   sqlite (embedded; data in --workdir, a fresh temporary directory by default),
+           postgres and mariadb (--mysql-storage-engine innodb|rocksdb), each on a
+           throwaway server (--managed) or on yours (--dsn).
 
 Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad input,
 130 interrupted (everything measured so far is kept).`,
 		Example: `  dbperf run insertbench --scale tiny
+  dbperf run insertbench --engine postgres --managed --engine-version 13 --profile cached
+  dbperf run insertbench --engine mariadb --managed --mysql-storage-engine rocksdb
   dbperf run insertbench --scale small --clients 4 --label four-clients
   dbperf run insertbench --steps l.i0,l.x,qp100 --time 60 --rows-per-commit l.i0=1000`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +83,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.engine, "engine", "sqlite", "engine to benchmark: sqlite")
+	fl.StringVar(&f.engine, "engine", "sqlite", "engine to benchmark: sqlite, postgres, mariadb")
 	fl.StringVar(&f.scale, "scale", "small", "size preset: "+strings.Join(config.InsertBenchScales(), ", ")+" (see README)")
 	fl.IntVar(&f.clients, "clients", 1, "concurrent clients; each owns a table and runs every step's actors on its own connections")
 	fl.Int64Var(&f.rows, "rows", 0, "rows l.i0 inserts per client (default: the scale's)")
