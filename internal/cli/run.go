@@ -255,14 +255,20 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	for k, v := range tg.settings {
 		info.Settings[k] = v
 	}
+	hwNotes := map[string]string{}
+	hw, hwDir := hwTargets(ctx, eng.Meta(), tg, info, sampler, hwNotes)
 	if dir == "" {
-		dir = info.DataDir
+		dir = hwDir // a --dsn server's data dir, when it is on this machine
+	}
+	runEnvironment := runEnv(env, sampler, dir)
+	for k, v := range hwNotes {
+		runEnvironment[k] = v
 	}
 	meta := store.RunMeta{
 		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
 		Engine: engineLabel(cfg), EngineVersion: info.Version, EngineSettings: info.Settings,
 		Label: cfg.Label, Seed: cfg.Seed, Params: params(cfg, steps),
-		Env: runEnv(env, sampler, dir), StartedAt: time.Now(),
+		Env: runEnvironment, StartedAt: time.Now(),
 	}
 	// From here on everything is written: use a context that survives Ctrl-C for the
 	// store, so an interrupted run still records what it measured.
@@ -273,7 +279,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	}
 
 	prog := progress.New(env.Out, env.IsTerminal && !cfg.Quiet)
-	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler}
+	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler, HW: hw}
 	status, firstErr := store.RunOK, ""
 	for i, step := range steps {
 		if status != store.RunOK {

@@ -2,12 +2,43 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// jsonStep is the part of a step of the JSON contract these tests read.
+type jsonStep struct {
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	Error   string  `json:"error"`
+	Seconds float64 `json:"seconds"`
+	Primary string  `json:"primary"`
+	Ops     map[string]struct {
+		Count  int64   `json:"count"`
+		PerSec float64 `json:"per_sec"`
+		P99    int64   `json:"p99_us"`
+		Max    int64   `json:"max_us"`
+	} `json:"ops"`
+	Background map[string]struct {
+		Target   float64 `json:"target_per_sec"`
+		Achieved float64 `json:"achieved_per_sec"`
+		Below    float64 `json:"intervals_below_target_pct"`
+		SLA      string  `json:"sla"`
+	} `json:"background"`
+	Audit struct {
+		Status string `json:"status"`
+		Detail string `json:"detail"`
+	} `json:"audit"`
+	ClientCPUSec   float64            `json:"client_cpu_sec"`
+	ClientCPUPerOp float64            `json:"client_cpu_us_per_op"`
+	HW             map[string]any     `json:"hw"`
+	ConnCPU        map[string]float64 `json:"conn_cpu"`
+	Intervals      []json.RawMessage  `json:"intervals"`
+}
 
 // jsonReport is the part of the JSON contract these tests read.
 type jsonReport struct {
@@ -20,32 +51,7 @@ type jsonReport struct {
 		Settings      map[string]string `json:"engine_settings"`
 		Env           map[string]string `json:"env"`
 		Params        map[string]any    `json:"params"`
-		Steps         []struct {
-			Name    string  `json:"name"`
-			Status  string  `json:"status"`
-			Error   string  `json:"error"`
-			Seconds float64 `json:"seconds"`
-			Primary string  `json:"primary"`
-			Ops     map[string]struct {
-				Count  int64   `json:"count"`
-				PerSec float64 `json:"per_sec"`
-				P99    int64   `json:"p99_us"`
-				Max    int64   `json:"max_us"`
-			} `json:"ops"`
-			Background map[string]struct {
-				Target   float64 `json:"target_per_sec"`
-				Achieved float64 `json:"achieved_per_sec"`
-				Below    float64 `json:"intervals_below_target_pct"`
-				SLA      string  `json:"sla"`
-			} `json:"background"`
-			Audit struct {
-				Status string `json:"status"`
-				Detail string `json:"detail"`
-			} `json:"audit"`
-			ClientCPUSec   float64           `json:"client_cpu_sec"`
-			ClientCPUPerOp float64           `json:"client_cpu_us_per_op"`
-			Intervals      []json.RawMessage `json:"intervals"`
-		} `json:"steps"`
+		Steps         []jsonStep        `json:"steps"`
 	} `json:"runs"`
 }
 
@@ -118,6 +124,17 @@ func TestTinyRunEndToEnd(t *testing.T) {
 			if st.ClientCPUPerOp <= 0 {
 				t.Errorf("%s: client CPU µs per op not measured: %v", st.Name, st.ClientCPUPerOp)
 			}
+		}
+		// HW efficiency: SQLite runs inside dbperf, so per-connection CPU is the client
+		// process's and the server-only figure is absent with the reason.
+		if v, _ := st.HW["cpupq"].(float64); v <= 0 {
+			t.Errorf("%s: cpupq = %v (absent: %v)", st.Name, st.HW["cpupq"], st.HW["absent"])
+		}
+		if st.ConnCPU["client_process"] <= 0 || len(st.ConnCPU) != 1 {
+			t.Errorf("%s: conn_cpu = %v, want the client process only", st.Name, st.ConnCPU)
+		}
+		if absent, _ := st.HW["absent"].(map[string]any); !strings.Contains(fmt.Sprint(absent["server_cpupq"]), "embedded") {
+			t.Errorf("%s: server_cpupq absent for %q", st.Name, absent["server_cpupq"])
 		}
 		if len(st.Intervals) == 0 {
 			t.Errorf("%s: no intervals stored", st.Name)

@@ -132,7 +132,57 @@ func TestConformanceManagedServers(t *testing.T) {
 					}
 				}
 			}
+			checkHW(t, run.Env, run.Steps)
 		})
+	}
+}
+
+// checkHW is issue 4's acceptance on a managed server's run: per-connection CPU of the
+// insert and delete sessions in l.i1 and of the query session in qr100; in every step the
+// roles' CPU within the server's total; wkbpi > 0 in l.i0; cpupq > 0 in every step.
+func checkHW(t *testing.T, env map[string]string, steps []jsonStep) {
+	t.Helper()
+	if !strings.HasPrefix(env["server_processes"], "managed server: pid ") || env["io_devices"] == "" && env["io_devices_note"] == "" {
+		t.Errorf("env does not say what was sampled: %v", env)
+	}
+	num := func(st jsonStep, k string) (float64, bool) {
+		v, ok := st.HW[k].(float64)
+		return v, ok
+	}
+	for _, st := range steps {
+		if v, ok := num(st, "cpupq"); !ok || v <= 0 {
+			t.Errorf("%s: cpupq = %v (absent: %v)", st.Name, st.HW["cpupq"], st.HW["absent"])
+		}
+		for _, m := range []string{"server_cpupq", "client_cpupq", "cspq", "dbgb", "rss_gb"} {
+			if _, ok := num(st, m); !ok {
+				t.Errorf("%s: %s absent: %v", st.Name, m, st.HW["absent"])
+			}
+		}
+		server, _ := st.HW["server"].(map[string]any)
+		total, _ := server["cpu_sec"].(float64)
+		var sum float64
+		for _, v := range st.ConnCPU {
+			sum += v
+		}
+		if len(st.ConnCPU) == 0 || sum > total+1e-6 {
+			t.Errorf("%s: connections %v (sum %.3f s) vs server total %.3f s", st.Name, st.ConnCPU, sum, total)
+		}
+		switch st.Name {
+		case "l.i0":
+			if env["io_devices"] != "" {
+				if v, ok := num(st, "wkbpi"); !ok || v <= 0 {
+					t.Errorf("l.i0: wkbpi = %v", st.HW["wkbpi"])
+				}
+			}
+		case "l.i1":
+			if st.ConnCPU["insert"] <= 0 || st.ConnCPU["delete"] <= 0 {
+				t.Errorf("l.i1: insert/delete connections' CPU %v", st.ConnCPU)
+			}
+		case "qr100":
+			if st.ConnCPU["query"] <= 0 {
+				t.Errorf("qr100: query connection's CPU %v", st.ConnCPU)
+			}
+		}
 	}
 }
 

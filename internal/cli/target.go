@@ -51,8 +51,11 @@ func checkTarget(cfg *config.Run, meta engine.Meta) error {
 // target is an opened engine with what the run stores about how it was reached.
 type target struct {
 	h engine.Handle
-	// dir is the directory whose filesystem the env describes.
+	// dir is the directory whose filesystem the env describes and whose block devices'
+	// IO is counted: the work dir of an embedded engine, a managed server's data dir.
 	dir string
+	// serverPID is a managed server's main process (0 otherwise).
+	serverPID int
 	// settings are added to the engine's own settings: profile, redacted DSN, managed.
 	settings map[string]string
 	close    func()
@@ -104,7 +107,7 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out fun
 				_ = in.Remove()
 			}
 		})
-		tg.DSN, t.dir = in.DSN, in.DataDir
+		tg.DSN, t.dir, t.serverPID = in.DSN, in.DataDir, in.PID()
 		t.settings["dbperf.managed"] = "true"
 		t.settings["dbperf.profile"] = in.Profile
 		t.settings["dbperf.profile_text"] = in.Config

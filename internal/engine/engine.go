@@ -125,7 +125,11 @@ type Maintainer interface {
 
 // ProcessInfo is implemented by server engines that can name the OS process or thread
 // serving a session (Postgres: the backend's pid; MariaDB: the connection's thread id), so
-// per-connection CPU can be read from /proc (TODO(#4): the runner samples it).
+// the runner can read per-connection CPU from /proc/PID/stat or /proc/PID/task/TID/stat.
 type ProcessInfo interface {
 	SessionPID(s Session) (int, error)
+	// Local says the handle reaches its server through a unix socket or a loopback
+	// address, so the server's processes are this machine's and SessionPID's ids are
+	// this machine's /proc entries.
+	Local() bool
 }

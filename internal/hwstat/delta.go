@@ -39,6 +39,10 @@ type ProcDelta struct {
 	// was reused) it is all its CPU time so far; for one that exited it is 0 — its CPU after
 	// the previous sample is lost, never negative.
 	CPUSec float64
+	// ThreadsCPUSec is the CPU its threads used in the interval, summed over the threads
+	// in both samples (when both sampled threads; else 0). With nanosecond thread times it
+	// can exceed CPUSec, which comes in 10 ms ticks.
+	ThreadsCPUSec float64
 	// RSSBytes is the latest RSS (0 if exited); PeakRSSBytes the larger of both samples.
 	RSSBytes     uint64
 	PeakRSSBytes uint64
@@ -104,6 +108,11 @@ func Delta(prev, cur Sample) (Interval, error) {
 		} else {
 			pd.CPUSec = subF(c.CPUSec, p.CPUSec)
 			pd.PeakRSSBytes = max(p.RSSBytes, c.RSSBytes)
+			for tid, sec := range c.ThreadCPUSec {
+				if was, ok := p.ThreadCPUSec[tid]; ok {
+					pd.ThreadsCPUSec += subF(sec, was)
+				}
+			}
 			if p.IOKnown && c.IOKnown {
 				pd.IOKnown = true
 				pd.ReadBytes = subU(c.ReadBytes, p.ReadBytes)

@@ -15,7 +15,8 @@ func TestDelta(t *testing.T) {
 		Devices:         []string{"vda"},
 		Disk:            DiskCounters{ReadsCompleted: 10, SectorsRead: 100, WritesCompleted: 20, SectorsWritten: 200},
 		Procs: map[int]ProcSample{
-			1: {PID: 1, StartTicks: 5, CPUSec: 3, RSSBytes: 1000, IOKnown: true, ReadBytes: 10, WriteBytes: 20},
+			1: {PID: 1, StartTicks: 5, CPUSec: 3, RSSBytes: 1000, IOKnown: true, ReadBytes: 10, WriteBytes: 20,
+				ThreadCPUSec: map[int]float64{1: 2.5, 11: 0.25, 12: 0.125}}, // thread 12 exits
 			2: {PID: 2, StartTicks: 6, CPUSec: 7, RSSBytes: 500},                               // exits
 			3: {PID: 3, StartTicks: 7, CPUSec: 9, RSSBytes: 100, IOKnown: true},                // pid reused
 			4: {PID: 4, StartTicks: 8, CPUSec: 1, RSSBytes: 100, IOKnown: true, ReadBytes: 10}, // io becomes unreadable
@@ -36,7 +37,8 @@ func TestDelta(t *testing.T) {
 				Devices:         []string{"vda"},
 				Disk:            DiskCounters{ReadsCompleted: 14, SectorsRead: 108, WritesCompleted: 60, SectorsWritten: 1200},
 				Procs: map[int]ProcSample{
-					1: {PID: 1, StartTicks: 5, CPUSec: 4.5, RSSBytes: 800, IOKnown: true, ReadBytes: 4106, WriteBytes: 20},
+					1: {PID: 1, StartTicks: 5, CPUSec: 4.5, RSSBytes: 800, IOKnown: true, ReadBytes: 4106, WriteBytes: 20,
+						ThreadCPUSec: map[int]float64{1: 3.5, 11: 0.75, 13: 9}}, // thread 13 is new
 					3: {PID: 3, StartTicks: 99, CPUSec: 0.25, RSSBytes: 50},
 					4: {PID: 4, StartTicks: 8, CPUSec: 2, RSSBytes: 300},
 					5: {PID: 5, StartTicks: 100, CPUSec: 0.5, RSSBytes: 70, IOKnown: true, WriteBytes: 8},
@@ -56,6 +58,10 @@ func TestDelta(t *testing.T) {
 				if d.ReadOps != 4 || d.ReadOpsPerSec != 2 || d.ReadBytes != 8*512 || d.ReadBytesPerSec != 2048 ||
 					d.WriteOps != 40 || d.WriteOpsPerSec != 20 || d.WriteBytes != 1000*512 || d.WriteBytesPerSec != 256000 {
 					t.Errorf("io %+v", d)
+				}
+				// Threads in both samples only: 1 s + 0.5 s.
+				if got := d.Procs[1].ThreadsCPUSec; !near(got, 1.5) || d.Procs[4].ThreadsCPUSec != 0 {
+					t.Errorf("threads' CPU = %v, %v; want 1.5, 0", got, d.Procs[4].ThreadsCPUSec)
 				}
 				p := d.Procs
 				if len(p) != 5 {

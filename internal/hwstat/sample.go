@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
 )
 
@@ -65,14 +67,32 @@ type ProcSample struct {
 	// CPUSec is utime+stime of the process (all its threads), excluding waited-for children.
 	CPUSec   float64
 	RSSBytes uint64
+	// RSSAnonBytes, RSSFileBytes and RSSShmemBytes split RSSBytes (/proc/PID/status
+	// RssAnon, RssFile, RssShmem): private anonymous memory, mapped files, and shared
+	// memory such as PostgreSQL's shared buffers, which every backend maps.
+	RSSAnonBytes  uint64
+	RSSFileBytes  uint64
+	RSSShmemBytes uint64
 	// IOKnown says whether /proc/PID/io was readable (it needs the same user or
 	// CAP_SYS_PTRACE); when false ReadBytes and WriteBytes are absent, not zero.
 	IOKnown    bool
 	ReadBytes  uint64
 	WriteBytes uint64
-	// ThreadCPUSec is utime+stime per thread id, from /proc/PID/task/TID/stat. Threads
-	// that exit between listing and reading are left out.
+	// ThreadCPUSec is CPU seconds per thread id (threadCPU), for the processes of
+	// Request.ThreadsOf (nil for the others). Threads that exit between listing and
+	// reading are left out.
 	ThreadCPUSec map[int]float64
+}
+
+// Request says what one Sample reads.
+type Request struct {
+	// PIDs are the processes whose CPU, memory and IO are read.
+	PIDs []int
+	// ThreadsOf are processes among PIDs whose per-thread CPU is read too (MariaDB's
+	// connection threads live in one mariadbd process).
+	ThreadsOf []int
+	// Devices are /proc/diskstats names whose counters are summed; none: IO is not read.
+	Devices []string
 }
 
 // Sample is one reading of the cumulative counters. On its own it means nothing (counters
@@ -88,10 +108,11 @@ type Sample struct {
 	Procs map[int]ProcSample
 }
 
-// Sample reads /proc/stat, /proc/diskstats for devices (names from Devices; none to skip
-// IO) and, for each pid, its stat, io and threads. A pid that no longer exists is left out
-// of Procs rather than failing the sample (backends come and go).
-func (s *Sampler) Sample(pids []int, devices []string) (Sample, error) {
+// Sample reads /proc/stat, /proc/diskstats for req.Devices and, for each of req.PIDs, its
+// stat, status and io (and its threads for req.ThreadsOf). A pid that no longer exists is
+// left out of Procs rather than failing the sample (backends come and go).
+func (s *Sampler) Sample(req Request) (Sample, error) {
+	pids, devices := req.PIDs, req.Devices
 	out := Sample{Time: s.now(), Procs: make(map[int]ProcSample, len(pids))}
 	st, err := s.fs.Stat()
 	if err != nil {
@@ -121,7 +142,7 @@ func (s *Sampler) Sample(pids []int, devices []string) (Sample, error) {
 	}
 
 	for _, pid := range pids {
-		ps, err := s.proc(pid)
+		ps, err := s.proc(pid, slices.Contains(req.ThreadsOf, pid))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -159,7 +180,7 @@ func (s *Sampler) diskstats() (map[string]DiskCounters, error) {
 // proc reads one process. procfs's stat parser takes comm between the first "(" and the
 // last ")", so comms with spaces and parentheses parse. An error wrapping os.ErrNotExist
 // means the process is gone.
-func (s *Sampler) proc(pid int) (ProcSample, error) {
+func (s *Sampler) proc(pid int, threads bool) (ProcSample, error) {
 	p, err := s.fs.Proc(pid)
 	if err != nil {
 		return ProcSample{}, fmt.Errorf("hwstat: process %d: %w", pid, err)
@@ -175,18 +196,26 @@ func (s *Sampler) proc(pid int) (ProcSample, error) {
 		CPUSec:     st.CPUTime(),
 		RSSBytes:   uint64(max(st.ResidentMemory(), 0)),
 	}
+	status, err := p.NewStatus()
+	if err != nil {
+		return ProcSample{}, fmt.Errorf("hwstat: read %s/%d/status: %w", s.procRoot, pid, err)
+	}
+	ps.RSSAnonBytes, ps.RSSFileBytes, ps.RSSShmemBytes = status.RssAnon, status.RssFile, status.RssShmem
 	if pio, err := p.IO(); err == nil {
 		ps.IOKnown, ps.ReadBytes, ps.WriteBytes = true, pio.ReadBytes, pio.WriteBytes
 	}
-	threads, err := s.threadCPU(pid)
-	if err != nil {
-		return ProcSample{}, err
+	if threads {
+		if ps.ThreadCPUSec, err = s.threadCPU(pid); err != nil {
+			return ProcSample{}, err
+		}
 	}
-	ps.ThreadCPUSec = threads
 	return ps, nil
 }
 
-// threadCPU reads utime+stime of every thread of pid.
+// threadCPU reads the CPU time of every thread of pid: from /proc/PID/task/TID/schedstat
+// (nanoseconds on the CPU) where the kernel has it, else utime+stime of the thread's stat
+// (10 ms ticks). Nanoseconds matter: a thread's tick count is truncated on its own, so
+// the ticks of a few busy threads can add up to more than their process's.
 func (s *Sampler) threadCPU(pid int) (map[int]float64, error) {
 	ts, err := s.fs.AllThreads(pid)
 	if err != nil {
@@ -194,6 +223,10 @@ func (s *Sampler) threadCPU(pid int) (map[int]float64, error) {
 	}
 	out := make(map[int]float64, len(ts))
 	for _, t := range ts {
+		if ss, err := t.Schedstat(); err == nil {
+			out[t.PID] = float64(ss.RunningNanoseconds) / 1e9
+			continue
+		}
 		st, err := t.Stat()
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -235,4 +268,73 @@ func (s *Sampler) ProcessTree(root int) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// Tgid is the process (thread group) that thread id belongs to, from /proc/ID/status; for a
+// process's main thread it is id itself. /proc/TID is readable for any thread even though
+// /proc lists only processes.
+func (s *Sampler) Tgid(id int) (int, error) {
+	p, err := s.fs.Proc(id)
+	if err != nil {
+		return 0, fmt.Errorf("hwstat: thread %d: %w", id, err)
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, fmt.Errorf("hwstat: read %s/%d/status: %w", s.procRoot, id, err)
+	}
+	return int(st.TGID), nil
+}
+
+// ServerRoot finds the main process of the server whose process or thread id serves a
+// connection: the thread's process, then up through parents of the same command name (a
+// PostgreSQL backend's parent is the postmaster; mariadbd serves connections in its own
+// threads). It is how dbperf finds a server it did not start but that runs on this machine.
+func (s *Sampler) ServerRoot(id int) (int, error) {
+	pid, err := s.Tgid(id)
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.stat(pid)
+	if err != nil {
+		return 0, err
+	}
+	for range 64 {
+		if st.PPID <= 1 {
+			break
+		}
+		parent, err := s.stat(st.PPID)
+		if err != nil || parent.Comm != st.Comm {
+			break
+		}
+		pid, st = st.PPID, parent
+	}
+	return pid, nil
+}
+
+func (s *Sampler) stat(pid int) (procfs.ProcStat, error) {
+	p, err := s.fs.Proc(pid)
+	if err != nil {
+		return procfs.ProcStat{}, fmt.Errorf("hwstat: process %d: %w", pid, err)
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return procfs.ProcStat{}, fmt.Errorf("hwstat: read %s/%d/stat: %w", s.procRoot, pid, err)
+	}
+	return st, nil
+}
+
+// ServerMemoryBytes estimates the resident memory of a server made of several processes
+// without counting shared memory once per process (the reference's ps-based figure is
+// wrong for PostgreSQL, spec §1.12 item 4): the sum of every process's private anonymous
+// memory, plus the largest shared-memory and the largest file-backed resident size of any
+// one process (PostgreSQL's shared buffers and its binary are mapped by every backend).
+// For a single process it is its RSS.
+func ServerMemoryBytes(procs map[int]ProcSample) uint64 {
+	var anon, shmem, file uint64
+	for _, p := range procs {
+		anon += p.RSSAnonBytes
+		shmem = max(shmem, p.RSSShmemBytes)
+		file = max(file, p.RSSFileBytes)
+	}
+	return anon + shmem + file
 }

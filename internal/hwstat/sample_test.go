@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestDevicesFixture(t *testing.T) {
 
 func TestSampleFixture(t *testing.T) {
 	s := fixtureSampler(t)
-	smp, err := s.Sample([]int{100, 4242, 99999}, []string{"vdc", "vda", "vdb"})
+	smp, err := s.Sample(Request{PIDs: []int{100, 4242, 99999}, ThreadsOf: []int{4242}, Devices: []string{"vdc", "vda", "vdb"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,15 +80,28 @@ func TestSampleFixture(t *testing.T) {
 	if pg.IOKnown || pg.ReadBytes != 0 || pg.WriteBytes != 0 {
 		t.Errorf("4242 has no io file but IO = %v %d %d", pg.IOKnown, pg.ReadBytes, pg.WriteBytes)
 	}
-	if len(pg.ThreadCPUSec) != 2 || !near(pg.ThreadCPUSec[4242], 17) || !near(pg.ThreadCPUSec[4250], 1.01) {
+	if len(pg.ThreadCPUSec) != 2 || !near(pg.ThreadCPUSec[4242], 17) || !near(pg.ThreadCPUSec[4250], 1.012345678) {
 		t.Errorf("threads = %v", pg.ThreadCPUSec)
 	}
 	pm := smp.Procs[100]
 	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || !near(pm.CPUSec, 7.5) {
 		t.Errorf("100 = %+v", pm)
 	}
+	if pm.ThreadCPUSec != nil {
+		t.Errorf("threads of 100 read without being asked: %v", pm.ThreadCPUSec)
+	}
+	if pm.RSSAnonBytes != 1024<<10 || pm.RSSFileBytes != 2048<<10 || pm.RSSShmemBytes != 5120<<10 {
+		t.Errorf("100 memory = anon %d file %d shmem %d", pm.RSSAnonBytes, pm.RSSFileBytes, pm.RSSShmemBytes)
+	}
+	// Anonymous memory adds up; shared buffers (shmem) and the binary (file) count once.
+	if got, want := ServerMemoryBytes(smp.Procs), uint64(1024+2048+2048+12288)<<10; got != want {
+		t.Errorf("ServerMemoryBytes = %d, want %d", got, want)
+	}
+	if got := ServerMemoryBytes(map[int]ProcSample{1: {RSSAnonBytes: 5, RSSFileBytes: 7, RSSShmemBytes: 11}}); got != 23 {
+		t.Errorf("one process: ServerMemoryBytes = %d, want its RSS 23", got)
+	}
 
-	if _, err := s.Sample(nil, []string{"sdz"}); err == nil || !strings.Contains(err.Error(), "sdz") {
+	if _, err := s.Sample(Request{Devices: []string{"sdz"}}); err == nil || !strings.Contains(err.Error(), "sdz") {
 		t.Errorf("unknown device: err = %v", err)
 	}
 }
@@ -121,7 +135,7 @@ func TestRealProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := os.Getpid()
-	a, err := s.Sample([]int{self}, nil)
+	a, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +144,7 @@ func TestRealProc(t *testing.T) {
 		x += i ^ (x >> 3)
 	}
 	time.Sleep(10 * time.Millisecond)
-	b, err := s.Sample([]int{self}, nil)
+	b, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +170,7 @@ func TestRealProc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		smp, err := s.Sample(tree, nil)
+		smp, err := s.Sample(Request{PIDs: tree})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +198,71 @@ func TestRealDevices(t *testing.T) {
 	if err != nil {
 		t.Skipf("temp dir not on a block device here: %v", err)
 	}
-	if _, err := s.Sample(nil, devs); err != nil {
+	if _, err := s.Sample(Request{Devices: devs}); err != nil {
 		t.Errorf("Sample on %v: %v", devs, err)
+	}
+}
+
+// TestRealThreadsAndServerRoot: a thread id leads to its process, and ServerRoot climbs
+// through parents of the same command (postmaster → backend), stopping at another command.
+func TestRealThreadsAndServerRoot(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked int
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Tgid(tid); err != nil || got != self {
+			t.Errorf("Tgid(%d) = %d, %v; want %d", tid, got, err, self)
+		}
+		checked++
+	}
+	if checked < 2 {
+		t.Errorf("only %d threads checked; a Go test process has several", checked)
+	}
+
+	// sh (outer) → sh (subshell) → sleep: the subshell's root is the outer sh, not the test.
+	cmd := exec.Command("sh", "-c", "(sleep 3; true) & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	outer := cmd.Process.Pid
+	var sub int
+	for deadline := time.Now().Add(2 * time.Second); sub == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tree, err := s.ProcessTree(outer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smp, err := s.Sample(Request{PIDs: tree})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pid, p := range smp.Procs {
+			if pid != outer && p.Comm == "sh" {
+				sub = pid
+			}
+		}
+	}
+	if sub == 0 {
+		t.Fatal("no subshell appeared")
+	}
+	if root, err := s.ServerRoot(sub); err != nil || root != outer {
+		t.Errorf("ServerRoot(subshell %d) = %d, %v; want the outer sh %d", sub, root, err, outer)
+	}
+	if root, err := s.ServerRoot(self); err != nil || root != self {
+		t.Errorf("ServerRoot(self) = %d, %v; want %d (the parent runs another command)", root, err, self)
+	}
+	if _, err := s.ServerRoot(1 << 30); err == nil {
+		t.Error("ServerRoot of a missing id: no error")
 	}
 }

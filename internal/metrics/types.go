@@ -80,6 +80,8 @@ type Interval struct {
 	Labels     []LabelStats
 	// ClientCPUSec is dbperf's own CPU (user+system) during the interval.
 	ClientCPUSec float64
+	// HW is the machine, server and client over the interval; nil when not sampled.
+	HW *HW
 }
 
 // Seconds is the interval's length in seconds.
@@ -109,6 +111,18 @@ type StepResult struct {
 	ClientCPUSec float64
 	// Note is what the step reports besides metrics (e.g. what a cleanup did).
 	Note string
+	// HW is the machine, server and client over the timed load; nil when not sampled.
+	HW *HW
+	// ConnCPU is the server-side CPU of the step's sessions by role (nil when the server's
+	// processes are not visible).
+	ConnCPU []ConnCPU
+	// DBSizeBytes is the database's size at the end of the step (Handle.Size), when
+	// DBSizeKnown.
+	DBSizeBytes int64
+	DBSizeKnown bool
+	// Metrics are the HW-efficiency figures (Efficiency), by metric name; a metric that
+	// could not be measured is absent.
+	Metrics map[string]float64
 }
 
 // PrimaryCount is the primary label's count (0 when absent).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -64,21 +65,52 @@ func rwIntervals(target, tail float64, counts ...[3]int64) []metrics.Interval {
 	return ivs
 }
 
+// fixtureHW is what a managed server's step sampled: cpu busy seconds, device IO, server
+// and client processes.
+func fixtureHW(busy, serverCPU, clientCPU float64, writeKB uint64) *metrics.HW {
+	return &metrics.HW{
+		CPU:             hwstat.CPUTimes{UserSec: busy * 0.7, SystemSec: busy * 0.3, IdleSec: 16 - busy, IOWaitSec: 0.5},
+		ContextSwitches: 20000,
+		Devices:         []string{"nvme0n1"},
+		ReadOps:         40, ReadBytes: 40 * 4096, WriteOps: 900, WriteBytes: writeKB * 1024,
+		Server: metrics.ProcHW{Known: true, Processes: 8, CPUSec: serverCPU, PeakMemBytes: 3 << 29,
+			IOKnown: true, ReadBytes: 8192, WriteBytes: writeKB * 1024},
+		Client: metrics.ProcHW{Known: true, Processes: 1, CPUSec: clientCPU, PeakMemBytes: 40 << 20, IOKnown: true},
+	}
+}
+
+// withHW adds sampled HW, per-connection CPU and the database size to a step result and
+// derives its metrics as the runner does.
+func withHW(r metrics.StepResult, hw *metrics.HW, conn ...metrics.ConnCPU) metrics.StepResult {
+	r.HW, r.ConnCPU = hw, conn
+	r.DBSizeBytes, r.DBSizeKnown = 3<<29+12345, true
+	r.Metrics = r.Efficiency()
+	return r
+}
+
+// withMetrics derives the metrics of a step whose HW was not sampled.
+func withMetrics(r metrics.StepResult) metrics.StepResult {
+	r.Metrics = r.Efficiency()
+	return r
+}
+
 // fixture is two stored runs: a failed run with a load step, a cleanup step with a note,
 // a read-write step whose delete misses its SLA, and a failed step; and an interrupted
 // run read back from a dead process (no label, no params, step without totals).
 func fixture() []store.Run {
 	load := store.Step{ID: 1, Seq: 1,
-		Result: metrics.StepResult{
+		Result: withHW(metrics.StepResult{
 			Name: "l.i0", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(time.Second),
 			Seconds: 2, Kind: "load", Primary: "insert",
 			Labels:       []metrics.LabelStats{rowsLabel("insert", 100000, 0)},
 			Audit:        metrics.Audit{Status: "ok", Detail: "pi1: 100000 rows = 100000 inserted - 0 deleted"},
 			ClientCPUSec: 0.8,
-		},
+		}, fixtureHW(2.6, 1.5, 0.8, 51200), metrics.ConnCPU{Role: "insert", Sessions: 1, CPUSec: 1.25}),
 		Intervals: []metrics.Interval{
-			{Seq: 0, Start: 0, End: sec(1), Labels: []metrics.LabelStats{rowsLabel("insert", 48000, 0)}, ClientCPUSec: 0.39},
-			{Seq: 1, Start: sec(1), End: sec(2), Labels: []metrics.LabelStats{rowsLabel("insert", 52000, 0)}, ClientCPUSec: 0.41},
+			{Seq: 0, Start: 0, End: sec(1), Labels: []metrics.LabelStats{rowsLabel("insert", 48000, 0)}, ClientCPUSec: 0.39,
+				HW: fixtureHW(1.2, 0.7, 0.39, 20480)},
+			{Seq: 1, Start: sec(1), End: sec(2), Labels: []metrics.LabelStats{rowsLabel("insert", 52000, 0)}, ClientCPUSec: 0.41,
+				HW: fixtureHW(1.4, 0.8, 0.41, 30720)},
 		},
 	}
 	cleanup := store.Step{ID: 2, Seq: 2,
@@ -92,7 +124,7 @@ func fixture() []store.Run {
 	// 0.3 s tail (10 rows = 33/s) is excluded. delete: 460 rows = 86.8/s (failed); 3 of
 	// the 5 full intervals are below 95/s.
 	qp100 := store.Step{ID: 3, Seq: 3,
-		Result: metrics.StepResult{
+		Result: withHW(metrics.StepResult{
 			Name: "qp100", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(5 * time.Second),
 			Seconds: 5.3, Kind: "read-write", Primary: "point-query",
 			Labels: []metrics.LabelStats{
@@ -102,14 +134,17 @@ func fixture() []store.Run {
 			},
 			Audit:        metrics.Audit{Status: "ok"},
 			ClientCPUSec: 0.53,
-		},
+		}, fixtureHW(6.1, 4.4, 0.53, 2048),
+			metrics.ConnCPU{Role: "query", Sessions: 1, CPUSec: 3.1},
+			metrics.ConnCPU{Role: "insert", Sessions: 1, CPUSec: 0.12},
+			metrics.ConnCPU{Role: "delete", Sessions: 1, CPUSec: 0.9}),
 		Intervals: rwIntervals(100, 0.3,
 			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 90}, [3]int64{5000, 100, 80},
 			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 85}, [3]int64{1500, 10, 5}),
 	}
 	qp500 := store.Step{ID: 4, Seq: 4,
-		Result: metrics.StepResult{
-			Name: "qp500", Status: metrics.StatusFailed, Error: "delete: database is locked (SQLITE_BUSY) after 5000 ms",
+		Result: withMetrics(metrics.StepResult{
+			Name: "qp500", Status: metrics.StatusFailed, Error: "delete: ERROR: canceling statement due to statement timeout (SQLSTATE 57014)",
 			StartedAt: fixtureStart.Add(11 * time.Second), Seconds: 1.5, Kind: "read-write", Primary: "point-query",
 			Labels: []metrics.LabelStats{
 				queryLabel(7000),
@@ -117,7 +152,7 @@ func fixture() []store.Run {
 				rowsLabel("delete", 650, 500),
 			},
 			ClientCPUSec: 0.2,
-		},
+		}),
 		Intervals: rwIntervals(500, 0.5, [3]int64{5000, 500, 480}, [3]int64{2000, 200, -1}),
 	}
 
@@ -125,11 +160,12 @@ func fixture() []store.Run {
 		ID: 7,
 		RunMeta: store.RunMeta{
 			Workload: "insertbench", WorkloadVersion: 3,
-			Engine: "sqlite", EngineVersion: "3.46.1",
-			EngineSettings: map[string]string{"journal_mode": "wal", "synchronous": "NORMAL"},
+			Engine: "postgres", EngineVersion: "16.4",
+			EngineSettings: map[string]string{"shared_buffers": "16384", "dbperf.managed": "true", "dbperf.profile": "default"},
 			Label:          "baseline", Seed: 42,
-			Params:    map[string]any{"scale": "tiny", "clients": json.Number("1"), "rows": json.Number("100000"), "delete": true},
-			Env:       map[string]string{"cpu_model": "AMD EPYC 7B13", "cores": "8", "kernel": "6.8.0-45-generic"},
+			Params: map[string]any{"scale": "tiny", "clients": json.Number("1"), "rows": json.Number("100000"), "delete": true},
+			Env: map[string]string{"cpu_model": "AMD EPYC 7B13", "cores": "8", "kernel": "6.8.0-45-generic",
+				"server_processes": "managed server: pid 4242 and its children", "io_devices": "nvme0n1"},
 			StartedAt: fixtureStart,
 		},
 		Status:     store.RunFailed,

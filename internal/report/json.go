@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
 )
 
 // The JSON report is a contract (DESIGN.md "Contracts users and scripts rely on"):
@@ -45,7 +47,12 @@ type jsonStep struct {
 	ClientCPUSec     float64                   `json:"client_cpu_sec"`
 	ClientCPUPerOpUS float64                   `json:"client_cpu_us_per_op"`
 	Note             string                    `json:"note"`
-	Intervals        []jsonInterval            `json:"intervals"`
+	// HW holds the HW-efficiency metrics (cpupq, ...; absent when not measured, with the
+	// reason under "absent") and the counters behind them (README "What is measured").
+	HW map[string]any `json:"hw"`
+	// ConnCPU is the server-side CPU seconds of the step's sessions by role.
+	ConnCPU   map[string]float64 `json:"conn_cpu"`
+	Intervals []jsonInterval     `json:"intervals"`
 }
 
 // jsonLatency has metrics.Latency's fields, so one converts to the other.
@@ -91,6 +98,21 @@ type jsonInterval struct {
 	EndSec       float64                   `json:"end_sec"`
 	ClientCPUSec float64                   `json:"client_cpu_sec"`
 	Ops          map[string]jsonIntervalOp `json:"ops"`
+	HW           *jsonIntervalHW           `json:"hw,omitempty"`
+}
+
+type jsonIntervalHW struct {
+	CPUBusyPct            float64  `json:"cpu_busy_pct"`
+	CPUUserPct            float64  `json:"cpu_user_pct"`
+	CPUSystemPct          float64  `json:"cpu_system_pct"`
+	CPUIOWaitPct          float64  `json:"cpu_iowait_pct"`
+	ContextSwitchesPerSec float64  `json:"context_switches_per_sec"`
+	ReadOpsPerSec         *float64 `json:"read_ops_per_sec,omitempty"`
+	ReadKBPerSec          *float64 `json:"read_kb_per_sec,omitempty"`
+	WriteOpsPerSec        *float64 `json:"write_ops_per_sec,omitempty"`
+	WriteKBPerSec         *float64 `json:"write_kb_per_sec,omitempty"`
+	ServerCPUSec          *float64 `json:"server_cpu_sec,omitempty"`
+	ServerCPUPct          *float64 `json:"server_cpu_pct,omitempty"`
 }
 
 type jsonIntervalOp struct {
@@ -161,7 +183,12 @@ func toJSONStep(s StepReport) jsonStep {
 		ClientCPUSec:     finite(s.ClientCPUSec),
 		ClientCPUPerOpUS: finite(s.ClientCPUPerOpUS),
 		Note:             s.Note,
+		HW:               jsonHW(s.HW),
+		ConnCPU:          map[string]float64{},
 		Intervals:        make([]jsonInterval, 0, len(s.Intervals)),
+	}
+	for _, c := range s.HW.ConnCPU {
+		js.ConnCPU[c.Role] = finite(c.CPUSec)
 	}
 	for _, o := range s.Ops {
 		jo := jsonOp{
@@ -202,6 +229,18 @@ func toJSONStep(s StepReport) jsonStep {
 			ClientCPUSec: finite(iv.ClientCPUSec),
 			Ops:          make(map[string]jsonIntervalOp, len(iv.Ops)),
 		}
+		if h := iv.HW; h != nil {
+			jh := &jsonIntervalHW{CPUBusyPct: h.CPUBusyPct, CPUUserPct: h.CPUUserPct, CPUSystemPct: h.CPUSystemPct,
+				CPUIOWaitPct: h.CPUIOWaitPct, ContextSwitchesPerSec: h.ContextSwitchesPerSec}
+			if h.IOKnown {
+				jh.ReadOpsPerSec, jh.ReadKBPerSec = &h.ReadOpsPerSec, &h.ReadKBPerSec
+				jh.WriteOpsPerSec, jh.WriteKBPerSec = &h.WriteOpsPerSec, &h.WriteKBPerSec
+			}
+			if h.ServerKnown {
+				jh.ServerCPUSec, jh.ServerCPUPct = &h.ServerCPUSec, &h.ServerCPUPct
+			}
+			ji.HW = jh
+		}
 		for _, o := range iv.Ops {
 			jo := jsonIntervalOp{
 				Count: o.Count, PerSec: finite(o.PerSec),
@@ -216,6 +255,63 @@ func toJSONStep(s StepReport) jsonStep {
 		js.Intervals = append(js.Intervals, ji)
 	}
 	return js
+}
+
+// jsonHW is a step's "hw" object: every measured metric by name, "absent" (metric → why
+// it is missing), and the counters: machine CPU seconds by kind and context switches,
+// device IO ("io_devices", read/write ops and bytes, when sampled), "server" and "client"
+// processes (cpu_sec, peak_mem_bytes, read_bytes/write_bytes from /proc/PID/io), database
+// size and the number of sessions per role behind conn_cpu.
+func jsonHW(h HWReport) map[string]any {
+	out := map[string]any{"absent": nonNil(h.Absent)}
+	for name, v := range h.Metrics {
+		out[name] = finite(v)
+	}
+	if h.DBSizeKnown {
+		out["db_size_bytes"] = h.DBSizeBytes
+	}
+	if len(h.ConnCPU) > 0 {
+		n := map[string]int{}
+		for _, c := range h.ConnCPU {
+			n[c.Role] = c.Sessions
+		}
+		out["conn_sessions"] = n
+	}
+	hw := h.HW
+	if hw == nil {
+		return out
+	}
+	c := hw.CPU
+	for k, v := range map[string]float64{
+		"cpu_user_sec": c.UserSec, "cpu_nice_sec": c.NiceSec, "cpu_system_sec": c.SystemSec, "cpu_idle_sec": c.IdleSec,
+		"cpu_iowait_sec": c.IOWaitSec, "cpu_irq_sec": c.IRQSec, "cpu_softirq_sec": c.SoftIRQSec, "cpu_steal_sec": c.StealSec,
+	} {
+		out[k] = finite(v)
+	}
+	if t := c.TotalSec(); t > 0 {
+		out["cpu_busy_pct"] = finite(100 * c.BusySec() / t)
+	}
+	out["context_switches"] = hw.ContextSwitches
+	out["embedded"] = hw.Embedded
+	out["remote"] = hw.Remote
+	if hw.IOKnown() {
+		out["io_devices"] = hw.Devices
+		out["read_ops"], out["read_bytes"] = hw.ReadOps, hw.ReadBytes
+		out["write_ops"], out["write_bytes"] = hw.WriteOps, hw.WriteBytes
+	}
+	if hw.Server.Known {
+		out["server"] = jsonProc(hw.Server)
+	}
+	out["client"] = jsonProc(hw.Client)
+	return out
+}
+
+func jsonProc(p metrics.ProcHW) map[string]any {
+	m := map[string]any{"processes": p.Processes, "cpu_sec": finite(p.CPUSec), "peak_mem_bytes": p.PeakMemBytes}
+	if p.IOKnown {
+		m["read_bytes"], m["write_bytes"] = p.ReadBytes, p.WriteBytes
+	}
+	return m
 }
 
 // nonNil makes an absent map render as {} rather than null.

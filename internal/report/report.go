@@ -59,7 +59,9 @@ type StepReport struct {
 	ClientCPUSec     float64
 	ClientCPUPerOpUS float64
 	Note             string
-	Intervals        []IntervalReport
+	// HW is the step's HW-efficiency metrics, why any is missing, and their inputs.
+	HW        HWReport
+	Intervals []IntervalReport
 }
 
 // PrimaryOp is the primary label's figures, if the step has them.
@@ -88,6 +90,8 @@ type IntervalReport struct {
 	EndSec       float64
 	ClientCPUSec float64
 	Ops          []Op
+	// HW is the interval's machine, server and client rates (nil when not sampled).
+	HW *IntervalHW
 }
 
 // Build projects stored runs into a Report, computing every derived number.
@@ -117,12 +121,12 @@ func buildRun(r store.Run) RunReport {
 		Steps:           make([]StepReport, 0, len(r.Steps)),
 	}
 	for _, st := range r.Steps {
-		rr.Steps = append(rr.Steps, buildStep(st))
+		rr.Steps = append(rr.Steps, buildStep(st, r.Env))
 	}
 	return rr
 }
 
-func buildStep(st store.Step) StepReport {
+func buildStep(st store.Step, env map[string]string) StepReport {
 	res := st.Result
 	secs := finite(res.Seconds)
 	sr := StepReport{
@@ -137,6 +141,7 @@ func buildStep(st store.Step) StepReport {
 		ClientCPUSec:     finite(res.ClientCPUSec),
 		ClientCPUPerOpUS: finite(res.ClientCPUPerOpUS()),
 		Note:             res.Note,
+		HW:               buildHW(res, env),
 		Intervals:        make([]IntervalReport, 0, len(st.Intervals)),
 	}
 	for _, l := range res.Labels {
@@ -151,6 +156,7 @@ func buildStep(st store.Step) StepReport {
 			StartSec:     iv.Start.Seconds(),
 			EndSec:       iv.End.Seconds(),
 			ClientCPUSec: finite(iv.ClientCPUSec),
+			HW:           buildIntervalHW(iv.HW, iv.Seconds()),
 		}
 		for _, l := range iv.Labels {
 			ir.Ops = append(ir.Ops, op(l, iv.Seconds()))

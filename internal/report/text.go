@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -137,6 +140,13 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 			}
 		}
 		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+
+	if hasHW(r.Steps) {
+		fmt.Fprintln(w)
+		if err := renderHWText(w, r); err != nil {
 			return err
 		}
 	}
@@ -334,4 +344,77 @@ func (t *table) flush() error {
 	}
 	_, err := io.WriteString(t.out, out.String())
 	return err
+}
+
+func hasHW(steps []StepReport) bool {
+	for _, s := range steps {
+		if len(s.HW.Metrics) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// renderHWText writes the HW-efficiency table (one row per step; per-connection CPU by
+// role continues on the following lines) and, once each, why metrics are missing.
+func renderHWText(w *bytes.Buffer, r RunReport) error {
+	names := metrics.MetricNames()
+	t := newTable(w)
+	t.row(append(append([]string{"step"}, names...), "conn cpu")...)
+	reasons := map[string][]string{}
+	var order []string
+	for _, s := range r.Steps {
+		if s.Status == metrics.StatusSkipped {
+			continue
+		}
+		row := []string{s.Name}
+		for _, n := range names {
+			v, ok := s.HW.Metrics[n]
+			if !ok {
+				row = append(row, "-")
+				why := s.HW.Absent[n]
+				if _, seen := reasons[why]; !seen {
+					order = append(order, why)
+				}
+				if !slices.Contains(reasons[why], n) {
+					reasons[why] = append(reasons[why], n)
+				}
+				continue
+			}
+			row = append(row, formatMetric(v))
+		}
+		conn := connCPUCells(s.HW.ConnCPU)
+		t.row(append(row, cell(conn, 0))...)
+		for i := 1; i < len(conn); i++ {
+			t.row(append(make([]string, len(names)+1), conn[i])...)
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "per op: µs of CPU (cpupq machine, server, client), context switches, device reads and KiB;")
+	fmt.Fprintln(w, "per inserted row: device writes and KiB; GiB; seconds (README \"What is measured\")")
+	for _, n := range hwNotes(r) {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	for _, why := range order {
+		fmt.Fprintf(w, "  - %s: %s\n", strings.Join(reasons[why], " "), why)
+	}
+	return nil
+}
+
+// formatMetric prints a metric with about three significant digits.
+func formatMetric(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

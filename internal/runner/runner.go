@@ -30,7 +30,10 @@ type Runner struct {
 	Handle engine.Handle
 	// Interval is the report interval (one metrics.Interval per tick).
 	Interval time.Duration
-	Sampler  *hwstat.Sampler
+	// Sampler reads /proc on every tick (nil: nothing is sampled, client CPU is 0).
+	Sampler *hwstat.Sampler
+	// HW says which server processes and devices the Sampler watches.
+	HW HWTargets
 }
 
 type worker struct {
@@ -45,6 +48,12 @@ type worker struct {
 // was cancelled (Ctrl-C), failed when the engine, the setup or the audit failed, and ok
 // otherwise; everything measured up to that point is in the result either way.
 func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
+	res := r.run(ctx, step, obs)
+	res.Metrics = res.Efficiency()
+	return res
+}
+
+func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
 	res := metrics.StepResult{Name: step.Name(), StartedAt: time.Now()}
 	fail := func(err error) metrics.StepResult {
 		res.Status = metrics.StatusFailed
@@ -73,8 +82,9 @@ func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metr
 		return fail(err)
 	}
 
-	cpu0 := r.selfCPU()
+	probe := r.newProbe(workers)
 	start := time.Now()
+	probe.start()
 	res.StartedAt = start
 	reg.Restart(start)
 	obs.StepStarted(step.Name(), load)
@@ -96,22 +106,21 @@ func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metr
 		}()
 	}
 
-	cpuTick, runErr := r.control(ctx, load, start, untilDone, reg, obs, step.Name(), doneCh, errCh, cpu0)
+	runErr := r.control(ctx, load, start, untilDone, reg, obs, step.Name(), doneCh, errCh, probe)
 	stopWorkers()
 	wg.Wait()
 	end := time.Now()
 	// The last, partial interval.
 	iv := reg.Tick(end)
-	cpu1 := r.selfCPU()
-	iv.ClientCPUSec = cpu1 - cpuTick
+	probe.tick(&iv)
 	obs.Interval(step.Name(), iv)
 
 	res.Seconds = end.Sub(start).Seconds()
 	res.Labels = reg.Totals()
-	res.ClientCPUSec = cpu1 - cpu0
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
 	}
+	probe.finish(&res, len(workers))
 	switch {
 	case ctx.Err() != nil:
 		res.Status = metrics.StatusInterrupted
@@ -122,6 +131,7 @@ func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metr
 		res.Error = runErr.Error()
 		return res
 	}
+	r.dbSize(ctx, &res)
 	detail, err := step.Verify(ctx, r.Handle)
 	if err != nil {
 		res.Audit = metrics.Audit{Status: "failed", Detail: err.Error()}
@@ -132,11 +142,10 @@ func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metr
 	return res
 }
 
-// control runs the stop rule and the interval ticks until the step must end. It returns
-// the first worker error, if any, and dbperf's CPU reading at the last tick (cpu is the
-// reading at the start), so each interval carries its own client CPU.
+// control runs the stop rule and the interval ticks until the step must end, sampling
+// the machine on each tick. It returns the first worker error, if any.
 func (r *Runner) control(ctx context.Context, load workload.Load, start time.Time, untilDone int,
-	reg *metrics.Registry, obs Observer, name string, doneCh <-chan struct{}, errCh <-chan error, cpu float64) (float64, error) {
+	reg *metrics.Registry, obs Observer, name string, doneCh <-chan struct{}, errCh <-chan error, probe *probe) error {
 	ticker := time.NewTicker(r.Interval)
 	defer ticker.Stop()
 	var durC, minC <-chan time.Time
@@ -148,43 +157,30 @@ func (r *Runner) control(ctx context.Context, load workload.Load, start time.Tim
 	for {
 		select {
 		case <-ctx.Done():
-			return cpu, nil
+			return nil
 		case <-durC:
-			return cpu, nil
+			return nil
 		case err := <-errCh:
-			return cpu, err
+			return err
 		case <-doneCh:
 			untilDone--
 			if untilDone == 0 {
 				rest := time.Until(start.Add(load.MinDuration))
 				if rest <= 0 {
-					return cpu, nil
+					return nil
 				}
 				t := time.NewTimer(rest)
 				defer t.Stop()
 				minC = t.C
 			}
 		case <-minC:
-			return cpu, nil
+			return nil
 		case now := <-ticker.C:
 			iv := reg.Tick(now)
-			c := r.selfCPU()
-			iv.ClientCPUSec = c - cpu
-			cpu = c
+			probe.tick(&iv)
 			obs.Interval(name, iv)
 		}
 	}
-}
-
-func (r *Runner) selfCPU() float64 {
-	if r.Sampler == nil {
-		return 0
-	}
-	c, err := r.Sampler.SelfCPU()
-	if err != nil {
-		return 0
-	}
-	return c
 }
 
 func hasUntilDone(l workload.Load) bool {

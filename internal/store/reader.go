@@ -3,15 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/dbperf/dbperf/internal/metrics"
 )
 
 // RunFilter selects runs for Runs. The zero value selects all.
@@ -68,16 +65,11 @@ LIMIT ?`, f.Label, f.Label, limit)
 // intervals (by seq; labels in the order they were written). A step left running reads
 // back as interrupted once its run is no longer running, with its intervals kept and
 // Seconds set to the end of its last interval.
+//
+// It reads everything in a fixed number of queries whatever the number of runs (a report
+// over a thousand runs must stay fast; see BenchmarkReport1000Runs in internal/report).
 func (s *Store) Results(ctx context.Context, ids []int64) ([]Run, error) {
-	out := make([]Run, 0, len(ids))
-	for _, id := range ids {
-		r, err := s.run(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.results(ctx, ids)
 }
 
 // LatestRunID is the id of the newest run.
@@ -170,167 +162,6 @@ func liveStatus(status string, proc procIdentity) string {
 		return RunInterrupted
 	}
 	return status
-}
-
-func (s *Store) run(ctx context.Context, id int64) (Run, error) {
-	var r Run
-	var settings, params, env, started string
-	var finished sql.NullString
-	var proc procIdentity
-	err := s.db.QueryRowContext(ctx, `
-SELECT id, workload, workload_version, engine, engine_version, engine_settings, label, seed,
-	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id
-FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.Workload, &r.WorkloadVersion, &r.Engine, &r.EngineVersion,
-		&settings, &r.Label, &r.Seed, &params, &env, &r.Status, &started, &finished,
-		&proc.PID, &proc.StartTicks, &proc.BootID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Run{}, fmt.Errorf("run %d not found: \"dbperf runs\" lists the stored runs", id)
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: %w", id, err)
-	}
-	if err := json.Unmarshal([]byte(settings), &r.EngineSettings); err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: engine settings: %w", id, err)
-	}
-	dec := json.NewDecoder(strings.NewReader(params))
-	dec.UseNumber() // keep 1000000 an integer, not 1e+06
-	if err := dec.Decode(&r.Params); err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: params: %w", id, err)
-	}
-	if err := json.Unmarshal([]byte(env), &r.Env); err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: env: %w", id, err)
-	}
-	if r.StartedAt, err = parseTime(started); err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: %w", id, err)
-	}
-	if finished.Valid {
-		if r.FinishedAt, err = parseTime(finished.String); err != nil {
-			return Run{}, fmt.Errorf("store: read run %d: %w", id, err)
-		}
-	}
-	r.Status = liveStatus(r.Status, proc)
-	if r.Steps, err = s.steps(ctx, id, r.Status != RunRunning); err != nil {
-		return Run{}, fmt.Errorf("store: read run %d: %w", id, err)
-	}
-	return r, nil
-}
-
-// steps reads a run's steps. runOver says the run is no longer running, so a step still
-// marked running was interrupted.
-func (s *Store) steps(ctx context.Context, runID int64, runOver bool) ([]Step, error) {
-	rows, err := s.db.QueryContext(ctx, `
-SELECT id, seq, name, status, error, started_at, seconds, kind, primary_label,
-	audit_status, audit_detail, client_cpu_sec, note
-FROM steps WHERE run_id = ? ORDER BY seq`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("steps: %w", err)
-	}
-	var steps []Step
-	for rows.Next() {
-		var st Step
-		var status, started string
-		r := &st.Result
-		if err := rows.Scan(&st.ID, &st.Seq, &r.Name, &status, &r.Error, &started, &r.Seconds, &r.Kind, &r.Primary,
-			&r.Audit.Status, &r.Audit.Detail, &r.ClientCPUSec, &r.Note); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("steps: %w", err)
-		}
-		r.Status = metrics.Status(status)
-		if r.StartedAt, err = parseTime(started); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("step %d: %w", st.Seq, err)
-		}
-		steps = append(steps, st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("steps: %w", err)
-	}
-	_ = rows.Close()
-	// Read labels and intervals after closing the step cursor.
-	for i := range steps {
-		st := &steps[i]
-		if st.Result.Labels, err = s.stepLabels(ctx, st.ID); err != nil {
-			return nil, fmt.Errorf("step %d (%s): %w", st.Seq, st.Result.Name, err)
-		}
-		if st.Intervals, err = s.intervals(ctx, st.ID); err != nil {
-			return nil, fmt.Errorf("step %d (%s): %w", st.Seq, st.Result.Name, err)
-		}
-		if st.Result.Status == stepRunning && runOver {
-			st.Result.Status = metrics.StatusInterrupted
-			if n := len(st.Intervals); n > 0 {
-				st.Result.Seconds = st.Intervals[n-1].End.Seconds()
-			}
-		}
-	}
-	return steps, nil
-}
-
-func (s *Store) stepLabels(ctx context.Context, stepID int64) ([]metrics.LabelStats, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+labelColumns+` FROM step_labels WHERE step_id = ? ORDER BY ord`, stepID)
-	if err != nil {
-		return nil, fmt.Errorf("labels: %w", err)
-	}
-	defer rows.Close()
-	var out []metrics.LabelStats
-	for rows.Next() {
-		l, err := scanLabel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("labels: %w", err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("labels: %w", err)
-	}
-	return out, nil
-}
-
-func (s *Store) intervals(ctx context.Context, stepID int64) ([]metrics.Interval, error) {
-	rows, err := s.db.QueryContext(ctx, `
-SELECT seq, start_ns, end_ns, client_cpu_sec FROM intervals WHERE step_id = ? ORDER BY seq`, stepID)
-	if err != nil {
-		return nil, fmt.Errorf("intervals: %w", err)
-	}
-	var ivs []metrics.Interval
-	bySeq := map[int]int{}
-	for rows.Next() {
-		var iv metrics.Interval
-		var start, end int64
-		if err := rows.Scan(&iv.Seq, &start, &end, &iv.ClientCPUSec); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("intervals: %w", err)
-		}
-		iv.Start, iv.End = time.Duration(start), time.Duration(end)
-		bySeq[iv.Seq] = len(ivs)
-		ivs = append(ivs, iv)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("intervals: %w", err)
-	}
-	_ = rows.Close()
-
-	lrows, err := s.db.QueryContext(ctx, `
-SELECT seq, `+labelColumns+` FROM interval_labels WHERE step_id = ? ORDER BY seq, ord`, stepID)
-	if err != nil {
-		return nil, fmt.Errorf("interval labels: %w", err)
-	}
-	defer lrows.Close()
-	for lrows.Next() {
-		var seq int
-		l, err := scanLabel(lrows, &seq)
-		if err != nil {
-			return nil, fmt.Errorf("interval labels: %w", err)
-		}
-		i, ok := bySeq[seq]
-		if !ok {
-			return nil, fmt.Errorf("interval labels: no interval %d", seq)
-		}
-		ivs[i].Labels = append(ivs[i].Labels, l)
-	}
-	if err := lrows.Err(); err != nil {
-		return nil, fmt.Errorf("interval labels: %w", err)
-	}
-	return ivs, nil
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -118,5 +118,74 @@ CREATE TABLE interval_labels (
 	FOREIGN KEY (step_id, seq) REFERENCES intervals (step_id, seq)
 );
 `,
+		// 2: HW efficiency (issue #4): what the machine, the server's processes and dbperf
+		// did per step and per interval (from /proc), the derived per-op metrics, the
+		// per-connection CPU by role, and the database size at the end of each step.
+		// NULL means not measured (never 0): the io columns when no block device was
+		// sampled, the server columns when the server's processes were not visible, the
+		// *_read_bytes/*_write_bytes when /proc/PID/io was not readable.
+		`
+ALTER TABLE steps ADD COLUMN db_size_bytes INTEGER; -- at the end of the step; NULL when unknown
+
+CREATE TABLE step_hw (
+	step_id INTEGER PRIMARY KEY REFERENCES steps (id),
+` + hwColumnsDDL + `
+);
+
+CREATE TABLE interval_hw (
+	step_id INTEGER NOT NULL,
+	seq     INTEGER NOT NULL,
+` + hwColumnsDDL + `,
+	PRIMARY KEY (step_id, seq),
+	FOREIGN KEY (step_id, seq) REFERENCES intervals (step_id, seq)
+);
+
+-- Server-side CPU of the step's sessions by role ("client_process" for embedded engines).
+CREATE TABLE step_conn_cpu (
+	step_id  INTEGER NOT NULL REFERENCES steps (id),
+	role     TEXT    NOT NULL,
+	sessions INTEGER NOT NULL,
+	cpu_sec  REAL    NOT NULL,
+	PRIMARY KEY (step_id, role)
+);
+
+-- HW-efficiency metrics (cpupq, wkbpi, ...; metrics.MetricNames), computed from step_hw,
+-- the step's counts and db_size_bytes when the step finished. An unmeasured metric has no row.
+CREATE TABLE step_metrics (
+	step_id INTEGER NOT NULL REFERENCES steps (id),
+	name    TEXT    NOT NULL,
+	value   REAL    NOT NULL,
+	PRIMARY KEY (step_id, name)
+);
+`,
 	}
 }
+
+// hwColumnsDDL are the columns step_hw and interval_hw share (hwColumns in that order).
+// A released migration must never change: this text is part of migration 2.
+const hwColumnsDDL = `	cpu_user_sec          REAL    NOT NULL, -- machine-wide, summed over all CPUs
+	cpu_nice_sec          REAL    NOT NULL,
+	cpu_system_sec        REAL    NOT NULL,
+	cpu_idle_sec          REAL    NOT NULL,
+	cpu_iowait_sec        REAL    NOT NULL,
+	cpu_irq_sec           REAL    NOT NULL,
+	cpu_softirq_sec       REAL    NOT NULL,
+	cpu_steal_sec         REAL    NOT NULL,
+	context_switches      INTEGER NOT NULL,
+	io_devices            TEXT    NOT NULL, -- space-separated disks; '' = IO not sampled
+	read_ops              INTEGER,
+	read_bytes            INTEGER,
+	write_ops             INTEGER,
+	write_bytes           INTEGER,
+	embedded              INTEGER NOT NULL, -- the engine runs inside dbperf
+	remote                INTEGER NOT NULL, -- the server runs on another machine
+	server_processes      INTEGER,          -- NULL: the server's processes were not visible
+	server_cpu_sec        REAL,
+	server_peak_mem_bytes INTEGER,
+	server_read_bytes     INTEGER,
+	server_write_bytes    INTEGER,
+	client_processes      INTEGER NOT NULL,
+	client_cpu_sec        REAL    NOT NULL,
+	client_peak_mem_bytes INTEGER NOT NULL,
+	client_read_bytes     INTEGER,
+	client_write_bytes    INTEGER`

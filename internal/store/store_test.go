@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,7 +329,7 @@ func TestSchemaTooNew(t *testing.T) {
 			if *tooNew != want {
 				t.Errorf("err = %+v, want %+v", *tooNew, want)
 			}
-			if !strings.Contains(err.Error(), "has schema version 7 but this dbperf knows up to 1: upgrade dbperf") {
+			if !strings.Contains(err.Error(), fmt.Sprintf("has schema version 7 but this dbperf knows up to %d: upgrade dbperf", SchemaVersion)) {
 				t.Errorf("message = %q", err)
 			}
 			after, err := os.ReadFile(path)

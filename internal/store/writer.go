@@ -99,6 +99,12 @@ INSERT INTO interval_labels (step_id, seq, ord, `+labelColumns+`) VALUES (?, ?, 
 			if _, err := ivStmt.ExecContext(ctx, stepID, iv.Seq, int64(iv.Start), int64(iv.End), iv.ClientCPUSec); err != nil {
 				return fmt.Errorf("interval %d: %w", iv.Seq, err)
 			}
+			if iv.HW != nil {
+				args := append([]any{stepID, iv.Seq}, hwArgs(iv.HW)...)
+				if _, err := tx.ExecContext(ctx, `INSERT INTO interval_hw (step_id, seq, `+hwColumns+`) VALUES (?, ?, `+hwPlaceholders+`)`, args...); err != nil {
+					return fmt.Errorf("interval %d hw: %w", iv.Seq, err)
+				}
+			}
 			for i, l := range iv.Labels {
 				args := append([]any{stepID, iv.Seq, i}, labelArgs(l)...)
 				if _, err := lblStmt.ExecContext(ctx, args...); err != nil {
@@ -115,20 +121,25 @@ INSERT INTO interval_labels (step_id, seq, ord, `+labelColumns+`) VALUES (?, ?, 
 }
 
 // FinishStep stores a step's result: status, error, timing, per-label totals, audit,
-// client CPU and note. It replaces per-label totals stored by an earlier call.
+// client CPU, note, database size, HW, per-connection CPU and HW-efficiency metrics. It
+// replaces what an earlier call stored.
 func (s *Store) FinishStep(ctx context.Context, stepID int64, r metrics.StepResult) error {
 	switch r.Status {
 	case metrics.StatusOK, metrics.StatusFailed, metrics.StatusInterrupted, metrics.StatusSkipped:
 	default:
 		return fmt.Errorf("store: finish step %d: status %q is not ok, failed, interrupted or skipped", stepID, r.Status)
 	}
+	var dbSize any
+	if r.DBSizeKnown {
+		dbSize = r.DBSizeBytes
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 UPDATE steps SET name = ?, status = ?, error = ?, started_at = ?, seconds = ?, kind = ?,
-	primary_label = ?, audit_status = ?, audit_detail = ?, client_cpu_sec = ?, note = ?
+	primary_label = ?, audit_status = ?, audit_detail = ?, client_cpu_sec = ?, note = ?, db_size_bytes = ?
 WHERE id = ?`,
 			r.Name, string(r.Status), r.Error, formatTime(r.StartedAt), r.Seconds, r.Kind,
-			r.Primary, r.Audit.Status, r.Audit.Detail, r.ClientCPUSec, r.Note, stepID)
+			r.Primary, r.Audit.Status, r.Audit.Detail, r.ClientCPUSec, r.Note, dbSize, stepID)
 		if err != nil {
 			return err
 		}
@@ -149,7 +160,7 @@ INSERT INTO step_labels (step_id, ord, `+labelColumns+`) VALUES (?, ?, `+labelPl
 				return fmt.Errorf("label %q: %w", l.Label, err)
 			}
 		}
-		return nil
+		return writeStepHW(ctx, tx, stepID, r)
 	})
 	if err != nil {
 		return fmt.Errorf("store: finish step %d (%s): %w", stepID, r.Name, err)

@@ -190,7 +190,7 @@ func secret(name string) bool {
 // information_schema.TABLES, which is estimated from statistics (approximate, and for
 // MyRocks it does not count data still in memtables).
 func (h *handle) Size(ctx context.Context) (int64, error) {
-	if h.local() {
+	if h.Local() {
 		var datadir string
 		if err := h.db.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir); err != nil {
 			return 0, fmt.Errorf("mariadb size: datadir: %w", err)
@@ -213,8 +213,8 @@ func (h *handle) Size(ctx context.Context) (int64, error) {
 	return n.Int64, nil
 }
 
-// local says whether the server runs on this machine (unix socket or a loopback address).
-func (h *handle) local() bool {
+// Local says whether the server runs on this machine (unix socket or a loopback address).
+func (h *handle) Local() bool {
 	if h.cfg.Net == "unix" {
 		return true
 	}

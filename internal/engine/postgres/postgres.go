@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
@@ -160,6 +161,17 @@ func (h *handle) Size(ctx context.Context) (int64, error) {
 
 // Close releases nothing: sessions own their connections.
 func (h *handle) Close() error { return nil }
+
+// Local says whether the server runs on this machine: the DSN's host is a unix-socket
+// directory or a loopback address (fallback hosts are not considered).
+func (h *handle) Local() bool {
+	host := h.cfg.Host
+	if strings.HasPrefix(host, "/") || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // SessionPID is the process id of the server backend serving s, for per-connection CPU
 // accounting (the reference records `select pg_backend_pid()` for perf, §1.8). It is the

@@ -474,3 +474,23 @@ func TestPostgresCancelledStatement(t *testing.T) {
 		t.Errorf("session Close after cancel: %v", err)
 	}
 }
+
+// TestPostgresLocal: only unix sockets and loopback addresses are this machine's server.
+func TestPostgresLocal(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"postgres://u@127.0.0.1:5432/ib":            true,
+		"postgres://u@localhost/ib":                 true,
+		"postgres://u@[::1]:5432/ib":                true,
+		"host=/var/run/postgresql dbname=ib user=u": true,
+		"postgres://u@10.0.0.7:5432/ib":             false,
+		"postgres://u@db1.example.com/ib":           false,
+	} {
+		cfg, err := connConfig(dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if got := (&handle{cfg: cfg}).Local(); got != want {
+			t.Errorf("Local(%s) = %v, want %v", dsn, got, want)
+		}
+	}
+}

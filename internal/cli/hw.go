@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/runner"
+)
+
+// Keys of the run's env that say what the HW sampling could see (README "What is measured").
+const (
+	envServerProcesses = "server_processes" // which processes are "the server", or why none
+	envIODevices       = "io_devices"       // the block devices whose IO is counted
+	envIODevicesNote   = "io_devices_note"  // why device IO is not counted
+)
+
+// hwTargets decides what the runner samples besides dbperf itself: the server's process
+// tree (a managed server's pid; a server on this machine reached by --dsn, found through
+// one session's backend or thread) and the block devices of the data directory. What it
+// could not see, and why, goes into env so reports can say it instead of showing zeros.
+// dir is the data directory on this machine whose devices were looked up ("" if none).
+func hwTargets(ctx context.Context, meta engine.Meta, tg *target, info engine.Info, s *hwstat.Sampler, env map[string]string) (t runner.HWTargets, dir string) {
+	switch {
+	case meta.Embedded:
+		t.Embedded, dir = true, tg.dir
+		env[envServerProcesses] = "embedded: the engine runs inside dbperf, so its CPU and memory are the client's"
+	case tg.serverPID != 0:
+		t.ServerPID, dir = tg.serverPID, tg.dir
+		env[envServerProcesses] = fmt.Sprintf("managed server: pid %d and its children", tg.serverPID)
+	default:
+		pid, why := localServer(ctx, tg.h, s)
+		if pid == 0 {
+			t.Remote = true
+			env[envServerProcesses] = "not visible: " + why
+			env[envIODevicesNote] = "not counted: the server's disks are not this machine's"
+			return t, ""
+		}
+		t.ServerPID = pid
+		env[envServerProcesses] = fmt.Sprintf("local server (--dsn): pid %d and its children", pid)
+		if info.DataDir != "" {
+			if _, err := os.Stat(info.DataDir); err == nil {
+				dir = info.DataDir
+			}
+		}
+	}
+	if dir == "" {
+		env[envIODevicesNote] = "not counted: the data directory is not readable here"
+		return t, ""
+	}
+	devs, err := s.Devices(dir)
+	if err != nil {
+		env[envIODevicesNote] = "not counted: " + err.Error()
+		return t, dir
+	}
+	t.Devices = devs
+	env[envIODevices] = strings.Join(devs, " ")
+	return t, dir
+}
+
+// localServer finds the main process of a server reached by --dsn when it runs on this
+// machine, through the backend or thread serving one session; 0 and the reason otherwise.
+func localServer(ctx context.Context, h engine.Handle, s *hwstat.Sampler) (int, string) {
+	pi, ok := h.(engine.ProcessInfo)
+	if !ok {
+		return 0, "this engine cannot name the server process of a session"
+	}
+	if !pi.Local() {
+		return 0, "the server is on another machine (--dsn); server CPU, memory and per-connection CPU are not measured"
+	}
+	sess, err := h.NewSession(ctx)
+	if err != nil {
+		return 0, fmt.Sprintf("open a session to find the server's process: %v", err)
+	}
+	defer sess.Close()
+	id, err := pi.SessionPID(sess)
+	if err != nil {
+		return 0, err.Error()
+	}
+	pid, err := s.ServerRoot(id)
+	if err != nil {
+		return 0, fmt.Sprintf("the server's process is not visible here (another container or pid namespace?): %v", err)
+	}
+	return pid, ""
+}
