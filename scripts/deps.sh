@@ -2,7 +2,8 @@
 # Installs what building (deps.sh build) or testing (deps.sh test) dbperf needs beyond Go
 # itself, on Debian, as root: a C compiler for the cgo SQLite driver; for the tests also
 # the database servers the conformance suite starts itself (PostgreSQL 15, MariaDB 10.11
-# with the MyRocks plugin). Idempotent and quiet when all is there. Package services are
+# with the MyRocks plugin) and Chromium, in which the HTML report is opened headless.
+# Idempotent and quiet when all is there. Package services are
 # kept from starting on install: dbperf starts its own throwaway servers.
 set -euo pipefail
 what=${1:-build}
@@ -15,6 +16,7 @@ if [ "$what" = test ]; then
 	ls /usr/lib/postgresql/15/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
 	[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 	ls /usr/lib/mysql/plugin/ha_rocksdb.so >/dev/null 2>&1 || need+=(mariadb-plugin-rocksdb)
+	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

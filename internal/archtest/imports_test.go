@@ -37,7 +37,9 @@ func allowed() map[string][]string {
 		"internal/runner":               {"internal/engine", "internal/workload", "internal/metrics", "internal/hwstat"},
 		"internal/store":                {"internal/metrics"},
 		"internal/stats":                {},
-		"internal/report":               {"internal/store", "internal/stats", "internal/metrics"},
+		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart"},
+		"internal/report/chart":         {},
+		"internal/browsertest":          {},
 		"internal/progress":             {"internal/metrics"},
 		"internal/archtest":             {},
 	}

@@ -79,7 +79,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		return string(out)
 	}
-	var outputs []string
+	var outputs, written []string
 	for _, block := range blocks {
 		for _, line := range block {
 			fields := strings.Fields(line)
@@ -100,11 +100,24 @@ func TestReadmeCommands(t *testing.T) {
 					if a == "small" && i > 0 && args[i-1] == "--scale" {
 						args[i] = "tiny"
 					}
+					if i > 0 && (args[i-1] == "-o" || args[i-1] == "--output") {
+						args[i] = filepath.Join(tmp, filepath.Base(a)) // not into the checkout
+						written = append(written, args[i])
+					}
 				}
 				outputs = append(outputs, run(bin, args...))
 			default:
 				t.Fatalf("README command %q is not one this test knows how to run: teach TestReadmeCommands", line)
 			}
+		}
+	}
+	for _, f := range written {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) == 0 {
+			t.Errorf("README command wrote no %s: %v", f, err)
+		}
+		if strings.HasSuffix(f, ".html") && (strings.Contains(string(b), "http://") || strings.Contains(string(b), "https://")) {
+			t.Errorf("%s references the network", f)
 		}
 	}
 	last := outputs[len(outputs)-1]

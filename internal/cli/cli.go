@@ -95,7 +95,7 @@ operation, stores every result in a results database, and reports on them.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newServerCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newServerCmd(env), newVersionCmd(env))
 	return root
 }
 
@@ -141,9 +141,15 @@ const DefaultResults = "./dbperf-results.db"
 func writeFileAtomic(path string, write func(w io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".dbperf-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return badInput(fmt.Errorf("cannot write %s (%w): pass another -o path", path, err))
 	}
 	tmp := f.Name()
+	// Reports are for sharing: readable like any file the user writes (not CreateTemp's 0600).
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		os.Remove(tmp)

@@ -71,6 +71,9 @@ func TestBadInput(t *testing.T) {
 		{"report of a missing store", []string{"report", "--results", filepath.Join(dir, "missing.db")}, "no results store at"},
 		{"runs of a newer store", []string{"runs", "--results", newer}, "schema version 999"},
 		{"report format", []string{"report", "--format", "xml", "--results", newer}, `--format "xml" is not supported`},
+		{"report colour", []string{"report", "--color", "sometimes", "--results", newer}, `--color "sometimes": use auto, always or never`},
+		{"zero repeats", []string{"run", "insertbench", "--repeat", "0"}, "--repeat must be at least 1, got 0"},
+		{"compare one config", []string{"compare", "a"}, "compare needs two configs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/progress"
@@ -50,6 +51,7 @@ type runFlags struct {
 	profilesDir    string
 	cacheDir       string
 	storageEngine  string
+	repeat         int
 }
 
 func newRunCmd(env Env) *cobra.Command {
@@ -71,6 +73,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
   dbperf run insertbench --engine postgres --managed --engine-version 13 --profile cached
   dbperf run insertbench --engine mariadb --managed --mysql-storage-engine rocksdb
   dbperf run insertbench --scale small --clients 4 --label four-clients
+  dbperf run insertbench --scale tiny --steps l.i0,l.x,qp100 --repeat 5 --label a
   dbperf run insertbench --steps l.i0,l.x,qp100 --time 60 --rows-per-commit l.i0=1000`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -95,6 +98,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.BoolVar(&f.deletes, "delete", true, "run the delete actor (the table is a queue); --delete=false turns it off")
 	fl.Int64Var(&f.seed, "seed", DefaultSeed, "seed of all generated data and query parameters")
 	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
+	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
 	fl.StringVar(&f.results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default 1 for tiny/small, 5 otherwise)")
@@ -115,7 +119,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.R
 	changed := cmd.Flags().Changed
 	cfg := &config.Run{
 		Workload: wl, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
-		Label: f.label, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
+		Label: f.label, Repeat: f.repeat, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
@@ -230,24 +234,79 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		return badInput(err)
 	}
 	defer st.Close()
+	if cfg.Repeat > 1 && cfg.Label == "" {
+		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
+	}
 
+	var last error // of the last repeat with a failed step
+	var runIDs []int64
+	for i := range cfg.Repeat {
+		if cfg.Repeat > 1 && !cfg.Quiet {
+			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, cfg.Repeat, cfg.Label)
+		}
+		runID, status, err := runOnce(ctx, env, cfg, wl, eng, steps, st)
+		if runID != 0 {
+			runIDs = append(runIDs, runID)
+		}
+		var failed *exitError
+		switch {
+		case status == store.RunFailed && errors.As(err, &failed):
+			last = err // the next repeat still runs: a failed step is a result
+		case err != nil:
+			return err
+		case status == store.RunInterrupted:
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
+		}
+		if i+1 < cfg.Repeat {
+			// Each repeat plans its steps afresh: steps carry state (counters, estimates).
+			if steps, err = wl.Plan(cfg); err != nil {
+				return badInput(err)
+			}
+		}
+	}
+	if cfg.Repeat > 1 && !cfg.Quiet {
+		if err := printRepeats(ctx, env, st, cfg.Label, runIDs); err != nil {
+			return err
+		}
+	}
+	return last
+}
+
+// printRepeats shows the repeated runs of one label side by side: medians, spread, noise.
+func printRepeats(ctx context.Context, env Env, st *store.Store, label string, ids []int64) error {
+	runs, err := st.Results(context.WithoutCancel(ctx), ids)
+	if err != nil {
+		return err
+	}
+	rep := report.Build(runs)
+	cmp := report.Compare(rep, []report.Group{{Name: label, RunIDs: ids}}, 0)
+	fmt.Fprintf(env.Out, "\n%d runs labelled %s (dbperf report %s; compare with another label: dbperf report %s OTHER)\n",
+		len(ids), label, label, label)
+	return report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
+}
+
+// runOnce runs the workload once: engine (and managed server) up, every step stored as it
+// goes, the summary printed, everything shut down. It returns the run's id and status;
+// an error means the environment failed (exit 2) or the store could not be written.
+func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, eng engine.Engine,
+	steps []workload.Step, st *store.Store) (int64, string, error) {
 	tg, err := openTarget(ctx, cfg, eng, func(s string) {
 		if !cfg.Quiet {
 			fmt.Fprintln(env.Out, s)
 		}
 	})
 	if err != nil {
-		return badInput(err)
+		return 0, "", badInput(err)
 	}
 	defer tg.close()
 	h, dir := tg.h, tg.dir
 	info, err := h.Info(ctx)
 	if err != nil {
-		return badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
+		return 0, "", badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
 	}
 	sampler, err := hwstat.New()
 	if err != nil {
-		return badInput(err)
+		return 0, "", badInput(err)
 	}
 	if info.Settings == nil {
 		info.Settings = map[string]string{}
@@ -275,7 +334,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	wctx := context.WithoutCancel(ctx)
 	runID, err := st.BeginRun(wctx, meta)
 	if err != nil {
-		return badInput(err)
+		return 0, "", badInput(err)
 	}
 
 	prog := progress.New(env.Out, env.IsTerminal && !cfg.Quiet)
@@ -285,13 +344,13 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		if status != store.RunOK {
 			res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + firstErr}
 			if err := recordSkipped(wctx, st, runID, i, res); err != nil {
-				return err
+				return runID, "", err
 			}
 			continue
 		}
 		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), time.Now())
 		if err != nil {
-			return err
+			return runID, "", err
 		}
 		obs := &observer{ctx: wctx, st: st, stepID: stepID, prog: prog}
 		res := r.Run(ctx, step, obs)
@@ -300,7 +359,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		}
 		prog.Finish(res)
 		if err := st.FinishStep(wctx, stepID, res); err != nil {
-			return err
+			return runID, "", err
 		}
 		switch res.Status {
 		case metrics.StatusInterrupted:
@@ -311,28 +370,25 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		}
 	}
 	if err := st.FinishRun(wctx, runID, status, time.Now()); err != nil {
-		return err
+		return runID, "", err
 	}
 	if !cfg.Quiet {
 		runs, err := st.Results(wctx, []int64{runID})
 		if err != nil {
-			return err
+			return runID, "", err
 		}
 		fmt.Fprintln(env.Out)
 		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
-			return err
+			return runID, "", err
 		}
 		if cfg.Keep && eng.Meta().Embedded {
 			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, dir)
 		}
 	}
-	switch status {
-	case store.RunInterrupted:
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
-	case store.RunFailed:
-		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", runID, firstErr)}
+	if status == store.RunFailed {
+		return runID, status, &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", runID, firstErr)}
 	}
-	return nil
+	return runID, status, nil
 }
 
 // engineLabel names the engine in the store: MariaDB's storage engines are told apart
@@ -415,6 +471,7 @@ func params(cfg *config.Run, steps []workload.Step) map[string]any {
 		"engine_version":      cfg.EngineVersion,
 		"steps":               names,
 		"clients":             cfg.Clients,
+		"repeat":              cfg.Repeat,
 		"report_interval_sec": cfg.ReportInterval.Seconds(),
 	}
 	if cfg.Workload == "insertbench" {

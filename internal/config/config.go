@@ -19,6 +19,9 @@ type Run struct {
 	Clients int
 	Seed    int64
 	Label   string
+	// Repeat runs the whole workload this many times, each a separate stored run with the
+	// same label, so reports can show medians, spread and significance.
+	Repeat int
 	// ResultsPath is the results store file.
 	ResultsPath string
 	Quiet       bool
@@ -136,6 +139,9 @@ func (r *Run) Validate() error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if r.Clients < 1 {
 		add("--clients must be at least 1, got %d", r.Clients)
+	}
+	if r.Repeat < 1 {
+		add("--repeat must be at least 1, got %d", r.Repeat)
 	}
 	if r.ReportInterval <= 0 {
 		add("--report-interval must be positive, got %s", r.ReportInterval)

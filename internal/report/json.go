@@ -15,6 +15,52 @@ import (
 
 type jsonReport struct {
 	Runs []jsonRun `json:"runs"`
+	// Comparison is present when the report compares groups of runs (dbperf report).
+	Comparison *jsonComparison `json:"comparison,omitempty"`
+}
+
+type jsonComparison struct {
+	Base     string      `json:"base"`
+	Groups   []jsonGroup `json:"groups"`
+	NeedRuns int         `json:"need_runs"`
+	Tables   []jsonTable `json:"tables"`
+}
+
+type jsonGroup struct {
+	Name   string  `json:"name"`
+	RunIDs []int64 `json:"run_ids"`
+}
+
+type jsonTable struct {
+	ID          string         `json:"id"`
+	Title       string         `json:"title"`
+	HeadColumns []string       `json:"head_columns"`
+	Columns     []string       `json:"columns"`
+	Rows        []jsonTableRow `json:"rows"`
+	Legend      []string       `json:"legend"`
+}
+
+type jsonTableRow struct {
+	Head   []string    `json:"head"`
+	Base   bool        `json:"base"`
+	Target bool        `json:"target"`
+	Cells  []*jsonCell `json:"cells"` // null where not measured
+}
+
+// jsonCell is one figure over a group's runs; value is the median (relative tables: the
+// ratio of medians), in base units.
+type jsonCell struct {
+	Value       float64  `json:"value"`
+	Min         float64  `json:"min"`
+	Max         float64  `json:"max"`
+	N           int      `json:"n"`
+	Unit        string   `json:"unit"`
+	SpreadPct   float64  `json:"spread_pct"`
+	Noisy       bool     `json:"noisy"`
+	Class       string   `json:"class"`
+	PValue      *float64 `json:"p_value,omitempty"`
+	Significant *bool    `json:"significant,omitempty"`
+	TooFew      *bool    `json:"too_few_runs,omitempty"`
 }
 
 type jsonRun struct {
@@ -131,6 +177,9 @@ func RenderJSON(w io.Writer, rep Report) error {
 	out := jsonReport{Runs: make([]jsonRun, 0, len(rep.Runs))}
 	for _, r := range rep.Runs {
 		out.Runs = append(out.Runs, toJSONRun(r))
+	}
+	if c := rep.Comparison; c != nil {
+		out.Comparison = toJSONComparison(*c)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -312,6 +361,46 @@ func jsonProc(p metrics.ProcHW) map[string]any {
 		m["read_bytes"], m["write_bytes"] = p.ReadBytes, p.WriteBytes
 	}
 	return m
+}
+
+func toJSONComparison(c Comparison) *jsonComparison {
+	jc := &jsonComparison{NeedRuns: c.NeedN, Groups: []jsonGroup{}, Tables: []jsonTable{}}
+	if c.Base < len(c.Groups) {
+		jc.Base = c.Groups[c.Base].Name
+	}
+	for _, g := range c.Groups {
+		jc.Groups = append(jc.Groups, jsonGroup{Name: g.Name, RunIDs: g.RunIDs})
+	}
+	for _, t := range c.Tables {
+		jt := jsonTable{ID: t.ID, Title: t.Title, HeadColumns: t.HeadColumns, Columns: nonNilSlice(t.Columns),
+			Legend: nonNilSlice(t.Legend), Rows: []jsonTableRow{}}
+		for _, r := range t.Rows {
+			jr := jsonTableRow{Head: r.Head, Base: r.Base, Target: r.Target, Cells: make([]*jsonCell, 0, len(r.Cells))}
+			for _, c := range r.Cells {
+				if !c.Present {
+					jr.Cells = append(jr.Cells, nil)
+					continue
+				}
+				jcell := &jsonCell{Value: finite(c.Median), Min: finite(c.Min), Max: finite(c.Max), N: c.N, Unit: c.Unit,
+					SpreadPct: finite(c.SpreadPct), Noisy: c.Noisy, Class: string(c.Class)}
+				if c.Rel != nil {
+					p, sig, few := finite(c.Rel.P), c.Rel.Significant, c.Rel.TooFew
+					jcell.PValue, jcell.Significant, jcell.TooFew = &p, &sig, &few
+				}
+				jr.Cells = append(jr.Cells, jcell)
+			}
+			jt.Rows = append(jt.Rows, jr)
+		}
+		jc.Tables = append(jc.Tables, jt)
+	}
+	return jc
+}
+
+func nonNilSlice[S ~[]E, E any](s S) S {
+	if s == nil {
+		return S{}
+	}
+	return s
 }
 
 // nonNil makes an absent map render as {} rather than null.

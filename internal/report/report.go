@@ -19,6 +19,8 @@ type Report struct {
 	// Location is the zone the text renderer shows times in; nil means time.Local.
 	// JSON always uses UTC.
 	Location *time.Location
+	// Comparison, when set, is rendered too (JSON "comparison", the HTML page's tables).
+	Comparison *Comparison
 }
 
 // RunReport is one run.

@@ -1,0 +1,380 @@
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Layout constants, in points.
+const (
+	margin      = 6   // around the whole chart
+	legendGap   = 12  // between the plot and a legend on its right
+	markerLimit = 30  // series of at most this many points get markers
+	lineWidth   = 1.5 // width of a series line
+	markerSize  = 2.5 // radius of a marker
+	headroom    = 0.05
+)
+
+// sans is the typeface of every text: gonum measures text with Liberation Sans,
+// and the SVG names it first in a font-family list ending in sans-serif.
+func sans(size vg.Length, bold bool) font.Font {
+	f := font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
+	if bold {
+		f.Weight = xfont.WeightBold
+	}
+	return f
+}
+
+// newPlot returns a plot with the house style: sans-serif text, light
+// horizontal grid lines, axis labels and title.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.BackgroundColor = nil // render paints the whole canvas white
+	p.Title.Text = cleanText(title)
+	p.Title.TextStyle.Font = sans(13, true)
+	p.Title.Padding = vg.Points(8)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = sans(11, false)
+		a.Tick.Label.Font = sans(10, false)
+		a.Label.Padding = vg.Points(4)
+	}
+	p.X.Label.Text = cleanText(xLabel)
+	p.Y.Label.Text = cleanText(yLabel)
+	p.X.Tick.Marker = linearTicks{}
+	p.Y.Tick.Marker = linearTicks{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 0xDD}
+	grid.Horizontal.Width = vg.Points(0.5)
+	p.Add(grid)
+	return p
+}
+
+// newLegend returns an empty legend in the house style, entries listed top
+// down with the sample left of the name.
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font = sans(10, false)
+	l.Top = true
+	l.Left = true
+	l.Padding = vg.Points(3)
+	l.ThumbnailWidth = vg.Points(22)
+	return l
+}
+
+// drawLine draws a validated line chart of w×h points.
+func drawLine(c Line, w, h float64) (string, error) {
+	p := newPlot(c.Title, c.XLabel, c.YLabel)
+	leg := newLegend()
+	for i, s := range c.Series {
+		xys := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			xys[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+		}
+		var thumbs []plot.Thumbnailer
+		ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(lineWidth), Dashes: seriesDashes(i)}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return "", fmt.Errorf("chart %q: series %q: %w", c.Title, s.Name, err)
+		}
+		line.LineStyle = ls
+		if len(xys) > 1 {
+			p.Add(line)
+		}
+		thumbs = append(thumbs, line)
+		if len(xys) <= markerLimit {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return "", fmt.Errorf("chart %q: series %q: %w", c.Title, s.Name, err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(markerSize), Shape: seriesGlyph(i)}
+			p.Add(sc)
+			thumbs = append(thumbs, sc)
+		}
+		leg.Add(cleanText(s.Name), thumbs...)
+	}
+	addRefs(p, &leg, c.Refs)
+	if c.LogY {
+		logRange(&p.Y)
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	} else {
+		zeroRange(&p.Y)
+	}
+	return render(c.Title, p, leg, w, h)
+}
+
+// drawBars draws a validated bar chart of w×h points.
+func drawBars(c Bars, w, h float64) (string, error) {
+	p := newPlot(c.Title, "", c.YLabel)
+	leg := newLegend()
+	gb := &groupedBars{categories: len(c.Categories)}
+	for i, g := range c.Groups {
+		gb.values = append(gb.values, g.Values)
+		gb.colors = append(gb.colors, seriesColor(i))
+		leg.Add(cleanText(g.Name), swatch{seriesColor(i)})
+	}
+	p.Add(gb)
+	addRefs(p, &leg, c.Refs)
+	zeroRange(&p.Y)
+
+	names := make([]string, len(c.Categories))
+	widest := vg.Length(0)
+	for i, n := range c.Categories {
+		names[i] = cleanText(n)
+		widest = max(widest, p.X.Tick.Label.Width(names[i]))
+	}
+	pad := p.Y.Padding
+	p.NominalX(names...)
+	p.Y.Padding = pad
+	// Slant the category names when they would not fit side by side. The
+	// plot's width is estimated: the chart less the legend and the Y axis.
+	plotWidth := vg.Length(w) - 2*margin - legendWidth(leg) - legendGap - 60
+	if widest > 0.9*plotWidth/vg.Length(len(names)) {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YTop
+	}
+	return render(c.Title, p, leg, w, h)
+}
+
+// addRefs adds the reference lines to the plot and the legend.
+func addRefs(p *plot.Plot, leg *plot.Legend, refs []Ref) {
+	for i, r := range refs {
+		rl := refLine{y: r.Y, style: draw.LineStyle{
+			Color:  color.Gray{Y: 0x33},
+			Width:  vg.Points(1.25),
+			Dashes: refDashes(i),
+		}}
+		p.Add(rl)
+		label := cleanText(r.Label)
+		if label == "" {
+			label = "y = " + formatNum(r.Y)
+		}
+		leg.Add(label, rl)
+	}
+}
+
+// zeroRange makes a linear axis include 0 and leaves a little room above (and
+// below, for negative data) the data.
+func zeroRange(a *plot.Axis) {
+	lo, hi := math.Min(a.Min, 0), math.Max(a.Max, 0)
+	span := hi - lo
+	if span == 0 {
+		hi = 1
+	}
+	if hi > 0 {
+		hi += headroom * span
+	}
+	if lo < 0 {
+		lo -= headroom * span
+	}
+	a.Min, a.Max = lo, hi
+}
+
+// logRange widens a log axis a little beyond the (positive) data, and to a
+// full factor of 10 when all values are equal.
+func logRange(a *plot.Axis) {
+	lo, hi := a.Min/1.15, a.Max*1.15
+	if a.Min == a.Max {
+		lo, hi = a.Min/math.Sqrt(10), a.Max*math.Sqrt(10)
+	}
+	a.Min, a.Max = lo, hi
+}
+
+// legendWidth is the width a legend takes, with room to spare for a browser
+// that lacks Liberation Sans and its metric twins (Arimo, Arial, Helvetica)
+// and draws the names in a wider font such as DejaVu Sans.
+func legendWidth(l plot.Legend) vg.Length {
+	return l.Rectangle(draw.Canvas{}).Size().X * 1.2
+}
+
+// render draws p with the legend on its right (or inside the plot when it
+// would take too much room) on a w×h SVG canvas, and returns the cleaned
+// <svg> element.
+func render(title string, p *plot.Plot, leg plot.Legend, w, h float64) (svg string, err error) {
+	defer func() {
+		// gonum/plot panics on what it cannot draw; validation should have
+		// ruled that out, but a report must not crash on a chart.
+		if r := recover(); r != nil {
+			svg, err = "", fmt.Errorf("chart %q: drawing failed: %v", title, r)
+		}
+	}()
+	cv := vgsvg.New(vg.Length(w), vg.Length(h))
+	dc := draw.New(cv)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+
+	area := draw.Crop(dc, margin, -margin, margin, -margin)
+	lw := legendWidth(leg)
+	if lw > 0.4*area.Size().X {
+		p.Legend = leg
+		p.Legend.Left = false
+		p.Draw(area)
+	} else {
+		plotArea := draw.Crop(area, 0, -(lw + legendGap), 0, 0)
+		p.Draw(plotArea)
+		data := p.DataCanvas(plotArea)
+		legArea := area
+		legArea.Min.X = plotArea.Max.X + legendGap
+		legArea.Min.Y = data.Min.Y
+		legArea.Max.Y = data.Max.Y
+		leg.Draw(legArea)
+	}
+
+	var buf bytes.Buffer
+	if _, err := cv.WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("chart %q: writing SVG: %w", title, err)
+	}
+	out, err := tidySVG(buf.String(), cleanText(title), w, h)
+	if err != nil {
+		return "", fmt.Errorf("chart %q: %w", title, err)
+	}
+	return out, nil
+}
+
+// refLine is a plotter of a horizontal dashed line across the whole plot.
+type refLine struct {
+	y     float64
+	style draw.LineStyle
+}
+
+// Plot implements plot.Plotter.
+func (r refLine) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(r.y)
+	c.StrokeLine2(r.style, c.Min.X, y, c.Max.X, y)
+}
+
+// DataRange implements plot.DataRanger: the line spans no X values, so it
+// leaves the X range to the data.
+func (r refLine) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return math.Inf(1), math.Inf(-1), r.y, r.y
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (r refLine) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(r.style, c.Min.X, y, c.Max.X, y)
+}
+
+// groupedBars is a plotter of grouped bars: category i spans x in
+// [i-0.5, i+0.5], and its bars share the middle 80% of that slot. A NaN value
+// draws no bar.
+type groupedBars struct {
+	categories int
+	values     [][]float64 // [group][category]
+	colors     []color.Color
+}
+
+// Plot implements plot.Plotter.
+func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	slot := trX(1) - trX(0)
+	width := slot * 0.8 / vg.Length(len(b.values))
+	gap := vg.Length(0)
+	if width > 4 {
+		gap = 1 // a hairline between neighbouring bars
+	}
+	y0 := trY(0)
+	for g, vals := range b.values {
+		for i, v := range vals {
+			if math.IsNaN(v) {
+				continue
+			}
+			x := trX(float64(i)) - 0.4*slot + vg.Length(g)*width
+			y := trY(v)
+			rect := []vg.Point{{X: x, Y: y0}, {X: x, Y: y}, {X: x + width - gap, Y: y}, {X: x + width - gap, Y: y0}}
+			c.FillPolygon(b.colors[g], c.ClipPolygonY(rect))
+		}
+	}
+	c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.75)}, c.Min.X, y0, c.Max.X, y0)
+}
+
+// DataRange implements plot.DataRanger.
+func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ymin, ymax = 0, 0
+	for _, vals := range b.values {
+		for _, v := range vals {
+			if !math.IsNaN(v) {
+				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+			}
+		}
+	}
+	return -0.5, float64(b.categories) - 0.5, ymin, ymax
+}
+
+// swatch is the legend sample of a bar group: a filled bar across the
+// sample's width.
+type swatch struct{ color color.Color }
+
+// Thumbnail implements plot.Thumbnailer.
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	half := min(c.Size().Y, vg.Points(9)) / 2
+	mid := c.Center()
+	r := vg.Rectangle{
+		Min: vg.Point{X: c.Min.X, Y: mid.Y - half},
+		Max: vg.Point{X: c.Max.X, Y: mid.Y + half},
+	}
+	c.FillPolygon(s.color, []vg.Point{r.Min, {X: r.Min.X, Y: r.Max.Y}, r.Max, {X: r.Max.X, Y: r.Min.Y}})
+}
+
+// seriesColor is the colour of the i-th series: the Tableau 10 palette,
+// repeated.
+func seriesColor(i int) color.Color {
+	palette := [...]color.RGBA{
+		{0x4E, 0x79, 0xA7, 0xFF}, // blue
+		{0xF2, 0x8E, 0x2B, 0xFF}, // orange
+		{0xE1, 0x57, 0x59, 0xFF}, // red
+		{0x76, 0xB7, 0xB2, 0xFF}, // teal
+		{0x59, 0xA1, 0x4F, 0xFF}, // green
+		{0xED, 0xC9, 0x48, 0xFF}, // yellow
+		{0xB0, 0x7A, 0xA1, 0xFF}, // purple
+		{0xFF, 0x9D, 0xA7, 0xFF}, // pink
+		{0x9C, 0x75, 0x5F, 0xFF}, // brown
+		{0xBA, 0xB0, 0xAC, 0xFF}, // grey
+	}
+	return palette[i%len(palette)]
+}
+
+// seriesDashes keeps lines distinct once the palette repeats: solid for the
+// first 10 series, then dashed, then dotted.
+func seriesDashes(i int) []vg.Length {
+	switch (i / 10) % 3 {
+	case 1:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case 2:
+		return []vg.Length{vg.Points(1.5), vg.Points(2)}
+	}
+	return nil
+}
+
+// seriesGlyph is the marker shape of the i-th series.
+func seriesGlyph(i int) draw.GlyphDrawer {
+	shapes := [...]draw.GlyphDrawer{
+		draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{},
+		draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
+	}
+	return shapes[i%len(shapes)]
+}
+
+// refDashes is the dash pattern of the i-th reference line.
+func refDashes(i int) []vg.Length {
+	patterns := [...][]vg.Length{
+		{vg.Points(6), vg.Points(3)},
+		{vg.Points(2), vg.Points(2)},
+		{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)},
+		{vg.Points(4), vg.Points(4)},
+	}
+	return patterns[i%len(patterns)]
+}

@@ -1,0 +1,369 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/report/chart"
+)
+
+// pageTemplate is the HTML report: one self-contained page (inline CSS, charts as inline
+// SVG, no script, no external resource), so it opens offline and can be mailed around.
+// Cell colours are the reference's (§2.3): red #FF9A9A worse, green #81FFA6 better, grey
+// #D7D7D7 the same.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.8em; } h3 { font-size: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #999; padding: 4px 8px; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+tr.base th, tr.base td { font-weight: bold; }
+td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; }
+td.same, td.target { background: #D7D7D7; }
+p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<ul>
+{{- range .Groups}}
+<li><b>{{.Name}}</b>{{if .Base}} (base){{end}}: {{.Describe}}</li>
+{{- end}}
+</ul>
+{{- if .TooFew}}
+<p class="legend">Significance needs at least {{.NeedN}} runs per config (run with --repeat {{.NeedN}}).</p>
+{{- end}}
+{{- range .Tables}}
+<h2 id="{{.ID}}">{{.Title}}</h2>
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{- range .Rows}}
+<tr{{if .Base}} class="base"{{end}}>{{range .Head}}<th>{{.}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- range .Legend}}
+<p class="legend">{{.}}</p>
+{{- end}}
+{{- end}}
+{{- range .Sections}}
+<h2>{{.Title}}</h2>
+{{- range .Charts}}
+<figure>{{.}}</figure>
+{{- end}}
+{{- end}}
+</body>
+</html>
+`
+
+type htmlPage struct {
+	Title    string
+	Groups   []htmlGroup
+	TooFew   bool
+	NeedN    int
+	Tables   []htmlTable
+	Sections []htmlSection
+}
+
+type htmlGroup struct {
+	Name, Describe string
+	Base           bool
+}
+
+type htmlTable struct {
+	ID, Title string
+	Head      []string
+	Rows      []htmlRow
+	Legend    []string
+}
+
+type htmlRow struct {
+	Base  bool
+	Head  []string
+	Cells []htmlCell
+}
+
+type htmlCell struct {
+	Text, Class, Title string
+}
+
+type htmlSection struct {
+	Title  string
+	Charts []template.HTML
+}
+
+// RenderHTML writes rep as one self-contained HTML page: the comparison's tables (rep.
+// Comparison; every run its own config when nil) and charts drawn as inline SVG:
+// relative throughput and HW efficiency per step, each step's throughput and p99 latency
+// over time (one line per run), and the background writers' rate with its target.
+func RenderHTML(w io.Writer, rep Report) error {
+	c := rep.Comparison
+	if c == nil {
+		var groups []Group
+		for _, r := range rep.Runs {
+			groups = append(groups, Group{Name: fmt.Sprintf("run %d", r.ID), RunIDs: []int64{r.ID}})
+		}
+		cmp := Compare(rep, groups, 0)
+		c = &cmp
+	}
+	page := htmlPage{Title: "dbperf report", TooFew: c.TooFew, NeedN: c.NeedN}
+	for i, g := range c.Groups {
+		page.Groups = append(page.Groups, htmlGroup{Name: g.Name, Describe: g.Describe(), Base: i == c.Base})
+	}
+	for _, t := range c.Tables {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...), Legend: t.Legend}
+		for _, r := range t.Rows {
+			hr := htmlRow{Base: r.Base, Head: r.Head}
+			for _, cell := range r.Cells {
+				hc := htmlCell{Text: cellText(cell, r.Base, false)}
+				if cell.Present && !r.Base {
+					hc.Class = string(cell.Class)
+				}
+				if cell.Rel != nil && !r.Base {
+					hc.Title = fmt.Sprintf("p = %.3g (Mann-Whitney U, %d vs %d runs)", cell.Rel.P, cell.Rel.A.N, cell.Rel.B.N)
+				}
+				hr.Cells = append(hr.Cells, hc)
+			}
+			ht.Rows = append(ht.Rows, hr)
+		}
+		page.Tables = append(page.Tables, ht)
+	}
+	sections, err := charts(rep, *c)
+	if err != nil {
+		return err
+	}
+	page.Sections = sections
+	tmpl, err := template.New("report").Parse(pageTemplate)
+	if err != nil {
+		return fmt.Errorf("report: HTML template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, page); err != nil {
+		return fmt.Errorf("report: render HTML: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("report: write HTML: %w", err)
+	}
+	return nil
+}
+
+// charts draws the page's charts, grouped in sections.
+func charts(rep Report, c Comparison) ([]htmlSection, error) {
+	var sections []htmlSection
+	add := func(title string, svgs []string) {
+		if len(svgs) == 0 {
+			return
+		}
+		s := htmlSection{Title: title}
+		for _, svg := range svgs {
+			s.Charts = append(s.Charts, template.HTML(svg)) // #nosec: our own chart package's SVG
+		}
+		sections = append(sections, s)
+	}
+	var svgs []string
+	draw := func(svg string, err error) error {
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		svgs = append(svgs, svg)
+		return nil
+	}
+
+	// Relative throughput per step: one bar per non-base config.
+	if rel := tableByID(c, "relative"); rel != nil && len(c.Groups) > 1 {
+		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio of medians",
+			Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
+		for _, r := range rel.Rows {
+			if r.Base {
+				continue
+			}
+			bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[0], Values: medians(r.Cells)})
+		}
+		if hasValue(bars.Groups) {
+			if err := draw(bars.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Relative throughput", svgs)
+
+	// HW efficiency: one bar chart per metric that some config measured.
+	svgs = nil
+	if hw := tableByID(c, "hw"); hw != nil {
+		for _, m := range []string{metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricWriteKBPerRow, metrics.MetricReadKBPerOp} {
+			bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
+			for _, r := range hw.Rows {
+				if r.Head[0] == m {
+					bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
+				}
+			}
+			if hasValue(bars.Groups) {
+				if err := draw(bars.SVG()); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	add("HW efficiency", svgs)
+
+	// Per step: throughput and p99 latency of the primary op over time, one line per run.
+	svgs = nil
+	for _, step := range c.Steps {
+		tput := chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
+		lat := chart.Line{Title: step + ": p99 latency over time", XLabel: "time since step start (s)",
+			YLabel: "p99 service time (ms, log scale)", LogY: true}
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := stepOf(r, step)
+				if !ok {
+					continue
+				}
+				name := runName(g, r, len(c.Groups))
+				ts, ls := chart.Series{Name: name}, chart.Series{Name: name}
+				for _, iv := range s.Intervals {
+					for _, o := range iv.Ops {
+						if o.Label != s.Primary {
+							continue
+						}
+						tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, unitPerSec(o.LabelStats))
+						ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
+						if o.Service.P99 > 0 {
+							ls.X, ls.Y = append(ls.X, iv.EndSec), append(ls.Y, float64(o.Service.P99)/1000)
+						}
+					}
+				}
+				if len(ts.X) > 0 {
+					tput.Series = append(tput.Series, ts)
+				}
+				if len(ls.X) > 0 {
+					lat.Series = append(lat.Series, ls)
+				}
+			}
+		}
+		if len(tput.Series) > 0 {
+			if err := draw(tput.SVG()); err != nil {
+				return nil, err
+			}
+		}
+		if len(lat.Series) > 0 {
+			if err := draw(lat.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Throughput and latency over time", svgs)
+
+	// Background writers: achieved rate per interval against the target.
+	svgs = nil
+	for _, col := range c.backgroundColumns() {
+		step, role := col[0], col[1]
+		line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
+			XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
+		target := 0.0
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := stepOf(r, step)
+				if !ok {
+					continue
+				}
+				b, ok := backgroundOf(r, step, role)
+				if !ok {
+					continue
+				}
+				target = max(target, b.TargetPerSec)
+				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+				for _, iv := range s.Intervals {
+					for _, o := range iv.Ops {
+						if o.Label == b.Label {
+							ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, o.PerSec)
+						}
+					}
+				}
+				if len(ser.X) > 0 {
+					line.Series = append(line.Series, ser)
+				}
+			}
+		}
+		if target > 0 {
+			line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
+		}
+		if len(line.Series) > 0 {
+			if err := draw(line.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Background writers", svgs)
+	return sections, nil
+}
+
+func tableByID(c Comparison, id string) *Table {
+	for i := range c.Tables {
+		if c.Tables[i].ID == id {
+			return &c.Tables[i]
+		}
+	}
+	return nil
+}
+
+func medians(cells []Cell) []float64 {
+	out := make([]float64, len(cells))
+	for i, c := range cells {
+		out[i] = math.NaN()
+		if c.Present {
+			out[i] = c.Median
+		}
+	}
+	return out
+}
+
+func hasValue(groups []chart.BarGroup) bool {
+	for _, g := range groups {
+		for _, v := range g.Values {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func metricAxis(m string) string {
+	switch u := metricUnit(m); u {
+	case "µs/op":
+		return m + " (CPU µs per op)"
+	case "":
+		if strings.HasSuffix(m, "pi") {
+			return m + " (per inserted row)"
+		}
+		return m + " (per op)"
+	default:
+		return m + " (" + u + ")"
+	}
+}
+
+// runName names a run in a chart legend: its config, and its id when configs have
+// several runs or there is more than one config.
+func runName(g GroupReport, r RunReport, groups int) string {
+	if len(g.Runs) == 1 && groups == 1 {
+		return g.Name
+	}
+	if len(g.Runs) == 1 && g.Name == fmt.Sprintf("run %d", r.ID) {
+		return g.Name
+	}
+	return fmt.Sprintf("%s #%d", g.Name, r.ID)
+}
