@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/browsertest"
 )
 
 // TestRepeatReportCompare is issue 5's acceptance on real SQLite: two configs labelled a
@@ -59,6 +63,14 @@ func TestRepeatReportCompare(t *testing.T) {
 	}
 	if strings.Contains(string(page), "http://") || strings.Contains(string(page), "https://") || strings.Count(string(page), "<svg") < 5 {
 		t.Errorf("html page: %d charts, or a network reference", strings.Count(string(page), "<svg"))
+	}
+	if browsertest.Chromium() != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		res, err := browsertest.Open(ctx, html, filepath.Join(dir, "r.png"))
+		if err != nil || len(res.ConsoleErrors) > 0 || len(res.Requests) > 0 || res.SVGCount < 5 {
+			t.Errorf("Chromium: %v, console errors %q, requests %q, %d charts", err, res.ConsoleErrors, res.Requests, res.SVGCount)
+		}
 	}
 	for _, f := range []string{"md", "csv", "tsv", "json"} {
 		code, out, stderr := runCLI(t, nil, "report", "--results", results, "a", "b", "--format", f)

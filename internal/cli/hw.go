@@ -33,14 +33,19 @@ func hwTargets(ctx context.Context, meta engine.Meta, tg *target, info engine.In
 		env[envServerProcesses] = fmt.Sprintf("managed server: pid %d and its children", tg.serverPID)
 	default:
 		pid, why := localServer(ctx, tg.h, s)
-		if pid == 0 {
+		pi, ok := tg.h.(engine.ProcessInfo)
+		if !ok || !pi.Local() {
 			t.Remote = true
 			env[envServerProcesses] = "not visible: " + why
 			env[envIODevicesNote] = "not counted: the server's disks are not this machine's"
 			return t, ""
 		}
-		t.ServerPID = pid
-		env[envServerProcesses] = fmt.Sprintf("local server (--dsn): pid %d and its children", pid)
+		if pid == 0 {
+			env[envServerProcesses] = "not visible: " + why
+		} else {
+			t.ServerPID = pid
+			env[envServerProcesses] = fmt.Sprintf("local server (--dsn): pid %d and its children", pid)
+		}
 		if info.DataDir != "" {
 			if _, err := os.Stat(info.DataDir); err == nil {
 				dir = info.DataDir

@@ -84,7 +84,7 @@ type Comparison struct {
 	Groups []GroupReport
 	// Base is the index in Groups of the base.
 	Base int
-	// Steps is the union of the groups' step names, in run order.
+	// Steps is the union of the groups' step names, in run order, without cleanup steps.
 	Steps  []string
 	Tables []Table
 	// NeedN is how many runs per group a significant difference needs (Mann-Whitney U,
@@ -140,6 +140,11 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 		c.Groups = append(c.Groups, gr)
 		for _, r := range gr.Runs {
 			for _, s := range r.Steps {
+				// A cleanup's one "op" is the whole wait: per-op figures of it mean nothing,
+				// and its duration is set by --cleanup-wait; each run's report shows it.
+				if s.Kind == "cleanup" {
+					continue
+				}
 				if !slices.Contains(c.Steps, s.Name) {
 					c.Steps = append(c.Steps, s.Name)
 				}

@@ -67,6 +67,9 @@ func compareFixture() (Report, []Group) {
 	other := repeatRun(21, "", 0.9, 0, 100)
 	other.Workload = "sysbench"
 	other.Steps[1].Result.Name = "point-select"
+	other.Steps = append(other.Steps, store.Step{ID: 299, Seq: 2, Result: metrics.StepResult{Name: "cleanup",
+		Status: metrics.StatusOK, Seconds: 10, Kind: "cleanup", Primary: "cleanup",
+		Labels: []metrics.LabelStats{{Label: "cleanup", Role: "cleanup", Unit: metrics.UnitOps, Statements: 1}}}})
 	runs = append(runs, other)
 	rep := Build(runs)
 	rep.Location = time.UTC
@@ -105,7 +108,7 @@ func cellAt(t *testing.T, c Comparison, table string, head []string, column stri
 func TestCompareTables(t *testing.T) {
 	_, c := compared(t)
 	if strings.Join(c.Steps, ",") != "l.i0,qp100,point-select" {
-		t.Errorf("steps = %v, want the union in run order", c.Steps)
+		t.Errorf("steps = %v, want the union in run order, without the cleanup", c.Steps)
 	}
 	// Absolute: medians of the repeats, min and max, n.
 	abs := cellAt(t, c, "throughput", []string{"a"}, "l.i0")

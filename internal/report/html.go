@@ -105,8 +105,8 @@ type htmlSection struct {
 
 // RenderHTML writes rep as one self-contained HTML page: the comparison's tables (rep.
 // Comparison; every run its own config when nil) and charts drawn as inline SVG:
-// relative throughput and HW efficiency per step, each step's throughput and p99 latency
-// over time (one line per run), and the background writers' rate with its target.
+// relative throughput and HW efficiency per step, each step's throughput and p50/p99
+// latency over time (one line per run and percentile), and the background writers' rate with its target.
 func RenderHTML(w io.Writer, rep Report) error {
 	c := rep.Comparison
 	if c == nil {
@@ -224,8 +224,8 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 	svgs = nil
 	for _, step := range c.Steps {
 		tput := chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
-		lat := chart.Line{Title: step + ": p99 latency over time", XLabel: "time since step start (s)",
-			YLabel: "p99 service time (ms, log scale)", LogY: true}
+		lat := chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
+			YLabel: "service time (ms, log scale)", LogY: true}
 		for _, g := range c.Groups {
 			for _, r := range g.Runs {
 				s, ok := stepOf(r, step)
@@ -233,7 +233,8 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 					continue
 				}
 				name := runName(g, r, len(c.Groups))
-				ts, ls := chart.Series{Name: name}, chart.Series{Name: name}
+				ts := chart.Series{Name: name}
+				p50, p99 := chart.Series{Name: name + " p50"}, chart.Series{Name: name + " p99"}
 				for _, iv := range s.Intervals {
 					for _, o := range iv.Ops {
 						if o.Label != s.Primary {
@@ -241,16 +242,17 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 						}
 						tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, unitPerSec(o.LabelStats))
 						ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
-						if o.Service.P99 > 0 {
-							ls.X, ls.Y = append(ls.X, iv.EndSec), append(ls.Y, float64(o.Service.P99)/1000)
+						if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
+							p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
+							p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
 						}
 					}
 				}
 				if len(ts.X) > 0 {
 					tput.Series = append(tput.Series, ts)
 				}
-				if len(ls.X) > 0 {
-					lat.Series = append(lat.Series, ls)
+				if len(p99.X) > 0 {
+					lat.Series = append(lat.Series, p50, p99)
 				}
 			}
 		}
