@@ -1,5 +1,5 @@
-// Package hwstat samples the machine from /proc and /sys: dbperf's own CPU time, the
-// environment stored with every run, and the system CPU / context-switch / block-device
+// Package hwstat samples the machine from /proc and /sys: the environment stored with
+// every run, and the system CPU / context-switch / block-device
 // counters and per-process (server and backends) CPU, RSS and IO behind the HW-efficiency
 // metrics (spec/reference-benchmarks.md §1.12, §2.2).
 //
@@ -50,20 +50,6 @@ func NewAt(procRoot, sysRoot string) (*Sampler, error) {
 		return nil, fmt.Errorf("hwstat: open %s: %w", procRoot, err)
 	}
 	return &Sampler{fs: fs, procRoot: procRoot, sysRoot: sysRoot, now: time.Now}, nil
-}
-
-// SelfCPU returns dbperf's own CPU time so far (user + system, all threads) in seconds,
-// from /proc/self/stat.
-func (s *Sampler) SelfCPU() (float64, error) {
-	self, err := s.fs.Self()
-	if err != nil {
-		return 0, fmt.Errorf("hwstat: /proc/self: %w", err)
-	}
-	st, err := self.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("hwstat: /proc/self/stat: %w", err)
-	}
-	return st.CPUTime(), nil
 }
 
 // Environment describes the machine and the filesystem holding dir. Values that cannot be
