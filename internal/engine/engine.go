@@ -67,16 +67,19 @@ type Session interface {
 	Close() error
 }
 
-// Stmt is a prepared statement bound to one session.
+// Stmt is a prepared statement bound to one session. args may be nil (no arguments); the
+// statement reads it only during the call. A cancelled ctx interrupts the statement in
+// flight by the engine's own mechanism (engines register one watcher per session and
+// context, not one per call, so passing the same ctx to every call costs nothing).
 type Stmt interface {
 	// Exec runs the statement and returns the rows it affected.
-	Exec(ctx context.Context, args ...any) (rowsAffected int64, err error)
+	Exec(ctx context.Context, args *Args) (rowsAffected int64, err error)
 	// Query runs the statement, reads every row it returns and discards them, and returns
 	// the number of rows read (so the work of fetching is measured, as the reference does).
-	Query(ctx context.Context, args ...any) (rows int64, err error)
+	Query(ctx context.Context, args *Args) (rows int64, err error)
 	// QueryInt runs a query returning one row with one integer column; valid is false when
 	// the value is NULL or no row came back.
-	QueryInt(ctx context.Context, args ...any) (v int64, valid bool, err error)
+	QueryInt(ctx context.Context, args *Args) (v int64, valid bool, err error)
 	Close() error
 }
 

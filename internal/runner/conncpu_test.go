@@ -28,7 +28,7 @@ func (w *queryWorker) Init(ctx context.Context, s engine.Session) (err error) {
 }
 func (w *queryWorker) Ready(context.Context) error { return nil }
 func (w *queryWorker) Op(ctx context.Context) (int64, error) {
-	return w.stmt.Query(ctx)
+	return w.stmt.Query(ctx, nil)
 }
 func (w *queryWorker) Close() error { return w.stmt.Close() }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -244,6 +245,7 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 		default:
 		}
 	}
+	lastYield := start
 	for stopCtx.Err() == nil {
 		intended := time.Now()
 		if pacer != nil {
@@ -291,5 +293,17 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 			report(err)
 			return
 		}
+		if t1.Sub(lastYield) >= yieldEvery {
+			runtime.Gosched()
+			lastYield = t1
+		}
 	}
 }
+
+// yieldEvery is how often a worker yields to the Go scheduler. Server engines wait for
+// replies in blocking system calls (engine/blockconn), so a closed-loop worker's goroutine
+// may never park: Go's sysmon then sees the same goroutine on its P for 10 ms
+// (forcePreemptNS), takes the P away in the middle of a system call and hands it to
+// another thread, so the goroutine hops threads and sysmon polls at 20 µs. Yielding well
+// within 10 ms keeps the goroutine on its thread; it costs one scheduler pass per 5 ms.
+const yieldEvery = 5 * time.Millisecond

@@ -50,7 +50,7 @@ func (w *insertWorker) Op(ctx context.Context) (int64, error) {
 	if w.done == w.failAt {
 		return 0, errors.New("deliberate failure")
 	}
-	return w.ins.Exec(ctx, w.done)
+	return w.ins.Exec(ctx, engine.NewArgs(w.done))
 }
 func (w *insertWorker) Close() error { return w.ins.Close() }
 

@@ -1,5 +1,7 @@
-// Package mariadb is dbperf's MariaDB engine (github.com/go-sql-driver/mysql through
-// database/sql; it works against MySQL too). InnoDB and MyRocks are two configurations of
+// Package mariadb is dbperf's MariaDB engine (github.com/go-sql-driver/mysql; it works
+// against MySQL too). Benchmark sessions use the driver's connection directly
+// (engine/drvconn) over a socket in blocking mode (engine/blockconn); Info, Size and the
+// cleanup use a database/sql pool. InnoDB and MyRocks are two configurations of
 // it: the storage engine chosen with New decides the ENGINE= of created tables, the index
 // DDL idiom, the size measurement and the cleanup. In the flow it is one of the drivers
 // under engine: the catalog lists it, the cli opens it on a server's DSN (often a throwaway
@@ -16,11 +18,13 @@ import (
 	"io/fs"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/sqlconn"
+	"github.com/dbperf/dbperf/internal/engine/blockconn"
+	"github.com/dbperf/dbperf/internal/engine/drvconn"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -122,13 +126,38 @@ type handle struct {
 	storage string // InnoDB or RocksDB
 }
 
-// NewSession takes one connection out of the pool for the caller's exclusive use.
+// NewSession opens a connection of its own for the caller's exclusive use: dialled through
+// blockconn and switched to blocking reads once connected (see package blockconn for why).
+// A cancelled context interrupts the statement in flight by closing the connection (the
+// socket is shut down, so the waiting read returns), as the driver itself does.
 func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
-	c, err := h.db.Conn(ctx)
+	cfg := h.cfg.Clone()
+	var bc *blockconn.Conn
+	d := &blockconn.Dialer{}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			bc = c.(*blockconn.Conn)
+		}
+		return c, err
+	}
+	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mariadb new session: %w", err)
 	}
-	return sqlconn.New("mariadb", c), nil
+	c, err := conn.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mariadb new session: %w", err)
+	}
+	if bc == nil {
+		_ = c.Close()
+		return nil, errors.New("mariadb new session: the connection was not made by dbperf's dialer")
+	}
+	if err := bc.Block(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("mariadb new session: %w", err)
+	}
+	return drvconn.New(c, drvconn.Options{Engine: "mariadb", ValueArgs: true, Interrupt: bc.Shutdown}), nil
 }
 
 // Dialect returns the MySQL dialect for the handle's storage engine.
@@ -260,27 +289,35 @@ func dirSize(dir string) (int64, error) {
 func (h *handle) SessionPID(s engine.Session) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sessionPIDTimeout)
 	defer cancel()
-	ss, ok := s.(*sqlconn.Session)
+	ss, ok := s.(*drvconn.Session)
 	if !ok {
 		return 0, fmt.Errorf("mariadb session pid: %T is not a mariadb session", s)
 	}
-	var on sql.NullString
-	if err := ss.Conn().QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+	rows, err := ss.QueryStrings(ctx, "SELECT @@performance_schema")
+	if err != nil {
 		return 0, fmt.Errorf("mariadb session pid: @@performance_schema: %w", err)
 	}
-	if on.String != "1" && !strings.EqualFold(on.String, "ON") {
+	if on := firstValue(rows); on != "1" && !strings.EqualFold(on, "ON") {
 		return 0, errors.New("mariadb session pid: performance_schema is off on this server: start it with performance_schema=ON to get connection thread ids")
 	}
-	var tid sql.NullInt64
-	err := ss.Conn().QueryRowContext(ctx,
-		"SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&tid)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !tid.Valid) {
-		return 0, errors.New("mariadb session pid: performance_schema.threads has no OS thread id for this connection (thread instrumentation disabled?)")
-	}
+	rows, err = ss.QueryStrings(ctx,
+		"SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()")
 	if err != nil {
 		return 0, fmt.Errorf("mariadb session pid: %w", err)
 	}
-	return int(tid.Int64), nil
+	tid, err := strconv.Atoi(firstValue(rows))
+	if err != nil || tid <= 0 {
+		return 0, errors.New("mariadb session pid: performance_schema.threads has no OS thread id for this connection (thread instrumentation disabled?)")
+	}
+	return tid, nil
+}
+
+// firstValue is the first column of the first row ("" when there is none).
+func firstValue(rows [][]string) string {
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return ""
+	}
+	return rows[0][0]
 }
 
 // Close closes every connection of the pool.

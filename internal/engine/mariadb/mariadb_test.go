@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/sqlconn"
+	"github.com/dbperf/dbperf/internal/engine/drvconn"
 	"github.com/dbperf/dbperf/internal/server"
 )
 
@@ -110,7 +111,7 @@ func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, boo
 		t.Fatal(err)
 	}
 	defer st.Close()
-	v, ok, err := st.QueryInt(ctx, args...)
+	v, ok, err := st.QueryInt(ctx, engine.NewArgs(args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +120,11 @@ func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, boo
 
 func queryString(t *testing.T, s engine.Session, q string) string {
 	t.Helper()
-	var v string
-	if err := s.(*sqlconn.Session).Conn().QueryRowContext(context.Background(), q).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
+	rows, err := s.(*drvconn.Session).QueryStrings(context.Background(), q)
+	if err != nil || len(rows) == 0 || len(rows[0]) == 0 {
+		t.Fatalf("%s: %v (%d rows)", q, err, len(rows))
 	}
-	return v
+	return rows[0][0]
 }
 
 // createPi creates an iibench-like table through the dialect, fills it with n rows in
@@ -157,7 +158,7 @@ func createPi(t *testing.T, h engine.Handle, s engine.Session, table string, n i
 			k := i + j
 			args = append(args, "2024-01-02 03:04:05", k%1000, k%100000, k%10000, k%500, strings.Repeat("a", 15))
 		}
-		got, err := ins.Exec(ctx, args...)
+		got, err := ins.Exec(ctx, engine.NewArgs(args...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,16 +240,15 @@ func TestMariaDBDialectExecuted(t *testing.T) {
 			}
 			defer st.Close()
 			for range 2 { // reuses its scan buffers
-				if n, err := st.Query(ctx, 250); err != nil || n != 10 {
+				if n, err := st.Query(ctx, engine.NewArgs(250)); err != nil || n != 10 {
 					t.Fatalf("range query: %d rows, %v", n, err)
 				}
 			}
-			var key string
-			row := s.(*sqlconn.Session).Conn().QueryRowContext(ctx, "EXPLAIN "+strings.Replace(q, "?", "250", 1))
-			var id, selType, tbl, typ, possible, keyLen, ref, rows, extra any
-			if err := row.Scan(&id, &selType, &tbl, &typ, &possible, &key, &keyLen, &ref, &rows, &extra); err != nil {
-				t.Fatal(err)
+			plan, err := s.(*drvconn.Session).QueryStrings(ctx, "EXPLAIN "+strings.Replace(q, "?", "250", 1))
+			if err != nil || len(plan) == 0 || len(plan[0]) < 6 {
+				t.Fatalf("EXPLAIN: %v %q", err, plan)
 			}
+			key := plan[0][5] // id, select_type, table, type, possible_keys, key, …
 			if key != table+"_pdc" {
 				t.Errorf("EXPLAIN key = %q, want %s_pdc", key, table)
 			}
@@ -263,7 +263,7 @@ func TestMariaDBDialectExecuted(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer del.Close()
-			if n, err := del.Exec(ctx, min); err != nil || n != 50 {
+			if n, err := del.Exec(ctx, engine.NewArgs(min)); err != nil || n != 50 {
 				t.Fatalf("delete: %d rows, %v", n, err)
 			}
 			if got, _ := queryInt(t, s, "SELECT MIN(transactionid) FROM "+table); got != min+50 {
@@ -273,7 +273,7 @@ func TestMariaDBDialectExecuted(t *testing.T) {
 				t.Errorf("count after delete = %d, want 950", got)
 			}
 			// Past the highest key: nothing deleted; on an empty result QueryInt says invalid.
-			if n, err := del.Exec(ctx, min+1_000_000); err != nil || n != 0 {
+			if n, err := del.Exec(ctx, engine.NewArgs(min+1_000_000)); err != nil || n != 0 {
 				t.Errorf("delete past the end: %d rows, %v", n, err)
 			}
 			if _, ok := queryInt(t, s, "SELECT MIN(transactionid) FROM "+table+" WHERE transactionid < 0"); ok {
@@ -413,5 +413,41 @@ func TestMariaDBSessionPID(t *testing.T) {
 	}
 	if tid2 == tid {
 		t.Errorf("two sessions share thread %d", tid)
+	}
+}
+
+// A prepared statement interrupted by its context (a step ending on Ctrl-C) returns at
+// once: the session's watcher shuts the socket down, as the driver closes a connection
+// whose statement was cancelled. The context is watched once per session, not per call:
+// statements that ran under it before finish normally. Closing the statement and the
+// session afterwards is not an error.
+func TestMariaDBCancelledStatement(t *testing.T) {
+	h := open(t, InnoDB)
+	s, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Prepare(context.Background(), "SELECT SLEEP(?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if n, err := st.Query(ctx, engine.NewArgs(0)); err != nil || n != 1 {
+		t.Fatalf("a statement under the live context: %d rows, %v", n, err)
+	}
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := st.Query(ctx, engine.NewArgs(30)); !errors.Is(err, context.Canceled) {
+		t.Errorf("30 s sleep under a cancelled context: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("stmt Close after cancel: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("session Close after cancel: %v", err)
 	}
 }

@@ -14,7 +14,10 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/blockconn"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // Engine opens PostgreSQL databases on running servers.
@@ -78,14 +81,47 @@ func (h *handle) connect(ctx context.Context) (*pgx.Conn, error) {
 	return c, nil
 }
 
-// NewSession opens one connection for the caller's exclusive use.
+// NewSession opens one connection for the caller's exclusive use. It connects through
+// blockconn and switches the socket to blocking reads once the session is established
+// (see package blockconn for why), and interrupts a cancelled statement by shutting the
+// socket down and sending a cancel request (session.interrupt).
 func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
-	c, err := h.connect(ctx)
+	cfg := h.cfg.Copy()
+	var bc *blockconn.Conn
+	d := &blockconn.Dialer{}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			bc = c.(*blockconn.Conn)
+		}
+		return c, err
+	}
+	s := &session{}
+	cfg.BuildContextWatcherHandler = func(*pgconn.PgConn) ctxwatch.Handler { return (*sessionWatcher)(s) }
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
+		return nil, fmt.Errorf("postgres new session: cannot connect to %s: %s", h.where(), strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if bc == nil {
+		_ = c.Close(ctx)
+		return nil, errors.New("postgres new session: the connection was not made by dbperf's dialer")
+	}
+	if err := bc.Block(); err != nil {
+		_ = c.Close(ctx)
 		return nil, fmt.Errorf("postgres new session: %w", err)
 	}
-	return &session{conn: c}, nil
+	s.conn, s.bc = c, bc
+	return s, nil
 }
+
+// sessionWatcher is pgx's context watcher for a session's calls that take a context
+// (Prepare, Exec, QueryInt): a cancelled context interrupts the session as a prepared
+// statement's does. (pgx's default sets a deadline on the socket, which does not wake a
+// blocking read already in progress.)
+type sessionWatcher session
+
+func (w *sessionWatcher) HandleCancel(context.Context) { (*session)(w).interrupt() }
+func (w *sessionWatcher) HandleUnwatchAfterCancel()    {}
 
 // Dialect returns PostgreSQL's SQL idioms.
 func (h *handle) Dialect() engine.Dialect { return Dialect{} }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, boo
 	t.Helper()
 	st := prepare(t, s, q)
 	defer st.Close()
-	v, ok, err := st.QueryInt(context.Background(), args...)
+	v, ok, err := st.QueryInt(context.Background(), engine.NewArgs(args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestPostgresStmtExecQueryAndQueryInt(t *testing.T) {
 	mustExec(t, s, "DROP TABLE IF EXISTS tq")
 	mustExec(t, s, "CREATE TABLE tq (id bigserial PRIMARY KEY, a int, b text)")
 	ins := prepare(t, s, "INSERT INTO tq (a, b) VALUES ($1, $2), ($3, $4), ($5, $6)")
-	if n, err := ins.Exec(ctx, 1, "x", 2, nil, 3, "zzz"); err != nil || n != 3 {
+	if n, err := ins.Exec(ctx, engine.NewArgs(1, "x", 2, nil, 3, "zzz")); err != nil || n != 3 {
 		t.Fatalf("insert: %d, %v", n, err)
 	}
 	if n := mustExec(t, s, "UPDATE tq SET b = $1 WHERE a >= $2", "y", 2); n != 2 {
@@ -240,7 +241,7 @@ func TestPostgresStmtExecQueryAndQueryInt(t *testing.T) {
 	}
 	q := prepare(t, s, "SELECT id, a, b FROM tq WHERE a >= $1 ORDER BY a")
 	for _, tc := range []struct{ from, want int64 }{{1, 3}, {2, 2}, {4, 0}, {1, 3}} {
-		n, err := q.Query(ctx, tc.from)
+		n, err := q.Query(ctx, engine.NewArgs(tc.from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,11 +261,11 @@ func TestPostgresStmtExecQueryAndQueryInt(t *testing.T) {
 	if _, ok := queryInt(t, s, "SELECT a FROM tq WHERE a > 100"); ok {
 		t.Error("no row is valid")
 	}
-	if _, err := q.Query(ctx, "x"); err == nil {
+	if _, err := q.Query(ctx, engine.NewArgs("x")); err == nil {
 		t.Error("Query with a wrong argument succeeded")
 	}
 	// The session survives a failed statement.
-	if n, err := q.Query(ctx, 2); err != nil || n != 2 {
+	if n, err := q.Query(ctx, engine.NewArgs(2)); err != nil || n != 2 {
 		t.Errorf("Query after an error: %d, %v", n, err)
 	}
 	if err := q.Close(); err != nil {
@@ -285,14 +286,14 @@ func TestPostgresTimestampBinding(t *testing.T) {
 	mustExec(t, s, "DROP TABLE IF EXISTS tts")
 	mustExec(t, s, "CREATE TABLE tts (k int, at "+d.DateTimeType()+")")
 	ins := prepare(t, s, "INSERT INTO tts (k, at) VALUES ($1, $2), ($3, $4)")
-	if _, err := ins.Exec(ctx, 1, "2026-01-01 00:00:00", 2, "2026-01-02 03:04:05"); err != nil {
+	if _, err := ins.Exec(ctx, engine.NewArgs(1, "2026-01-01 00:00:00", 2, "2026-01-02 03:04:05")); err != nil {
 		t.Fatal(err)
 	}
 	if got := queryString(t, s, "SELECT string_agg(at::text, ',' ORDER BY k) FROM tts"); got != "2026-01-01 00:00:00,2026-01-02 03:04:05" {
 		t.Errorf("stored %q", got)
 	}
 	q := prepare(t, s, "SELECT k FROM tts WHERE at >= $1")
-	if n, err := q.Query(ctx, "2026-01-02 00:00:00"); err != nil || n != 1 {
+	if n, err := q.Query(ctx, engine.NewArgs("2026-01-02 00:00:00")); err != nil || n != 1 {
 		t.Errorf("timestamp comparison: %d, %v", n, err)
 	}
 }
@@ -347,7 +348,7 @@ func TestPostgresDialectExecuted(t *testing.T) {
 		args = append(args, "2026-01-01 00:00:00", r%1000, r, r%10000, r%500, "aaaa"+strconv.Itoa(r))
 	}
 	ins := prepare(t, s, b.String())
-	if n, err := ins.Exec(ctx, args...); err != nil || n != rows {
+	if n, err := ins.Exec(ctx, engine.NewArgs(args...)); err != nil || n != rows {
 		t.Fatalf("insert: %d, %v", n, err)
 	}
 
@@ -361,7 +362,7 @@ func TestPostgresDialectExecuted(t *testing.T) {
 		{100, 0, 18},
 	}
 	for _, st := range steps {
-		n, err := del.Exec(ctx, st.from)
+		n, err := del.Exec(ctx, engine.NewArgs(st.from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,8 +450,11 @@ func TestPostgresReduceDebt(t *testing.T) {
 	}
 }
 
-// A statement interrupted by its context (a step ending) loses its connection (pgx closes
-// it); closing the statement and the session afterwards is not an error.
+// A prepared statement interrupted by its context (a step ending on Ctrl-C) returns at
+// once: the session's watcher shuts the socket down and sends a cancel request. The
+// context is watched once per session, not per call: statements that ran under it before
+// finish normally. Closing the statement and the session afterwards is not an error, and
+// the server is not left running the statement.
 func TestPostgresCancelledStatement(t *testing.T) {
 	h := open(t)
 	s, err := h.NewSession(context.Background())
@@ -458,11 +462,14 @@ func TestPostgresCancelledStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := prepare(t, s, "SELECT pg_sleep($1)")
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
+	if n, err := st.Query(ctx, engine.NewArgs(0)); err != nil || n != 1 {
+		t.Fatalf("a statement under the live context: %d rows, %v", n, err)
+	}
 	start := time.Now()
-	if _, err := st.Query(ctx, 10); err == nil {
-		t.Fatal("a 10 s sleep finished within its 100 ms context")
+	if _, err := st.Query(ctx, engine.NewArgs(30)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("30 s sleep past its context's deadline: %v, want context.DeadlineExceeded", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("cancel took %s", d)
@@ -472,6 +479,18 @@ func TestPostgresCancelledStatement(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("session Close after cancel: %v", err)
+	}
+	other := newSession(t, h)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, _ := queryInt(t, other, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active'")
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still runs the cancelled statement (%d sessions)", n)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -2,12 +2,17 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
+	"sync"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/blockconn"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 var (
@@ -15,23 +20,70 @@ var (
 	_ engine.Stmt    = (*stmt)(nil)
 )
 
-// session is one connection owned by one worker.
+// session is one connection owned by one worker. Prepared statements run on pgx's
+// lower-level pgconn with arguments encoded by the statement itself (encodeArgs) and rows
+// read as raw wire values; everything else (DDL, Session.Exec, QueryInt) uses pgx.Conn.
+//
+// Cancellation: a prepared statement runs without a per-call context watcher (pgconn's
+// costs a context.AfterFunc per call); instead the session registers one AfterFunc per
+// distinct context it is given (the runner passes the same one to every operation of a
+// step), which shuts the socket down, so the statement in flight returns at once, and
+// sends PostgreSQL's cancel request, so the backend stops working on it.
 type session struct {
-	conn  *pgx.Conn
-	seq   int // names prepared statements: dbperf_1, dbperf_2, …
+	conn *pgx.Conn
+	bc   *blockconn.Conn
+	seq  int // names prepared statements: dbperf_1, dbperf_2, …
+	// stmts are the statements prepared on the session, closed with it.
 	stmts []*stmt
+
+	// watched is the context whose cancellation interrupts the session; stopWatch
+	// unregisters its AfterFunc.
+	watched   context.Context
+	stopWatch func() bool
+	// interruptOnce guards interrupt: the first cancellation ends the connection.
+	interruptOnce sync.Once
+}
+
+// watch arranges for ctx's cancellation to interrupt the session, once per distinct ctx.
+func (s *session) watch(ctx context.Context) error {
+	if ctx == s.watched {
+		return ctx.Err()
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.stopWatch = nil
+	}
+	s.watched = ctx
+	if ctx.Done() != nil {
+		s.stopWatch = context.AfterFunc(ctx, s.interrupt)
+	}
+	return ctx.Err()
+}
+
+// interrupt stops the statement in flight: the socket is shut down (the waiting read
+// returns) and the server is asked to cancel the statement. The connection is unusable
+// afterwards, as pgx leaves any connection whose statement was interrupted.
+func (s *session) interrupt() {
+	s.interruptOnce.Do(func() {
+		s.bc.Shutdown()
+		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+		defer cancel()
+		_ = s.conn.PgConn().CancelRequest(ctx)
+	})
 }
 
 // Prepare prepares query as a named statement on the server (PREPARE, reference §1.8);
-// executions send only its name and arguments. The parameter types are the server's, so
-// a string argument for a timestamp parameter is sent as text and parsed by the server.
+// executions send only its name and arguments.
 func (s *session) Prepare(ctx context.Context, query string) (engine.Stmt, error) {
 	s.seq++
 	name := "dbperf_" + strconv.Itoa(s.seq)
-	if _, err := s.conn.Prepare(ctx, name, query); err != nil {
+	sd, err := s.conn.Prepare(ctx, name, query)
+	if err != nil {
 		return nil, fmt.Errorf("postgres prepare %s: %w", short(query), err)
 	}
-	p := &stmt{s: s, name: name, text: short(query)}
+	p := &stmt{s: s, sd: sd, text: short(query), m: s.conn.TypeMap()}
+	n := len(sd.ParamOIDs)
+	p.values, p.formats, p.ends = make([][]byte, n), make([]int16, n), make([]int, n)
 	s.stmts = append(s.stmts, p)
 	return p, nil
 }
@@ -41,15 +93,27 @@ func (s *session) Prepare(ctx context.Context, query string) (engine.Stmt, error
 func (s *session) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	tag, err := s.conn.Exec(ctx, query, args...)
 	if err != nil {
-		return 0, fmt.Errorf("postgres exec %s: %w", short(query), err)
+		return 0, fmt.Errorf("postgres exec %s: %w", short(query), s.ctxErr(ctx, err))
 	}
 	return tag.RowsAffected(), nil
+}
+
+// ctxErr reports a statement that failed because its context ended as the context's error.
+func (s *session) ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
 }
 
 // Close closes the connection, which drops its prepared statements on the server.
 func (s *session) Close() error {
 	if s.conn == nil {
 		return nil
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.stopWatch = nil
 	}
 	for _, p := range s.stmts {
 		p.closed = true
@@ -59,7 +123,8 @@ func (s *session) Close() error {
 	defer cancel()
 	err := s.conn.Close(ctx)
 	s.conn = nil
-	if err != nil {
+	// An interrupted session's connection is shut down: saying goodbye fails, as expected.
+	if err != nil && !s.bc.IsShutdown() {
 		return fmt.Errorf("postgres close session: %w", err)
 	}
 	return nil
@@ -77,16 +142,43 @@ func (s *session) backendPID(ctx context.Context) (int, error) {
 // stmt is a named statement prepared on one session's connection.
 type stmt struct {
 	s      *session
-	name   string
+	sd     *pgconn.StatementDescription
 	text   string // shortened SQL for error messages
+	m      *pgtype.Map
 	closed bool
+	// values, formats, ends and buf are the encoded arguments of the current execution
+	// (encodeArgs), reused from one execution to the next.
+	values  [][]byte
+	formats []int16
+	ends    []int // where integer argument i ends in buf; -1 for other kinds
+	buf     []byte
+}
+
+// resultFormats asks for every result column in binary: no column is decoded, and binary
+// is what the server sends cheapest for the benchmark's integer and timestamp columns.
+var resultFormats = []int16{pgtype.BinaryFormatCode}
+
+// run executes the statement with args and returns its result reader (closed by the caller).
+func (p *stmt) run(ctx context.Context, args *engine.Args) (*pgconn.ResultReader, error) {
+	if err := p.s.watch(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.encodeArgs(args); err != nil {
+		return nil, err
+	}
+	// context.Background: no per-call watcher; the session's watch interrupts it.
+	return p.s.conn.PgConn().ExecStatement(context.Background(), p.sd, p.values, p.formats, resultFormats), nil
 }
 
 // Exec runs the statement and returns the rows it changed (the command tag's count).
-func (p *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	tag, err := p.s.conn.Exec(ctx, p.name, args...)
+func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
+	rr, err := p.run(ctx, args)
 	if err != nil {
 		return 0, fmt.Errorf("postgres exec %s: %w", p.text, err)
+	}
+	tag, err := rr.Close()
+	if err != nil {
+		return 0, fmt.Errorf("postgres exec %s: %w", p.text, p.s.ctxErr(ctx, err))
 	}
 	return tag.RowsAffected(), nil
 }
@@ -94,32 +186,44 @@ func (p *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
 // Query runs the statement and reads every row it returns as raw wire values, without
 // decoding them (the fetch is measured, as the reference's fetchall, without the client
 // cost of building Go values), and returns the number of rows.
-func (p *stmt) Query(ctx context.Context, args ...any) (int64, error) {
-	rows, err := p.s.conn.Query(ctx, p.name, args...)
+func (p *stmt) Query(ctx context.Context, args *engine.Args) (int64, error) {
+	rr, err := p.run(ctx, args)
 	if err != nil {
 		return 0, fmt.Errorf("postgres query %s: %w", p.text, err)
 	}
 	var n int64
-	for rows.Next() {
-		_ = rows.RawValues()
+	for rr.NextRow() {
+		_ = rr.Values()
 		n++
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("postgres query %s: %w", p.text, err)
+	if _, err := rr.Close(); err != nil {
+		return n, fmt.Errorf("postgres query %s: %w", p.text, p.s.ctxErr(ctx, err))
 	}
 	return n, nil
 }
 
 // QueryInt runs a one-row, one-integer-column query; NULL or no row gives valid=false.
-func (p *stmt) QueryInt(ctx context.Context, args ...any) (int64, bool, error) {
-	var v *int64
-	err := p.s.conn.QueryRow(ctx, p.name, args...).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
+// The value is decoded by pgx's type map from the column's type (int2/4/8, numeric, …).
+func (p *stmt) QueryInt(ctx context.Context, args *engine.Args) (int64, bool, error) {
+	rr, err := p.run(ctx, args)
 	if err != nil {
 		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, err)
+	}
+	var v *int64
+	var scanErr error
+	if rr.NextRow() {
+		fds := rr.FieldDescriptions()
+		if vals := rr.Values(); len(fds) > 0 && len(vals) > 0 {
+			scanErr = p.m.Scan(fds[0].DataTypeOID, fds[0].Format, vals[0], &v)
+		}
+		for rr.NextRow() {
+		}
+	}
+	if _, err := rr.Close(); err != nil {
+		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, p.s.ctxErr(ctx, err))
+	}
+	if scanErr != nil {
+		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, scanErr)
 	}
 	if v == nil {
 		return 0, false, nil
@@ -128,21 +232,81 @@ func (p *stmt) QueryInt(ctx context.Context, args ...any) (int64, bool, error) {
 }
 
 // Close deallocates the statement on the server. It may be called more than once, and
-// after the session or its connection closed (which dropped the statement already): pgx
-// closes a connection whose statement was interrupted by a cancelled context, as happens
-// to in-flight operations when a step ends.
+// after the session or its connection closed (which dropped the statement already): a
+// connection whose statement was interrupted is closed.
 func (p *stmt) Close() error {
-	if p.closed || p.s.conn == nil || p.s.conn.IsClosed() {
+	if p.closed || p.s.conn == nil || p.s.conn.IsClosed() || p.s.bc.IsShutdown() {
 		p.closed = true
 		return nil
 	}
 	p.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	if err := p.s.conn.Deallocate(ctx, p.name); err != nil {
+	if err := p.s.conn.Deallocate(ctx, p.sd.Name); err != nil {
 		return fmt.Errorf("postgres close statement %s: %w", p.text, err)
 	}
 	return nil
+}
+
+// encodeArgs encodes args for the statement's parameter types into p.values/p.formats as
+// pgx would (integers in binary for the integer types, text as text, which the server
+// parses for its parameter's type, e.g. a timestamp), straight from the unboxed values:
+// pgx's own path boxes every value and looks an encode plan up per argument (Map.Encode:
+// 7–10% of dbperf's CPU in l.i0). Integer values go into p.buf; text values are not
+// copied (the Bind message copies them once).
+func (p *stmt) encodeArgs(args *engine.Args) error {
+	oids := p.sd.ParamOIDs
+	n := args.Len()
+	if n != len(oids) {
+		return fmt.Errorf("%d arguments for %d parameters", n, len(oids))
+	}
+	buf := p.buf[:0]
+	for i := range n {
+		p.formats[i] = pgtype.TextFormatCode
+		p.ends[i] = -1
+		switch args.Kind(i) {
+		case engine.ArgInt:
+			var err error
+			if buf, p.formats[i], err = appendInt(buf, oids[i], args.IntAt(i)); err != nil {
+				return fmt.Errorf("argument %d: %w", i+1, err)
+			}
+			p.ends[i] = len(buf)
+		case engine.ArgText:
+			p.values[i] = args.TextAt(i)
+		case engine.ArgNull:
+			p.values[i] = nil
+		}
+	}
+	// Slice the integers' bytes once buf has stopped growing.
+	start := 0
+	for i := range n {
+		if end := p.ends[i]; end >= 0 {
+			p.values[i] = buf[start:end:end]
+			start = end
+		}
+	}
+	p.buf = buf
+	return nil
+}
+
+// appendInt encodes v for a parameter of type oid: binary for the integer types (checking
+// the range), text for any other type (numeric, text, …), which the server parses.
+func appendInt(buf []byte, oid uint32, v int64) ([]byte, int16, error) {
+	switch oid {
+	case pgtype.Int8OID:
+		return binary.BigEndian.AppendUint64(buf, uint64(v)), pgtype.BinaryFormatCode, nil
+	case pgtype.Int4OID:
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return buf, 0, fmt.Errorf("%d is out of range for int4", v)
+		}
+		return binary.BigEndian.AppendUint32(buf, uint32(int32(v))), pgtype.BinaryFormatCode, nil
+	case pgtype.Int2OID:
+		if v < math.MinInt16 || v > math.MaxInt16 {
+			return buf, 0, fmt.Errorf("%d is out of range for int2", v)
+		}
+		return binary.BigEndian.AppendUint16(buf, uint16(int16(v))), pgtype.BinaryFormatCode, nil
+	}
+	return strconv.AppendInt(buf, v, 10), pgtype.TextFormatCode, nil
 }
 
 // short shortens SQL for error messages (multi-row INSERTs run to kilobytes).

@@ -43,6 +43,8 @@ func Settings() []Setting {
 const (
 	// connectTimeout bounds opening one connection.
 	connectTimeout = 30 * time.Second
+	// cancelTimeout bounds sending a cancel request for an interrupted statement.
+	cancelTimeout = 5 * time.Second
 	// execMode is how statements that are not prepared explicitly (Session.Exec with
 	// arguments) run: described first, so arguments are encoded for the server's parameter
 	// types (a string for a timestamp), and never cached, so DDL that changes a table

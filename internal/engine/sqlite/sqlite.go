@@ -1,7 +1,8 @@
-// Package sqlite is dbperf's embedded SQLite engine (mattn/go-sqlite3 through database/sql).
-// In the flow it is one of the drivers under engine: the catalog lists it, the cli opens
-// it on a directory with Open, and the runner gives each worker a Session on its own
-// connection. All SQLite-specific SQL lives here, exposed to workloads through Dialect;
+// Package sqlite is dbperf's embedded SQLite engine (mattn/go-sqlite3). In the flow it is
+// one of the drivers under engine: the catalog lists it, the cli opens it on a directory
+// with Open, and the runner gives each worker a Session on its own connection, used through
+// the driver's interfaces directly (engine/drvconn), not database/sql; Info and Size use a
+// database/sql pool. All SQLite-specific SQL lives here, exposed to workloads through Dialect;
 // the connection settings and why they were chosen are listed once, in Settings.
 package sqlite
 
@@ -15,9 +16,8 @@ import (
 	"path/filepath"
 
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/sqlconn"
-	// Registers the "sqlite3" database/sql driver.
-	_ "github.com/mattn/go-sqlite3"
+	"github.com/dbperf/dbperf/internal/engine/drvconn"
+	"github.com/mattn/go-sqlite3"
 )
 
 // FileName is the database file Open creates inside Target.Dir.
@@ -67,28 +67,47 @@ func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error)
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	// The first connection creates the file and switches it to WAL.
-	if err := db.PingContext(ctx); err != nil {
+	// The first connection creates the file and switches it to WAL. It is closed at once:
+	// kept in the pool, a later wal_checkpoint(TRUNCATE) run on it reports busy for as long
+	// as another connection has written since (observed with mattn/go-sqlite3 1.14).
+	if err := ctx.Err(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite open %s: %w", path, err)
 	}
-	return &handle{db: db, dir: t.Dir, path: path}, nil
+	first, err := (&sqlite3.SQLiteDriver{}).Open(name)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlite open %s: %w", path, err)
+	}
+	if err := first.Close(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlite open %s: %w", path, err)
+	}
+	return &handle{db: db, dir: t.Dir, path: path, dsn: name}, nil
 }
 
-// handle is an open SQLite database: a database/sql pool over one file.
+// handle is an open SQLite database: a database/sql pool over one file (for Info), and
+// the DSN every session's own connection is opened with.
 type handle struct {
 	db   *sql.DB
 	dir  string
 	path string
+	dsn  string
 }
 
-// NewSession takes one connection out of the pool for the caller's exclusive use.
+// NewSession opens a connection of its own for the caller's exclusive use, with the
+// Settings applied. Its prepared statements are not interrupted by a cancelled context:
+// each runs in this process for milliseconds and the step stops after it (drvconn);
+// Session.Exec (DDL such as CREATE INDEX) is interrupted by the driver.
 func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
-	c, err := h.db.Conn(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite new session: %w", err)
 	}
-	return sqlconn.New("sqlite", c), nil
+	c, err := (&sqlite3.SQLiteDriver{}).Open(h.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite new session %s: %w", h.path, err)
+	}
+	return drvconn.New(c, drvconn.Options{Engine: "sqlite"}), nil
 }
 
 // Dialect returns SQLite's SQL idioms.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/sqlconn"
+	"github.com/dbperf/dbperf/internal/engine/drvconn"
 )
 
 func open(t *testing.T) engine.Handle {
@@ -54,7 +54,7 @@ func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, boo
 		t.Fatal(err)
 	}
 	defer st.Close()
-	v, ok, err := st.QueryInt(ctx, args...)
+	v, ok, err := st.QueryInt(ctx, engine.NewArgs(args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +100,11 @@ func TestSettingsOnEverySession(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2 {
 		s := newSession(t, h)
-		conn := s.(*sqlconn.Session).Conn()
-		var mode string
-		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-			t.Fatal(err)
+		rows, err := s.(*drvconn.Session).QueryStrings(ctx, "PRAGMA journal_mode")
+		if err != nil || len(rows) != 1 {
+			t.Fatal(err, rows)
 		}
+		mode := rows[0][0]
 		if mode != "wal" {
 			t.Errorf("session %d: journal_mode = %q, want wal", i, mode)
 		}
@@ -154,7 +154,7 @@ func TestInfoAndSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 100 {
-		if n, err := st.Exec(ctx, strings.Repeat("x", 1000)); err != nil || n != 1 {
+		if n, err := st.Exec(ctx, engine.NewArgs(strings.Repeat("x", 1000))); err != nil || n != 1 {
 			t.Fatalf("insert: %d, %v", n, err)
 		}
 	}
@@ -180,7 +180,7 @@ func TestStmtQueryAndQueryInt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ from, want int64 }{{1, 3}, {2, 2}, {4, 0}, {1, 3}} {
-		n, err := q.Query(ctx, tc.from)
+		n, err := q.Query(ctx, engine.NewArgs(tc.from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestStmtQueryAndQueryInt(t *testing.T) {
 	if _, ok := queryInt(t, s, "SELECT a FROM t WHERE a > 100"); ok {
 		t.Error("no row is valid")
 	}
-	if _, err := q.Query(ctx, "x", "y"); err == nil {
+	if _, err := q.Query(ctx, engine.NewArgs("x", "y")); err == nil {
 		t.Error("Query with wrong arguments succeeded")
 	}
 }
@@ -238,7 +238,7 @@ func TestDeleteLowestAndNoGaps(t *testing.T) {
 		{100, 0, 16},
 	}
 	for _, st := range steps {
-		n, err := del.Exec(ctx, st.from)
+		n, err := del.Exec(ctx, engine.NewArgs(st.from))
 		if err != nil {
 			t.Fatal(err)
 		}

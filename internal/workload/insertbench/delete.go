@@ -42,7 +42,7 @@ type deleter struct {
 	empty int
 
 	del, getMin engine.Stmt
-	args        []any
+	args        engine.Args
 	ready       func() bool
 	est         int64 // every id below est has been deleted
 	batches     int   // deletes since the last re-read
@@ -64,7 +64,6 @@ func (w *deleter) Init(ctx context.Context, s engine.Session) error {
 	if w.getMin, err = s.Prepare(ctx, minSQL(w.c.table)); err != nil {
 		return w.fail("delete: prepare min", err)
 	}
-	w.args = make([]any, 1)
 	w.est = w.c.minEst.Load()
 	w.sess = s
 	return nil
@@ -103,7 +102,7 @@ func (w *deleter) Ready(ctx context.Context) error {
 	if !w.needMin {
 		return nil
 	}
-	v, ok, err := w.getMin.QueryInt(ctx)
+	v, ok, err := w.getMin.QueryInt(ctx, nil)
 	if err != nil {
 		return w.fail("delete: read min", err)
 	}
@@ -127,8 +126,9 @@ func (w *deleter) Op(ctx context.Context) (int64, error) {
 	if n < int64(w.rpc) {
 		stmt = w.last
 	}
-	w.args[0] = w.est
-	rows, err := stmt.Exec(ctx, w.args...)
+	w.args.Reset()
+	w.args.Int(w.est)
+	rows, err := stmt.Exec(ctx, &w.args)
 	if err != nil {
 		w.needMin = true
 		return 0, w.fail("delete", err)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/dbperf/dbperf/internal/engine"
 	"strings"
 	"testing"
 
@@ -120,20 +121,30 @@ func TestRowGeneratorDeterminism(t *testing.T) {
 	}
 }
 
-// fillArgs (the inserter's path) binds the same values as Next, in INSERT column order.
-func TestFillArgsMatchesNext(t *testing.T) {
+// appendRows (the inserter's path) binds the same values as Next, in INSERT column order.
+func TestAppendRowsMatchesNext(t *testing.T) {
 	ib := testShape(t)
 	buf := NewDataBuffer(3)
-	want := rows(newRowGenerator(&ib, buf, nil, stream(3, "s", "insert", 1)), 50)
-	g := newRowGenerator(&ib, buf, newIntBoxes(100000), stream(3, "s", "insert", 1))
-	args := make([]any, insertColumns)
+	want := rows(NewRowGenerator(&ib, buf, stream(3, "s", "insert", 1)), 50)
+	g := NewRowGenerator(&ib, buf, stream(3, "s", "insert", 1))
+	var a engine.Args
 	for i, w := range want {
 		g.StartBatch(int64(i))
-		g.fillArgs(args)
-		got := Row{args[0].(string), args[1].(int64), args[2].(int64), args[3].(int64), args[4].(int64), args[5].(string)}
+		a.Reset()
+		g.appendRows(&a, 1)
+		if a.Len() != insertColumns {
+			t.Fatalf("row %d: %d values, want %d", i, a.Len(), insertColumns)
+		}
+		kinds := []engine.ArgKind{engine.ArgText, engine.ArgInt, engine.ArgInt, engine.ArgInt, engine.ArgInt, engine.ArgText}
+		for c, k := range kinds {
+			if a.Kind(c) != k {
+				t.Fatalf("row %d column %d: kind %d, want %d", i, c, a.Kind(c), k)
+			}
+		}
+		got := Row{string(a.TextAt(0)), a.IntAt(1), a.IntAt(2), a.IntAt(3), a.IntAt(4), string(a.TextAt(5))}
 		w2 := Row{w.DateAndTime, w.CashRegisterID, w.CustomerID, w.ProductID, w.Price, w.Data}
 		if got != w2 {
-			t.Fatalf("row %d: fillArgs %+v, Next %+v", i, got, w2)
+			t.Fatalf("row %d: appendRows %+v, Next %+v", i, got, w2)
 		}
 	}
 }
@@ -171,14 +182,15 @@ func BenchmarkRowGenerator(b *testing.B) {
 	}
 }
 
-// BenchmarkFillArgs is the inserter's hot path: one 100-row batch per iteration.
-func BenchmarkFillArgs(b *testing.B) {
+// BenchmarkAppendRows is the inserter's hot path: one 100-row batch per iteration.
+func BenchmarkAppendRows(b *testing.B) {
 	ib := testShape(b)
-	g := newRowGenerator(&ib, NewDataBuffer(1), newIntBoxes(100000), stream(1, "bench", "insert", 1))
-	args := make([]any, 100*insertColumns)
+	g := NewRowGenerator(&ib, NewDataBuffer(1), stream(1, "bench", "insert", 1))
+	var a engine.Args
 	b.ReportAllocs()
 	for i := int64(0); b.Loop(); i += 100 {
+		a.Reset()
 		g.StartBatch(i)
-		g.fillArgs(args)
+		g.appendRows(&a, 100)
 	}
 }

@@ -79,7 +79,7 @@ type inserter struct {
 
 	full, tail engine.Stmt // tail inserts the quota's last, smaller batch
 	tailRows   int
-	args       []any // reused by every batch
+	args       engine.Args // reused by every batch
 	ready      func() bool
 	done       int64 // rows inserted in this step
 }
@@ -87,7 +87,7 @@ type inserter struct {
 func newInserter(p *plan, step string, c *client, pr *pair, d engine.Dialect, rpc int, quota int64) *inserter {
 	w := &inserter{
 		step: step, c: c, pair: pr, d: d, rpc: rpc, quota: quota,
-		gen: newRowGenerator(&p.ib, p.data, p.boxes, stream(p.seed, step, labelInsert, c.id)),
+		gen: NewRowGenerator(&p.ib, p.data, stream(p.seed, step, labelInsert, c.id)),
 	}
 	if quota > 0 {
 		w.tailRows = int(quota % int64(rpc))
@@ -107,7 +107,6 @@ func (w *inserter) Init(ctx context.Context, s engine.Session) error {
 			return w.fail("insert: prepare last batch", err)
 		}
 	}
-	w.args = make([]any, w.rpc*insertColumns)
 	return nil
 }
 
@@ -140,10 +139,10 @@ func (w *inserter) Op(ctx context.Context) (int64, error) {
 		}
 		st, n = w.tail, w.tailRows
 	}
-	args := w.args[:n*insertColumns]
+	w.args.Reset()
 	w.gen.StartBatch(w.c.inserted.Load())
-	w.gen.fillArgs(args)
-	rows, err := st.Exec(ctx, args...)
+	w.gen.appendRows(&w.args, n)
+	rows, err := st.Exec(ctx, &w.args)
 	if err != nil {
 		return 0, w.fail("insert", err)
 	}

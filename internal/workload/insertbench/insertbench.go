@@ -115,7 +115,6 @@ func (*Workload) Plan(cfg *config.Run) ([]workload.Step, error) {
 		ib:      ib,
 		hasLoad: selected[stepLoad],
 		data:    NewDataBuffer(cfg.Seed),
-		boxes:   newIntBoxes(max(ib.Cashregisters, ib.Products, ib.Customers, ib.MaxPrice)),
 	}
 	for i := 1; i <= cfg.Clients; i++ {
 		c := &client{id: i, table: "pi" + strconv.Itoa(i)}
@@ -265,7 +264,6 @@ type plan struct {
 	clients []*client
 	tables  []string
 	data    *DataBuffer
-	boxes   intBoxes
 	// hasLoad: l.i0 is in the run; it creates the tables, so every table starts empty.
 	hasLoad bool
 
@@ -367,7 +365,7 @@ func queryInt(ctx context.Context, s engine.Session, q string, args ...any) (int
 	if err != nil {
 		return 0, false, err
 	}
-	v, ok, err := st.QueryInt(ctx, args...)
+	v, ok, err := st.QueryInt(ctx, engine.NewArgs(args...))
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}

@@ -25,13 +25,12 @@ type querier struct {
 	d     engine.Dialect
 	point bool
 	ib    queryShape
-	boxes intBoxes
 	rng   *rand.Rand
 
 	ranges         [rangeKinds]engine.Stmt
 	ids            engine.Stmt
 	getMin, getMax engine.Stmt
-	args           []any
+	args           engine.Args
 	lo, hi         int64 // id range of point queries: [lo, hi)
 	sinceMax       int
 }
@@ -44,7 +43,7 @@ type queryShape struct {
 
 func newQuerier(p *plan, step string, c *client, d engine.Dialect, point bool) *querier {
 	return &querier{
-		step: step, c: c, d: d, point: point, boxes: p.boxes,
+		step: step, c: c, d: d, point: point,
 		ib: queryShape{
 			rowsPerQuery: p.ib.RowsPerQuery,
 			products:     p.ib.Products, cashregisters: p.ib.Cashregisters, maxP: p.ib.MaxPrice,
@@ -62,7 +61,6 @@ func (w *querier) Init(ctx context.Context, s engine.Session) error {
 				return w.fail("prepare range query", err)
 			}
 		}
-		w.args = make([]any, 1)
 		return nil
 	}
 	if w.ids, err = s.Prepare(ctx, pointSQL(w.d, w.c.table, w.ib.rowsPerQuery)); err != nil {
@@ -74,15 +72,14 @@ func (w *querier) Init(ctx context.Context, s engine.Session) error {
 	if w.getMax, err = s.Prepare(ctx, maxSQL(w.c.table)); err != nil {
 		return w.fail("prepare max", err)
 	}
-	w.args = make([]any, w.ib.rowsPerQuery)
-	if w.lo, _, err = w.getMin.QueryInt(ctx); err != nil {
+	if w.lo, _, err = w.getMin.QueryInt(ctx, nil); err != nil {
 		return w.fail("read min", err)
 	}
 	return w.readMax(ctx)
 }
 
 func (w *querier) readMax(ctx context.Context) error {
-	v, _, err := w.getMax.QueryInt(ctx)
+	v, _, err := w.getMax.QueryInt(ctx, nil)
 	if err != nil {
 		return w.fail("read max", err)
 	}
@@ -106,15 +103,16 @@ func (w *querier) Op(ctx context.Context) (int64, error) {
 	)
 	if w.point {
 		lo := max(w.lo, w.c.minEst.Load())
-		for i := range w.args {
+		w.args.Reset()
+		for range w.ib.rowsPerQuery {
 			id := lo
 			if w.hi > lo {
 				id += w.rng.Int64N(w.hi - lo)
 			}
-			w.args[i] = id
+			w.args.Int(id)
 		}
 		w.sinceMax++
-		rows, err = w.ids.Query(ctx, w.args...)
+		rows, err = w.ids.Query(ctx, &w.args)
 	} else {
 		k := w.rng.IntN(rangeKinds)
 		var bound int
@@ -126,8 +124,9 @@ func (w *querier) Op(ctx context.Context) (int64, error) {
 		default:
 			bound = w.ib.maxP
 		}
-		w.args[0] = w.boxes.box(int64(w.rng.IntN(bound)))
-		rows, err = w.ranges[k].Query(ctx, w.args...)
+		w.args.Reset()
+		w.args.Int(int64(w.rng.IntN(bound)))
+		rows, err = w.ranges[k].Query(ctx, &w.args)
 	}
 	if err != nil {
 		return rows, w.fail("query", err)
