@@ -41,8 +41,10 @@ const (
 // mariadbd on it with the profile o.Profile (ProfilesDir/mariadb/<Profile>.cnf, "default"
 // when empty) and the storage engine o.StorageEngine ("innodb" when empty, or "rocksdb",
 // which loads ha_rocksdb.so). The server listens on 127.0.0.1:<free port> and a unix socket;
-// root has no password. The instance's DSN is mysql://root@tcp(127.0.0.1:<port>)/ib, with the
-// database ib created. o.Version must be "" or name the installed Debian MariaDB 10.11
+// root has no password. The instance's DSN reaches it through the unix socket,
+// mysql://root@unix(<socket>)/ib, as the reference client connects to MySQL (reference
+// §1.1: cheaper than loopback TCP for client and server alike), with the database ib
+// created; Port is for clients that need TCP. o.Version must be "" or name the installed Debian MariaDB 10.11
 // ("10.11", "10.11.19"). On any failure nothing is left running.
 //
 // The instance directory <WorkDir>/mariadb-<pid>-<n>/ holds data/, my.cnf, the socket,
@@ -156,7 +158,7 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 		_ = in.stop(syscall.SIGTERM, mariadbStopGrace)
 		return nil, err
 	}
-	in.DSN = fmt.Sprintf("mysql://root@tcp(127.0.0.1:%d)/%s", port, mariadbDatabase)
+	in.DSN = fmt.Sprintf("mysql://root@unix(%s)/%s", in.Socket, mariadbDatabase)
 	return in, nil
 }
 

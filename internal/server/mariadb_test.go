@@ -106,6 +106,10 @@ func TestMariaDBStartStopInnoDB(t *testing.T) {
 	if !strings.HasPrefix(in.Version, mariadbSeries+".") {
 		t.Errorf("Version = %q", in.Version)
 	}
+	// Clients connect through the unix socket, as the reference's MySQL client does.
+	if want := "mysql://root@unix(" + in.Socket + ")/ib"; in.DSN != want {
+		t.Errorf("DSN = %q, want %q", in.DSN, want)
+	}
 	if !strings.Contains(in.Config, "innodb_buffer_pool_size=128M") || !strings.Contains(in.Config, "bind-address=127.0.0.1") {
 		t.Errorf("Config lacks the profile or dbperf's lines:\n%s", in.Config)
 	}
