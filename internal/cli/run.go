@@ -178,8 +178,10 @@ func checkSteps(cfg *config.Run, w workload.Workload) error {
 			errs = append(errs, fmt.Errorf("--rows-per-commit: unknown step %q: %s has %s", s, w.Meta().Name, strings.Join(all, ",")))
 		}
 	}
-	if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, all[0]) && cfg.WorkDir == "" {
-		errs = append(errs, fmt.Errorf("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep",
+	// A fresh database (a temporary work dir, or a managed server in one) has no tables
+	// yet; a --dsn server keeps them from an earlier run.
+	if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, all[0]) && cfg.WorkDir == "" && cfg.DSN == "" {
+		errs = append(errs, fmt.Errorf("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep (or --dsn, a server holding them)",
 			strings.Join(cfg.Steps, ","), all[0], all[0]))
 	}
 	// Range queries read the secondary indexes l.x creates: fresh tables (l.i0) without
