@@ -42,6 +42,7 @@ func BenchmarkClient(b *testing.B) {
 			bs := e.open(b)
 			b.Run("insert", bs.benchInsert)
 			b.Run("delete", bs.benchDelete)
+			b.Run("insert+delete", bs.benchInsertDelete)
 			b.Run("range-query", func(b *testing.B) { bs.benchQuery(b, false) })
 			b.Run("point-query", func(b *testing.B) { bs.benchQuery(b, true) })
 		})
@@ -156,16 +157,30 @@ func (bs *benchSetup) benchInsert(b *testing.B) {
 	bs.measure(b, st, nil)
 }
 
+// benchInsertDelete: l.i1 as it runs, its insert actor (50 rows per statement) and its
+// delete actor (as many rows, from the head of the table) working concurrently on a table
+// with its secondary indexes; an operation is one insert statement with the delete
+// statement that goes with it (the CPU of both actors is counted).
+func (bs *benchSetup) benchInsertDelete(b *testing.B) {
+	bs.queryPlan = nil
+	p := bs.load(b, 50_000, true)
+	st := &writeStep{stepBase: stepBase{name: stepWrite1, p: p}, deletes: true, rpc: rpcWrite1, quota: int64(b.N) * rpcWrite1}
+	bs.measureAll(b, st, nil, true)
+}
+
 // benchDelete: l.i1's delete actor, 50 rows per statement from the head of the table, on a
 // table with its secondary indexes; the inserter is not run (it is taken as far ahead).
 func (bs *benchSetup) benchDelete(b *testing.B) {
 	bs.queryPlan = nil
 	p := bs.load(b, int64(b.N)*rpcWrite1+1000, true)
+	pr, err := newPair(true, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pr.actorClosed) // the inserter's share: the deleter's Close is the other
+	pr.insRows.Store(1 << 40)
 	st := &customStep{name: stepWrite1, label: labelDelete, unit: workload.UnitRows, worker: func() workload.Worker {
-		c := p.clients[0]
-		pr := newPair(true, false)
-		pr.insRows.Store(1 << 40)
-		return newDeleter(p, stepWrite1, c, pr, bs.h.Dialect(), rpcWrite1, 0)
+		return newDeleter(p, stepWrite1, p.clients[0], pr, bs.h.Dialect(), rpcWrite1, 0)
 	}}
 	bs.measure(b, st, nil)
 }
@@ -189,7 +204,13 @@ func (bs *benchSetup) benchQuery(b *testing.B, point bool) {
 
 // measure runs step's load through the runner with the chosen worker metered: it returns
 // ErrDone after b.N operations, and the counters are read at its first and last operation.
+// The step's other groups are dropped.
 func (bs *benchSetup) measure(b *testing.B, st workload.Step, pick func(workload.Load) workload.Worker) {
+	bs.measureAll(b, st, pick, false)
+}
+
+// measureAll is measure; with others, the step's other groups run too (and are waited for).
+func (bs *benchSetup) measureAll(b *testing.B, st workload.Step, pick func(workload.Load) workload.Worker, others bool) {
 	b.Helper()
 	m := &meter{limit: b.N, serverPID: bs.serverPID}
 	if bs.serverPID != 0 {
@@ -199,7 +220,7 @@ func (bs *benchSetup) measure(b *testing.B, st workload.Step, pick func(workload
 		}
 		m.sampler = s
 	}
-	ms := &meteredStep{Step: st, m: m, pick: pick}
+	ms := &meteredStep{Step: st, m: m, pick: pick, others: others}
 	r := &runner.Runner{Handle: bs.h, Interval: time.Hour}
 	b.ResetTimer()
 	res := r.Run(context.Background(), ms, nopObserver{})
@@ -248,8 +269,9 @@ func (s *customStep) Load(context.Context, engine.Handle) (workload.Load, error)
 // ends the step after the meter's limit; the other groups are dropped.
 type meteredStep struct {
 	workload.Step
-	m    *meter
-	pick func(workload.Load) workload.Worker
+	m      *meter
+	pick   func(workload.Load) workload.Worker
+	others bool // keep the other groups
 }
 
 // Verify skips the audit: the metered worker stopped short of its quota.
@@ -264,15 +286,21 @@ func (s *meteredStep) Load(ctx context.Context, h engine.Handle) (workload.Load,
 	if s.pick != nil {
 		w = s.pick(l)
 	}
-	g := l.Groups[0]
-	for _, gg := range l.Groups {
-		if len(gg.Workers) > 0 && gg.Workers[0] == w {
-			g = gg
+	gi := 0
+	for i, g := range l.Groups {
+		if len(g.Workers) > 0 && g.Workers[0] == w {
+			gi = i
 		}
 	}
 	s.m.Worker = w
+	g := l.Groups[gi]
 	g.Workers, g.UntilDone, g.Rate = []workload.Worker{s.m}, true, 0
-	l.Groups, l.Duration = []workload.Group{g}, 0
+	if s.others {
+		l.Groups[gi] = g
+	} else {
+		l.Groups = []workload.Group{g}
+	}
+	l.Duration = 0
 	return l, nil
 }
 

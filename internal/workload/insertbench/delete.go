@@ -85,7 +85,7 @@ func (w *deleter) canDelete() bool {
 
 // Ready waits for the inserter to be rpc rows ahead, then re-reads the minimum if due.
 func (w *deleter) Ready(ctx context.Context) error {
-	if err := wait(ctx, w.pair.toDeleter, w.ready); err != nil {
+	if err := w.pair.toDeleter.wait(ctx, w.ready); err != nil {
 		return err
 	}
 	if n := w.next(); n > 0 && n < int64(w.rpc) && n != w.lastLimit {
@@ -147,7 +147,7 @@ func (w *deleter) Op(ctx context.Context) (int64, error) {
 	w.c.minEst.Store(w.est)
 	w.pair.delRows.Add(rows)
 	w.pair.delOps.Add(1)
-	poke(w.pair.toInserter)
+	w.pair.pokeInserter()
 	w.batches++
 	if rows < n || (w.resync > 0 && w.batches >= w.resync) {
 		w.needMin = true
@@ -158,7 +158,8 @@ func (w *deleter) Op(ctx context.Context) (int64, error) {
 // Close releases the statements and lets a waiting inserter go on without the deleter.
 func (w *deleter) Close() error {
 	w.pair.deleterGone.Store(true)
-	poke(w.pair.toInserter)
+	w.pair.pokeInserter()
+	w.pair.actorClosed()
 	return closeStmts(w.del, w.getMin, w.last)
 }
 

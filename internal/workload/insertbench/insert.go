@@ -7,6 +7,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/workload"
+	"golang.org/x/sys/unix"
 )
 
 // maxInsertLead is how many batches the inserter may run ahead of the deleter in the
@@ -15,15 +16,17 @@ const maxInsertLead = 8
 
 // pair couples one client's insert and delete actors within one step (spec "Deletes done
 // right"): the deleter never overtakes the inserter, and in closed-loop steps the inserter
-// stays at most maxInsertLead batches ahead. Each side pokes the other's signal channel
-// (capacity 1, non-blocking send) after every committed statement; the waiting side
-// re-checks the counters on every wake-up.
+// stays at most maxInsertLead batches ahead. Each side pokes the other's signal after
+// every committed statement; the waiting side re-checks the counters on every wake-up.
 type pair struct {
 	insRows, delRows atomic.Int64 // rows affected in this step
 	insOps, delOps   atomic.Int64 // statements committed in this step
 
-	toDeleter  chan struct{}
-	toInserter chan struct{}
+	// toDeleter and toInserter exist only with a deleter; the last of the two actors to
+	// close releases them (closing counts the actors' Close calls).
+	toDeleter  *signal
+	toInserter *signal
+	closing    atomic.Int32
 
 	// hasDeleter: the step runs a delete actor for this client.
 	hasDeleter bool
@@ -34,34 +37,137 @@ type pair struct {
 	deleterGone atomic.Bool
 }
 
-func newPair(hasDeleter, boundLead bool) *pair {
-	return &pair{
-		toDeleter:  make(chan struct{}, 1),
-		toInserter: make(chan struct{}, 1),
-		hasDeleter: hasDeleter,
-		boundLead:  boundLead && hasDeleter,
+func newPair(hasDeleter, boundLead bool) (*pair, error) {
+	p := &pair{hasDeleter: hasDeleter, boundLead: boundLead && hasDeleter}
+	if !hasDeleter {
+		return p, nil
+	}
+	var err error
+	if p.toDeleter, err = newSignal(); err != nil {
+		return nil, err
+	}
+	if p.toInserter, err = newSignal(); err != nil {
+		p.toDeleter.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// closePairs releases the signals of pairs whose actors will never run (a failed Load).
+func closePairs(pairs []*pair) {
+	for _, p := range pairs {
+		p.actorClosed()
+		p.actorClosed()
 	}
 }
 
-// poke wakes the actor waiting on ch, if any, without ever blocking.
-func poke(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
+// pokeDeleter and pokeInserter wake the other actor if it waits.
+func (p *pair) pokeDeleter() {
+	if p.toDeleter != nil {
+		p.toDeleter.poke()
 	}
 }
 
-// wait blocks until ok() holds, re-checking whenever ch is poked; it returns ctx.Err() when
-// the step stops first.
-func wait(ctx context.Context, ch <-chan struct{}, ok func() bool) error {
-	for !ok() {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
+func (p *pair) pokeInserter() {
+	if p.toInserter != nil {
+		p.toInserter.poke()
+	}
+}
+
+// actorClosed is called by each actor's Close; the second releases the signals.
+func (p *pair) actorClosed() {
+	if p.toDeleter != nil && p.closing.Add(1) == 2 {
+		p.toDeleter.close()
+		p.toInserter.close()
+	}
+}
+
+// signal wakes an actor waiting for the other actor's progress. The waiter sleeps in a
+// blocking read of an eventfd and the other actor's write wakes its thread directly, as a
+// pipe between the reference's processes does: one sleep and one wake-up per wait. (A
+// channel costs the waiter's thread a futex sleep, and the poker's wake-up of a spinning
+// thread that must find the woken goroutine, often in the run-next slot of the poker's P
+// while the poker already blocks in its next system call, where Go's sysmon then finds
+// work queued behind a system call, takes the P and polls every 20 µs from then on: 5–6
+// context switches per l.i1 insert and delete, and sysmon a fifth of dbperf's CPU.)
+// Linux only, as dbperf is.
+type signal struct {
+	fd int
+	// waiting: the waiter is blocked in read, or about to be; a poke writes only then.
+	waiting atomic.Bool
+	// watched is the context whose cancellation wakes the waiter; stopWatch unregisters.
+	watched   context.Context
+	stopWatch func() bool
+}
+
+func newSignal() (*signal, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	return &signal{fd: fd}, nil
+}
+
+// wait blocks until ok() holds, re-checking whenever the signal is poked; it returns
+// ctx.Err() when the step stops first. Only one actor waits on a signal.
+func (s *signal) wait(ctx context.Context, ok func() bool) error {
+	if ok() {
+		return nil
+	}
+	s.watch(ctx)
+	var buf [8]byte
+	for {
+		s.waiting.Store(true)
+		// Re-check after announcing: a poke that came before the flag was set is seen
+		// here, one that comes after it writes and wakes the read.
+		if ok() {
+			s.waiting.Store(false)
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			s.waiting.Store(false)
+			return err
+		}
+		_, err := unix.Read(s.fd, buf[:])
+		s.waiting.Store(false)
+		if err != nil && err != unix.EINTR {
+			return fmt.Errorf("wait for the other actor: %w", err)
 		}
 	}
-	return nil
+}
+
+// watch makes ctx's cancellation wake the waiter (once per distinct ctx).
+func (s *signal) watch(ctx context.Context) {
+	if ctx == s.watched {
+		return
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	s.watched, s.stopWatch = ctx, nil
+	if ctx.Done() != nil {
+		s.stopWatch = context.AfterFunc(ctx, s.wake)
+	}
+}
+
+// poke wakes the actor waiting on the signal, if any, without ever blocking.
+func (s *signal) poke() {
+	if s.waiting.Load() {
+		s.wake()
+	}
+}
+
+func (s *signal) wake() {
+	one := [8]byte{1}
+	_, _ = unix.Write(s.fd, one[:]) // adds 1 to the counter: cannot fail short of 2⁶⁴ pokes
+}
+
+// close releases the eventfd; neither actor may use the signal afterwards.
+func (s *signal) close() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	_ = unix.Close(s.fd)
 }
 
 var _ workload.Worker = (*inserter)(nil)
@@ -116,7 +222,7 @@ func (w *inserter) Ready(ctx context.Context) error {
 	if !w.pair.boundLead || w.quotaDone() {
 		return nil
 	}
-	return wait(ctx, w.pair.toInserter, w.ready)
+	return w.pair.toInserter.wait(ctx, w.ready)
 }
 
 func (w *inserter) canInsert() bool {
@@ -150,12 +256,13 @@ func (w *inserter) Op(ctx context.Context) (int64, error) {
 	w.c.inserted.Add(rows)
 	w.pair.insRows.Add(rows)
 	w.pair.insOps.Add(1)
-	poke(w.pair.toDeleter)
+	w.pair.pokeDeleter()
 	return rows, nil
 }
 
 // Close releases the statements (the session belongs to the runner).
 func (w *inserter) Close() error {
+	w.pair.actorClosed()
 	return closeStmts(w.full, w.tail)
 }
 

@@ -55,8 +55,14 @@ func (s *writeStep) Load(_ context.Context, h engine.Handle) (workload.Load, err
 	// The deleter deletes as many rows as the inserter inserts, so the table's size is the
 	// same after the step as before it (the reference's queue, §1.5).
 	del := workload.Group{Label: labelDelete, Role: labelDelete, Unit: workload.UnitRows, UntilDone: true}
+	var pairs []*pair
 	for _, c := range s.p.clients {
-		pr := newPair(s.deletes, true)
+		pr, err := newPair(s.deletes, true)
+		if err != nil {
+			closePairs(pairs)
+			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.name, c.id, err)
+		}
+		pairs = append(pairs, pr)
 		ins.Workers = append(ins.Workers, newInserter(s.p, s.name, c, pr, d, s.rpc, s.quota))
 		if s.deletes {
 			del.Workers = append(del.Workers, newDeleter(s.p, s.name, c, pr, d, s.rpc, s.quota))

@@ -2,6 +2,7 @@ package insertbench
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -55,8 +56,14 @@ func (s *rwStep) Load(_ context.Context, h engine.Handle) (workload.Load, error)
 		Rate: stmtsPerSec, RowsPerOp: s.rpc, Background: true}
 	del := workload.Group{Label: labelDelete, Role: labelDelete, Unit: workload.UnitRows,
 		Rate: stmtsPerSec, RowsPerOp: s.rpc, Background: true}
+	var pairs []*pair
 	for _, c := range s.p.clients {
-		pr := newPair(s.deletes, false)
+		pr, err := newPair(s.deletes, false)
+		if err != nil {
+			closePairs(pairs)
+			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.name, c.id, err)
+		}
+		pairs = append(pairs, pr)
 		q.Workers = append(q.Workers, newQuerier(s.p, s.name, c, d, s.point))
 		ins.Workers = append(ins.Workers, newInserter(s.p, s.name, c, pr, d, s.rpc, 0))
 		if s.deletes {
