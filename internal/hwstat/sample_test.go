@@ -84,8 +84,12 @@ func TestSampleFixture(t *testing.T) {
 		t.Errorf("threads = %v", pg.ThreadCPUSec)
 	}
 	pm := smp.Procs[100]
-	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || !near(pm.CPUSec, 7.5) {
+	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || pm.CancelledWriteBytes != 4096 ||
+		pm.NetWriteBytes() != 61440 || !near(pm.CPUSec, 7.5) || !near(pm.ChildrenCPUSec, 0.5) || pm.PPID != 1 {
 		t.Errorf("100 = %+v", pm)
+	}
+	if smp.CPUs != 2 || pg.PPID != 100 {
+		t.Errorf("CPUs online %d, ppid of 4242 %d; want 2, 100", smp.CPUs, pg.PPID)
 	}
 	if pm.ThreadCPUSec != nil {
 		t.Errorf("threads of 100 read without being asked: %v", pm.ThreadCPUSec)
