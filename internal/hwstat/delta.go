@@ -12,9 +12,9 @@ type Interval struct {
 	IntervalSec float64
 	// CPU is CPU seconds consumed by kind over the interval, summed over all CPUs.
 	CPU CPUTimes
-	// CPUBusyPct is CPU.BusySec as a percentage of CPU.SpanSec: the share of all CPUs'
-	// time that was neither idle, iowait nor steal (vmstat's us+sy, the reference's cpups,
-	// spec §2.2, plus the busy time no timer tick saw).
+	// CPUBusyPct is CPU.BusySec as a percentage of CPU.SpanSec: the processes' CPU as a
+	// share of all CPUs' time (what vmstat's us+sy, the reference's cpups, spec §2.2,
+	// estimates from timer ticks).
 	CPUBusyPct            float64
 	ContextSwitches       uint64
 	ContextSwitchesPerSec float64
@@ -90,6 +90,12 @@ func Delta(prev, cur Sample) (Interval, error) {
 	}
 	if cur.CPUs > 0 && cur.CPUs == prev.CPUs {
 		d.CPU.ElapsedSec = sec * float64(cur.CPUs)
+	}
+	if cur.Tasks > 0 && prev.Tasks > 0 {
+		// Differences of sums over the processes present: an exited process's CPU has
+		// moved into its parent's. What a process took along that nobody waited for
+		// (a parent ignoring SIGCHLD) is lost; a difference below 0 counts as 0.
+		d.CPU.TasksSec = subF(cur.TasksCPUSec, prev.TasksCPUSec)
 	}
 	if t := d.CPU.SpanSec(); t > 0 {
 		d.CPUBusyPct = 100 * d.CPU.BusySec() / t

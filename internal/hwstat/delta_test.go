@@ -122,38 +122,43 @@ func TestDelta(t *testing.T) {
 }
 
 // TestDeltaElapsed: with the CPUs online known in both samples, the interval has its
-// elapsed CPU time, busy is what was neither idle, iowait nor steal — including the busy
-// time no tick counted — and shares are of the elapsed time.
+// elapsed CPU time; with every process's CPU summed in both, busy is their difference;
+// shares are of the elapsed time.
 func TestDeltaElapsed(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	prev := Sample{Time: t0, CPUs: 2, CPU: CPUTimes{UserSec: 100, SystemSec: 50, IdleSec: 800, IOWaitSec: 10, StealSec: 1}}
-	cur := Sample{Time: t0.Add(10 * time.Second), CPUs: 2,
-		// 20 s of CPU time; the ticks saw 6+2+1 = 9 s busy, idle 8, iowait 0.5, steal 0.5: 1 s unticked.
+	prev := Sample{Time: t0, CPUs: 2, Tasks: 90, TasksCPUSec: 5000,
+		CPU: CPUTimes{UserSec: 100, SystemSec: 50, IdleSec: 800, IOWaitSec: 10, StealSec: 1}}
+	cur := Sample{Time: t0.Add(10 * time.Second), CPUs: 2, Tasks: 91, TasksCPUSec: 5011,
+		// The ticks saw 6+2+1 = 9 s busy; the processes used 11 s.
 		CPU: CPUTimes{UserSec: 106, SystemSec: 52, SoftIRQSec: 1, IdleSec: 808, IOWaitSec: 10.5, StealSec: 1.5}}
 	d, err := Delta(prev, cur)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(d.CPU.ElapsedSec, 20) || !near(d.CPU.BusySec(), 11) || !near(d.CPU.TickBusySec(), 9) || !near(d.CPUBusyPct, 55) {
-		t.Errorf("elapsed %v busy %v ticks %v busy%% %v; want 20 11 9 55", d.CPU.ElapsedSec, d.CPU.BusySec(), d.CPU.TickBusySec(), d.CPUBusyPct)
+	if !near(d.CPU.ElapsedSec, 20) || !near(d.CPU.TasksSec, 11) || !near(d.CPU.BusySec(), 11) || !near(d.CPU.TickBusySec(), 9) || !near(d.CPUBusyPct, 55) {
+		t.Errorf("elapsed %v tasks %v busy %v ticks %v busy%% %v; want 20 11 11 9 55", d.CPU.ElapsedSec, d.CPU.TasksSec, d.CPU.BusySec(), d.CPU.TickBusySec(), d.CPUBusyPct)
 	}
-	cur.CPUs = 3 // a CPU came online: the elapsed time is unknown, busy falls back to ticks
-	if d, err = Delta(prev, cur); err != nil || d.CPU.ElapsedSec != 0 || !near(d.CPU.BusySec(), 9) || !near(d.CPUBusyPct, 50) {
+	cur.CPUs, cur.Tasks = 3, 0 // a CPU came online, processes not summed: ticks' busy of the ticks' total
+	if d, err = Delta(prev, cur); err != nil || d.CPU.ElapsedSec != 0 || d.CPU.TasksSec != 0 || !near(d.CPU.BusySec(), 9) || !near(d.CPUBusyPct, 50) {
 		t.Errorf("CPUs changed: %+v busy %v %%, %v", d.CPU, d.CPUBusyPct, err)
+	}
+	cur.Tasks, cur.TasksCPUSec = 80, 4990 // a process nobody waited for took its CPU along
+	if d, err = Delta(prev, cur); err != nil || d.CPU.TasksSec != 0 {
+		t.Errorf("processes' CPU went down: %v, %v; want 0", d.CPU.TasksSec, err)
 	}
 }
 
 func TestCPUTimesAdd(t *testing.T) {
-	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4}
-	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4}
-	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8}) {
+	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5}
+	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4, TasksSec: 1.25}
+	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75}) {
 		t.Errorf("a+b = %+v", got)
 	}
 	if got := (CPUTimes{}).Add(a); got != a {
 		t.Errorf("0+a = %+v", got)
 	}
-	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
-		t.Errorf("a + a span of unknown elapsed time = %+v: elapsed must be unknown", got)
+	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
+		t.Errorf("a + a span of unknown elapsed and tasks time = %+v: both must be unknown", got)
 	}
 }
 

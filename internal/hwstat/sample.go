@@ -3,7 +3,6 @@ package hwstat
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -21,16 +20,21 @@ const userHZ = 100
 const SectorBytes = 512
 
 // CPUTimes is CPU time by kind in seconds, summed over all CPUs (the "cpu" line of
-// /proc/stat, converted from USER_HZ ticks).
+// /proc/stat, converted from USER_HZ ticks), and two measures of the span that /proc/stat
+// lacks: the CPU time it had (ElapsedSec) and the CPU time its processes used (TasksSec).
 //
-// On a tickless kernel (NO_HZ) the kinds are not measured alike: idle and iowait are the
-// CPUs' measured sleep time, while user, nice, system, irq and softirq are counted one
-// timer tick (1/HZ s) at a time, only for ticks that fire while a CPU is busy. A CPU that
+// /proc/stat's busy kinds do not measure the CPU work done, for two reasons seen on a
+// tickless (NO_HZ_IDLE) virtual machine. User, nice, system, irq and softirq are counted
+// one timer tick (1/HZ s) at a time, for ticks that fire while a CPU is busy; a CPU that
 // wakes, works for less than a tick and sleeps again — a client and a server passing
-// queries back and forth — is often busy between ticks, so that work shows in no field
-// at all: the fields then add up to less than the elapsed time (measured: 14% less in a
-// PostgreSQL qr100 step on 2 CPUs, where the busy ticks were 17.3 s against 20.8 s of
-// CPU time of the processes and 22.9 s of CPU time not idle).
+// queries back and forth — is busy between ticks, and that work shows in no field (a
+// PostgreSQL qr100 step on 2 CPUs: 17.3 s of busy ticks against 20.8 s of the processes'
+// CPU). And steal, the time the hypervisor kept a CPU from running, also accrues while a
+// CPU wakes from idle, so it overlaps idle, which is measured as sleep time; and each busy
+// tick is shortened by the steal since the last one. With much steal, ElapsedSec − idle −
+// iowait − steal falls below the processes' CPU too (0.70 s/s against 0.90 s/s of a query
+// loop with 0.33 s/s of steal). The processes' own CPU is measured by the scheduler in
+// nanoseconds without steal: BusySec is TasksSec.
 type CPUTimes struct {
 	UserSec    float64
 	NiceSec    float64
@@ -45,6 +49,11 @@ type CPUTimes struct {
 	// (counters since boot have no span), when the CPUs online changed within the span,
 	// and in figures stored before it was measured.
 	ElapsedSec float64
+	// TasksSec is the CPU time every process and kernel thread of the machine used in the
+	// span, as far as /proc shows them (Sample.TasksCPUSec): utime+stime, with processes
+	// that exited within the span counted through their parents' waited-for-children
+	// counters. Interrupts served while a CPU was idle are in no task. 0 when unknown.
+	TasksSec float64
 }
 
 // TotalSec is the sum of all kinds: the time the fields account for, which on a tickless
@@ -59,16 +68,13 @@ func (c CPUTimes) TickBusySec() float64 {
 	return c.UserSec + c.NiceSec + c.SystemSec + c.IRQSec + c.SoftIRQSec
 }
 
-// BusySec is the CPU time that was neither idle, nor waiting for IO, nor stolen by the
-// hypervisor: ElapsedSec − idle − iowait − steal (never below 0). Unlike TickBusySec it
-// includes the busy time no timer tick saw, so it is never below the CPU time of the
-// processes that ran (which the kernel measures in nanoseconds, without steal). When
-// ElapsedSec is unknown it is TickBusySec.
+// BusySec is the machine's CPU work over a span: TasksSec, or TickBusySec when it is
+// unknown (figures stored before it was measured).
 func (c CPUTimes) BusySec() float64 {
-	if c.ElapsedSec <= 0 {
-		return c.TickBusySec()
+	if c.TasksSec > 0 {
+		return c.TasksSec
 	}
-	return max(c.ElapsedSec-c.IdleSec-c.IOWaitSec-c.StealSec, 0)
+	return c.TickBusySec()
 }
 
 // SpanSec is the denominator of CPU shares: ElapsedSec, or TotalSec when it is unknown.
@@ -80,8 +86,8 @@ func (c CPUTimes) SpanSec() float64 {
 }
 
 // Add returns the kind-by-kind sum of c and o (the CPU of two consecutive spans). The
-// sum's ElapsedSec is unknown (0) when either span's was; the zero CPUTimes is the
-// identity.
+// sum's ElapsedSec and TasksSec are unknown (0) when either span's was; the zero
+// CPUTimes is the identity.
 func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 	sum := CPUTimes{
 		UserSec: c.UserSec + o.UserSec, NiceSec: c.NiceSec + o.NiceSec, SystemSec: c.SystemSec + o.SystemSec,
@@ -90,11 +96,16 @@ func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 	}
 	switch {
 	case c == CPUTimes{}:
-		sum.ElapsedSec = o.ElapsedSec
+		sum.ElapsedSec, sum.TasksSec = o.ElapsedSec, o.TasksSec
 	case o == CPUTimes{}:
-		sum.ElapsedSec = c.ElapsedSec
-	case c.ElapsedSec > 0 && o.ElapsedSec > 0:
-		sum.ElapsedSec = c.ElapsedSec + o.ElapsedSec
+		sum.ElapsedSec, sum.TasksSec = c.ElapsedSec, c.TasksSec
+	default:
+		if c.ElapsedSec > 0 && o.ElapsedSec > 0 {
+			sum.ElapsedSec = c.ElapsedSec + o.ElapsedSec
+		}
+		if c.TasksSec > 0 && o.TasksSec > 0 {
+			sum.TasksSec = c.TasksSec + o.TasksSec
+		}
 	}
 	return sum
 }
@@ -174,6 +185,11 @@ type Request struct {
 	ThreadsOf []int
 	// Devices are /proc/diskstats names whose counters are summed; none: IO is not read.
 	Devices []string
+	// TreeOf, when not 0, is a process whose tree — it and all its descendants, found in
+	// this sample's reading of /proc — is read with PIDs (Sample.Tree).
+	TreeOf int
+	// AllTasks: sum the CPU of every process of the machine (Sample.TasksCPUSec).
+	AllTasks bool
 }
 
 // Sample is one reading of the cumulative counters. On its own it means nothing (counters
@@ -189,23 +205,31 @@ type Sample struct {
 	Disk    DiskCounters
 	// Procs holds the requested processes that existed at sample time, by PID.
 	Procs map[int]ProcSample
+	// Tree is Request.TreeOf and its descendants, sorted; nil when TreeOf was not asked
+	// for or does not exist.
+	Tree []int
+	// TasksCPUSec is, for Request.AllTasks, the sum over every process /proc lists of its
+	// CPU and its waited-for children's (ProcSample.TotalCPUSec); Tasks is how many
+	// processes that is.
+	TasksCPUSec float64
+	Tasks       int
 }
 
 // reapAttempts bounds how often Sample reads the processes again because one of them
 // waited for a child while they were read.
 const reapAttempts = 3
 
-// Sample reads /proc/stat, /proc/diskstats for req.Devices and, for each of req.PIDs, its
-// stat, status and io (and its threads for req.ThreadsOf). A pid that no longer exists is
-// left out of Procs rather than failing the sample (backends come and go).
+// Sample reads /proc/stat, /proc/diskstats for req.Devices and, for each of req.PIDs and
+// req.TreeOf's tree, its stat, status and io (and its threads for req.ThreadsOf); with
+// req.AllTasks, the stat of every process. A pid that no longer exists is left out of
+// Procs rather than failing the sample (backends come and go).
 //
 // The processes are read one after the other, so a child that exits and is waited for
-// while they are read could be seen twice (alive, and in its parent's children's
-// counters) or not at all. Sample notes each process's waited-for-children counters before
-// and after reading them all, and reads them all again when a process waited for a child
-// in between (up to reapAttempts times), so the processes' counters add up.
+// while they are read could be seen twice (alive, and in its parent's waited-for-children
+// counters) or not at all. Sample notes every process's waited-for-children counters
+// before and after reading them all, and reads them all again when a process waited for a
+// child in between (up to reapAttempts times), so the processes' counters add up.
 func (s *Sampler) Sample(req Request) (Sample, error) {
-	pids, devices := req.PIDs, req.Devices
 	out := Sample{Time: s.now()}
 	st, err := s.fs.Stat()
 	if err != nil {
@@ -219,7 +243,7 @@ func (s *Sampler) Sample(req Request) (Sample, error) {
 	out.CPUs = len(st.CPU)
 	out.ContextSwitches = st.ContextSwitches
 
-	if len(devices) > 0 {
+	if devices := req.Devices; len(devices) > 0 {
 		out.Devices = append([]string(nil), devices...)
 		sort.Strings(out.Devices)
 		byName, err := s.diskstats()
@@ -235,10 +259,42 @@ func (s *Sampler) Sample(req Request) (Sample, error) {
 		}
 	}
 
+	scanAll := req.AllTasks || req.TreeOf != 0
+	marks := func() (map[int]reapMark, error) {
+		if !scanAll {
+			return s.reaped(req.PIDs), nil
+		}
+		tasks, err := s.scan()
+		return marksOf(tasks), err
+	}
 	for attempt := 1; ; attempt++ {
-		before := s.reaped(pids)
+		before, err := marks()
+		if err != nil {
+			return Sample{}, err
+		}
+		pids := req.PIDs
+		out.Tree, out.TasksCPUSec, out.Tasks = nil, 0, 0
+		if scanAll {
+			tasks, err := s.scan()
+			if err != nil {
+				return Sample{}, err
+			}
+			if req.AllTasks {
+				for _, t := range tasks {
+					out.TasksCPUSec += t.cpuSec
+				}
+				out.Tasks = len(tasks)
+			}
+			if req.TreeOf != 0 {
+				out.Tree = treeOf(tasks, req.TreeOf)
+				pids = append(slices.Clone(pids), out.Tree...)
+			}
+		}
 		out.Procs = make(map[int]ProcSample, len(pids))
 		for _, pid := range pids {
+			if _, done := out.Procs[pid]; done {
+				continue
+			}
 			ps, err := s.proc(pid, slices.Contains(req.ThreadsOf, pid))
 			if errors.Is(err, os.ErrNotExist) {
 				continue
@@ -248,29 +304,100 @@ func (s *Sampler) Sample(req Request) (Sample, error) {
 			}
 			out.Procs[pid] = ps
 		}
-		if attempt == reapAttempts || maps.Equal(before, s.reaped(pids)) {
+		after, err := marks()
+		if err != nil {
+			return Sample{}, err
+		}
+		if attempt == reapAttempts || !reapedBetween(before, after) {
 			return out, nil
 		}
 	}
 }
 
 // reapMark is what changes in a process's stat when it waits for a child: the children's
-// minor faults (every process has some), CPU ticks, and the process's identity.
+// minor faults (every process has some) and CPU ticks; and the process's start time,
+// which tells a reused pid apart.
 type reapMark struct {
 	start                uint64
 	minFlt, uTime, sTime uint64
+}
+
+func markOf(st procfs.ProcStat) reapMark {
+	return reapMark{start: st.Starttime, minFlt: uint64(st.CMinFlt),
+		uTime: uint64(max(st.CUTime, 0)), sTime: uint64(max(st.CSTime, 0))}
+}
+
+// reapedBetween says whether a process present in both readings waited for a child in
+// between. A process that appeared or exited meanwhile changes nothing by itself: its
+// parent's counters tell whether it was waited for.
+func reapedBetween(before, after map[int]reapMark) bool {
+	for pid, b := range before {
+		if a, ok := after[pid]; ok && a.start == b.start && a != b {
+			return true
+		}
+	}
+	return false
 }
 
 // reaped notes the waited-for-children counters of each of pids that exists.
 func (s *Sampler) reaped(pids []int) map[int]reapMark {
 	out := make(map[int]reapMark, len(pids))
 	for _, pid := range pids {
-		st, err := s.stat(pid)
+		if st, err := s.stat(pid); err == nil {
+			out[pid] = markOf(st)
+		}
+	}
+	return out
+}
+
+// task is one process as scan reads it.
+type task struct {
+	ppid int
+	// cpuSec is the process's CPU and its waited-for children's.
+	cpuSec float64
+	mark   reapMark
+}
+
+// scan reads the stat of every process /proc lists; processes that exit meanwhile, or
+// whose stat is not readable, are left out.
+func (s *Sampler) scan() (map[int]task, error) {
+	procs, err := s.fs.AllProcs()
+	if err != nil {
+		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
+	}
+	out := make(map[int]task, len(procs))
+	for _, p := range procs {
+		st, err := p.Stat()
 		if err != nil {
 			continue
 		}
-		out[pid] = reapMark{start: st.Starttime, minFlt: uint64(st.CMinFlt), uTime: uint64(max(st.CUTime, 0)), sTime: uint64(max(st.CSTime, 0))}
+		out[p.PID] = task{ppid: st.PPID, cpuSec: st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ, mark: markOf(st)}
 	}
+	return out, nil
+}
+
+func marksOf(tasks map[int]task) map[int]reapMark {
+	out := make(map[int]reapMark, len(tasks))
+	for pid, t := range tasks {
+		out[pid] = t.mark
+	}
+	return out
+}
+
+// treeOf is root and its descendants in tasks, sorted; nil when root is not there.
+func treeOf(tasks map[int]task, root int) []int {
+	if _, ok := tasks[root]; !ok {
+		return nil
+	}
+	children := map[int][]int{}
+	for pid, t := range tasks {
+		children[t.ppid] = append(children[t.ppid], pid)
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	sort.Ints(out)
 	return out
 }
 
@@ -412,31 +539,15 @@ func (s *Sampler) threadCPU(pid int) (map[int]float64, error) {
 // backend), sorted, from the ppid field of every /proc/PID/stat. Processes that exit while
 // /proc is scanned are skipped. Returns an error if root does not exist.
 func (s *Sampler) ProcessTree(root int) ([]int, error) {
-	procs, err := s.fs.AllProcs()
+	tasks, err := s.scan()
 	if err != nil {
-		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
+		return nil, err
 	}
-	children := map[int][]int{}
-	found := false
-	for _, p := range procs {
-		st, err := p.Stat()
-		if err != nil {
-			continue // exited while scanning, or not readable
-		}
-		if p.PID == root {
-			found = true
-		}
-		children[st.PPID] = append(children[st.PPID], p.PID)
-	}
-	if !found {
+	tree := treeOf(tasks, root)
+	if tree == nil {
 		return nil, fmt.Errorf("hwstat: process %d: %w", root, os.ErrNotExist)
 	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	sort.Ints(out)
-	return out, nil
+	return tree, nil
 }
 
 // Tgid is the process (thread group) that thread id belongs to, from /proc/ID/status; for a
