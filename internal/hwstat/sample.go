@@ -1,11 +1,15 @@
 package hwstat
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -359,21 +363,76 @@ type task struct {
 }
 
 // scan reads the stat of every process /proc lists; processes that exit meanwhile, or
-// whose stat is not readable, are left out.
+// whose stat is not readable, are left out. It runs up to three times per sample over
+// every process of the machine, so it parses the few fields it needs itself.
 func (s *Sampler) scan() (map[int]task, error) {
-	procs, err := s.fs.AllProcs()
+	f, err := os.Open(s.procRoot)
 	if err != nil {
 		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
 	}
-	out := make(map[int]task, len(procs))
-	for _, p := range procs {
-		st, err := p.Stat()
-		if err != nil {
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
+	}
+	out := make(map[int]task, len(names))
+	buf := make([]byte, 1024)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 {
 			continue
 		}
-		out[p.PID] = task{ppid: st.PPID, cpuSec: st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ, mark: markOf(st)}
+		if t, ok := readTask(filepath.Join(s.procRoot, name, "stat"), buf); ok {
+			out[pid] = t
+		}
 	}
 	return out, nil
+}
+
+// readTask parses the fields of a /proc/PID/stat that scan needs: ppid (4), cminflt (10),
+// utime, stime, cutime, cstime (14–17) and starttime (22), counted from the first field;
+// the command name (2) may hold spaces and parentheses, so fields are counted after its
+// last ")".
+func readTask(path string, buf []byte) (task, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return task{}, false
+	}
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return task{}, false
+	}
+	b := buf[:n]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 > len(b) {
+		return task{}, false
+	}
+	var v [23]uint64 // by field number, 1-based as in proc(5)
+	n = 3
+	for _, w := range bytes.Fields(b[i+2:]) {
+		if n >= len(v) {
+			break
+		}
+		switch n {
+		case 4, 11, 14, 15, 16, 17, 22: // others may be letters or negative
+			x, err := strconv.ParseUint(string(w), 10, 64)
+			if err != nil {
+				return task{}, false
+			}
+			v[n] = x
+		}
+		n++
+	}
+	if n < len(v) {
+		return task{}, false
+	}
+	at := func(n int) uint64 { return v[n] }
+	return task{
+		ppid:   int(at(4)),
+		cpuSec: float64(at(14)+at(15)+at(16)+at(17)) / userHZ,
+		mark:   reapMark{start: at(22), minFlt: at(11), uTime: at(16), sTime: at(17)},
+	}, true
 }
 
 func marksOf(tasks map[int]task) map[int]reapMark {
