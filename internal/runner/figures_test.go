@@ -59,9 +59,31 @@ func readStat(pid int) ([]string, bool) {
 	return strings.Fields(s[i+2:]), true
 }
 
+// reapMark is root's count of its waited-for children's minor faults and CPU ticks
+// (fields 11, 16, 17), which change whenever it waits for a child.
+func reapMark(root int) string {
+	f, ok := readStat(root)
+	if !ok {
+		return ""
+	}
+	return f[8] + " " + f[13] + " " + f[14]
+}
+
 // readTree reads the process tree under root: every process whose chain of parents leads
-// to root.
+// to root. It reads again when root waited for a child meanwhile (the child could be
+// missed, or counted twice).
 func readTree(t *testing.T, root int) procReading {
+	t.Helper()
+	for {
+		before := reapMark(root)
+		r := readTreeOnce(t, root)
+		if reapMark(root) == before {
+			return r
+		}
+	}
+}
+
+func readTreeOnce(t *testing.T, root int) procReading {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -232,6 +254,9 @@ func transient(pid int) bool {
 		return false // gone
 	}
 	cmd := string(b)
+	if cmd == "" {
+		return true // exiting, or exited and not yet waited for
+	}
 	for _, s := range []string{"127.0.0.1(", "[local]", "parallel worker", "autovacuum worker"} {
 		if strings.Contains(cmd, s) {
 			return true
