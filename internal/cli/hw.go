@@ -32,19 +32,19 @@ func hwTargets(ctx context.Context, meta engine.Meta, tg *target, info engine.In
 		t.ServerPID, dir = tg.serverPID, tg.dir
 		env[envServerProcesses] = fmt.Sprintf("managed server: pid %d and its children", tg.serverPID)
 	default:
-		pid, why := localServer(ctx, tg.h, s)
+		pid, how := localServer(ctx, tg.h, s)
 		pi, ok := tg.h.(engine.ProcessInfo)
 		if !ok || !pi.Local() {
 			t.Remote = true
-			env[envServerProcesses] = "not visible: " + why
+			env[envServerProcesses] = "not visible: " + how
 			env[envIODevicesNote] = "not counted: the server's disks are not this machine's"
 			return t, ""
 		}
 		if pid == 0 {
-			env[envServerProcesses] = "not visible: " + why
+			env[envServerProcesses] = "not visible: " + how
 		} else {
 			t.ServerPID = pid
-			env[envServerProcesses] = fmt.Sprintf("local server (--dsn): pid %d and its children", pid)
+			env[envServerProcesses] = fmt.Sprintf("local server (--dsn): pid %d and its children, found %s", pid, how)
 		}
 		if info.DataDir != "" {
 			if _, err := os.Stat(info.DataDir); err == nil {
@@ -67,7 +67,10 @@ func hwTargets(ctx context.Context, meta engine.Meta, tg *target, info engine.In
 }
 
 // localServer finds the main process of a server reached by --dsn when it runs on this
-// machine, through the backend or thread serving one session; 0 and the reason otherwise.
+// machine, and says how it was found: first from the socket it listens on (which needs no
+// help from the server: MariaDB names a connection's thread only with performance_schema
+// on), else through the backend or thread serving one session. 0 and the reasons
+// otherwise.
 func localServer(ctx context.Context, h engine.Handle, s *hwstat.Sampler) (int, string) {
 	pi, ok := h.(engine.ProcessInfo)
 	if !ok {
@@ -76,18 +79,30 @@ func localServer(ctx context.Context, h engine.Handle, s *hwstat.Sampler) (int, 
 	if !pi.Local() {
 		return 0, "the server is on another machine (--dsn); server CPU, memory and per-connection CPU are not measured"
 	}
+	var whyNot string
+	if sa, ok := h.(engine.ServerAddr); ok {
+		network, addr := sa.ServerAddr()
+		pid, err := s.ListenerPID(network, addr)
+		if err == nil {
+			pid, err = s.ServerRoot(pid)
+		}
+		if err == nil {
+			return pid, fmt.Sprintf("listening on %s %s", network, addr)
+		}
+		whyNot = err.Error() + "; "
+	}
 	sess, err := h.NewSession(ctx)
 	if err != nil {
-		return 0, fmt.Sprintf("open a session to find the server's process: %v", err)
+		return 0, fmt.Sprintf("%sopen a session to find the server's process: %v", whyNot, err)
 	}
 	defer sess.Close()
 	id, err := pi.SessionPID(sess)
 	if err != nil {
-		return 0, err.Error()
+		return 0, whyNot + err.Error()
 	}
 	pid, err := s.ServerRoot(id)
 	if err != nil {
-		return 0, fmt.Sprintf("the server's process is not visible here (another container or pid namespace?): %v", err)
+		return 0, fmt.Sprintf("%sthe server's process is not visible here (another container or pid namespace?): %v", whyNot, err)
 	}
-	return pid, ""
+	return pid, fmt.Sprintf("through the server process or thread %d serving a session", id)
 }

@@ -33,6 +33,7 @@ type jsonStep struct {
 		Status string `json:"status"`
 		Detail string `json:"detail"`
 	} `json:"audit"`
+	Note           string             `json:"note"`
 	ClientCPUSec   float64            `json:"client_cpu_sec"`
 	ClientCPUPerOp float64            `json:"client_cpu_us_per_op"`
 	HW             map[string]any     `json:"hw"`

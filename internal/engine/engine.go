@@ -126,6 +126,40 @@ type Maintainer interface {
 	ReduceDebt(ctx context.Context, tables []string) (detail string, err error)
 }
 
+// ServerAddr is implemented by server handles that can say where their server listens,
+// so dbperf can find a server on this machine from the socket it listens on, without
+// asking the server (MariaDB names a connection's thread only with performance_schema).
+type ServerAddr interface {
+	// ServerAddr is "unix" and the socket's path, or "tcp" and host:port, as the handle
+	// connects.
+	ServerAddr() (network, address string)
+}
+
+// ConnObserver is told about the connections an engine opens on its own while it serves
+// an operation — the cleanup's VACUUM connections — so that their server-side CPU can be
+// measured like a session's. Engines find it with ConnObserverFrom in the operation's
+// context; its methods are safe for concurrent use and return quickly.
+type ConnObserver interface {
+	// ConnOpened: a connection served by server process or thread id is open.
+	ConnOpened(id int)
+	// ConnClosing: the connection served by id is about to close; its process or thread
+	// may be gone right after, so the observer reads its CPU now.
+	ConnClosing(id int)
+}
+
+type connObserverKey struct{}
+
+// WithConnObserver returns a context carrying o for the engine calls made under it.
+func WithConnObserver(ctx context.Context, o ConnObserver) context.Context {
+	return context.WithValue(ctx, connObserverKey{}, o)
+}
+
+// ConnObserverFrom is ctx's ConnObserver, or nil when nobody observes.
+func ConnObserverFrom(ctx context.Context) ConnObserver {
+	o, _ := ctx.Value(connObserverKey{}).(ConnObserver)
+	return o
+}
+
 // ProcessInfo is implemented by server engines that can name the OS process or thread
 // serving a session (Postgres: the backend's pid; MariaDB: the connection's thread id), so
 // the runner can read per-connection CPU from /proc/PID/stat or /proc/PID/task/TID/stat.

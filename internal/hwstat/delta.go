@@ -12,8 +12,9 @@ type Interval struct {
 	IntervalSec float64
 	// CPU is CPU seconds consumed by kind over the interval, summed over all CPUs.
 	CPU CPUTimes
-	// CPUBusyPct is busy (user+nice+system+irq+softirq) time as a percentage of all CPU
-	// time of all CPUs — vmstat's us+sy, the reference's cpups (spec §2.2).
+	// CPUBusyPct is CPU.BusySec as a percentage of CPU.SpanSec: the processes' CPU as a
+	// share of all CPUs' time (what vmstat's us+sy, the reference's cpups, spec §2.2,
+	// estimates from timer ticks).
 	CPUBusyPct            float64
 	ContextSwitches       uint64
 	ContextSwitchesPerSec float64
@@ -47,6 +48,7 @@ type ProcDelta struct {
 	RSSBytes     uint64
 	PeakRSSBytes uint64
 	// IOKnown is false if either sample lacked /proc/PID/io; then the IO bytes are absent.
+	// WriteBytes is net of cancelled writes (ProcSample.NetWriteBytes).
 	IOKnown    bool
 	ReadBytes  uint64
 	WriteBytes uint64
@@ -86,7 +88,16 @@ func Delta(prev, cur Sample) (Interval, error) {
 		WriteBytes:      subU(cur.Disk.SectorsWritten, prev.Disk.SectorsWritten) * SectorBytes,
 		Procs:           make(map[int]ProcDelta, len(cur.Procs)),
 	}
-	if t := d.CPU.TotalSec(); t > 0 {
+	if cur.CPUs > 0 && cur.CPUs == prev.CPUs {
+		d.CPU.ElapsedSec = sec * float64(cur.CPUs)
+	}
+	if cur.Tasks > 0 && prev.Tasks > 0 {
+		// Differences of sums over the processes present: an exited process's CPU has
+		// moved into its parent's. What a process took along that nobody waited for
+		// (a parent ignoring SIGCHLD) is lost; a difference below 0 counts as 0.
+		d.CPU.TasksSec = subF(cur.TasksCPUSec, prev.TasksCPUSec)
+	}
+	if t := d.CPU.SpanSec(); t > 0 {
 		d.CPUBusyPct = 100 * d.CPU.BusySec() / t
 	}
 	d.ContextSwitchesPerSec = float64(d.ContextSwitches) / sec
@@ -104,7 +115,7 @@ func Delta(prev, cur Sample) (Interval, error) {
 		if !had {
 			pd.Appeared = true
 			pd.CPUSec = c.CPUSec
-			pd.IOKnown, pd.ReadBytes, pd.WriteBytes = c.IOKnown, c.ReadBytes, c.WriteBytes
+			pd.IOKnown, pd.ReadBytes, pd.WriteBytes = c.IOKnown, c.ReadBytes, c.NetWriteBytes()
 		} else {
 			pd.CPUSec = subF(c.CPUSec, p.CPUSec)
 			pd.PeakRSSBytes = max(p.RSSBytes, c.RSSBytes)
@@ -116,7 +127,7 @@ func Delta(prev, cur Sample) (Interval, error) {
 			if p.IOKnown && c.IOKnown {
 				pd.IOKnown = true
 				pd.ReadBytes = subU(c.ReadBytes, p.ReadBytes)
-				pd.WriteBytes = subU(c.WriteBytes, p.WriteBytes)
+				pd.WriteBytes = subU(c.NetWriteBytes(), p.NetWriteBytes())
 			}
 		}
 		d.Procs[pid] = pd

@@ -46,7 +46,7 @@ func TestDelta(t *testing.T) {
 			},
 			check: func(t *testing.T, d Interval) {
 				want := CPUTimes{UserSec: 6, NiceSec: 1, SystemSec: 2, IdleSec: 10, IOWaitSec: 1}
-				if d.IntervalSec != 2 || d.CPU != want {
+				if d.IntervalSec != 2 || d.CPU != want || d.CPU.ElapsedSec != 0 { // CPUs online not known
 					t.Errorf("interval %v CPU %+v, want 2 %+v", d.IntervalSec, d.CPU, want)
 				}
 				if !near(d.CPUBusyPct, 45) { // (6+1+2)/20
@@ -118,5 +118,117 @@ func TestDelta(t *testing.T) {
 			}
 			tc.check(t, d)
 		})
+	}
+}
+
+// TestDeltaElapsed: with the CPUs online known in both samples, the interval has its
+// elapsed CPU time; with every process's CPU summed in both, busy is their difference;
+// shares are of the elapsed time.
+func TestDeltaElapsed(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	prev := Sample{Time: t0, CPUs: 2, Tasks: 90, TasksCPUSec: 5000,
+		CPU: CPUTimes{UserSec: 100, SystemSec: 50, IdleSec: 800, IOWaitSec: 10, StealSec: 1}}
+	cur := Sample{Time: t0.Add(10 * time.Second), CPUs: 2, Tasks: 91, TasksCPUSec: 5011,
+		// The ticks saw 6+2+1 = 9 s busy; the processes used 11 s.
+		CPU: CPUTimes{UserSec: 106, SystemSec: 52, SoftIRQSec: 1, IdleSec: 808, IOWaitSec: 10.5, StealSec: 1.5}}
+	d, err := Delta(prev, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(d.CPU.ElapsedSec, 20) || !near(d.CPU.TasksSec, 11) || !near(d.CPU.BusySec(), 11) || !near(d.CPU.TickBusySec(), 9) || !near(d.CPUBusyPct, 55) {
+		t.Errorf("elapsed %v tasks %v busy %v ticks %v busy%% %v; want 20 11 11 9 55", d.CPU.ElapsedSec, d.CPU.TasksSec, d.CPU.BusySec(), d.CPU.TickBusySec(), d.CPUBusyPct)
+	}
+	cur.CPUs, cur.Tasks = 3, 0 // a CPU came online, processes not summed: ticks' busy of the ticks' total
+	if d, err = Delta(prev, cur); err != nil || d.CPU.ElapsedSec != 0 || d.CPU.TasksSec != 0 || !near(d.CPU.BusySec(), 9) || !near(d.CPUBusyPct, 50) {
+		t.Errorf("CPUs changed: %+v busy %v %%, %v", d.CPU, d.CPUBusyPct, err)
+	}
+	cur.Tasks, cur.TasksCPUSec = 80, 4990 // a process nobody waited for took its CPU along
+	if d, err = Delta(prev, cur); err != nil || d.CPU.TasksSec != 0 {
+		t.Errorf("processes' CPU went down: %v, %v; want 0", d.CPU.TasksSec, err)
+	}
+}
+
+func TestCPUTimesAdd(t *testing.T) {
+	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5}
+	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4, TasksSec: 1.25}
+	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75}) {
+		t.Errorf("a+b = %+v", got)
+	}
+	if got := (CPUTimes{}).Add(a); got != a {
+		t.Errorf("0+a = %+v", got)
+	}
+	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
+		t.Errorf("a + a span of unknown elapsed and tasks time = %+v: both must be unknown", got)
+	}
+}
+
+// TestGroupDelta: a group's CPU and IO over an interval count processes that exited (through
+// their parent's waited-for-children counters) exactly once.
+func TestGroupDelta(t *testing.T) {
+	all := func(int) bool { return true }
+	pm := func(cpu, children float64, wb uint64) ProcSample {
+		return ProcSample{PID: 100, StartTicks: 1, CPUSec: cpu, ChildrenCPUSec: children, IOKnown: true, WriteBytes: wb}
+	}
+	backend := func(pid int, start uint64, cpu float64, wb uint64) ProcSample {
+		return ProcSample{PID: pid, PPID: 100, StartTicks: start, CPUSec: cpu, IOKnown: true, WriteBytes: wb}
+	}
+	procs := func(ps ...ProcSample) map[int]ProcSample {
+		m := map[int]ProcSample{}
+		for _, p := range ps {
+			m[p.PID] = p
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name      string
+		prev, cur map[int]ProcSample
+		member    func(int) bool
+		cpu       float64
+		write     uint64
+		ioKnown   bool
+		processes int
+	}{
+		{name: "both alive", prev: procs(pm(1, 10, 100), backend(200, 5, 3, 50)), cur: procs(pm(1.5, 10, 100), backend(200, 5, 4, 80)),
+			member: all, cpu: 1.5, write: 30, ioKnown: true, processes: 2},
+		// The backend had 3 s at prev and 5 s when it exited; the postmaster's children's
+		// CPU and its IO took over its whole life (5 s, 90 bytes): 2 s and 40 bytes are new.
+		{name: "exited and waited for", prev: procs(pm(1, 10, 100), backend(200, 5, 3, 50)), cur: procs(pm(1, 15, 190)),
+			member: all, cpu: 2, write: 40, ioKnown: true, processes: 2},
+		// Born after prev and gone before cur: only the parent's counters show it.
+		{name: "born and gone within", prev: procs(pm(1, 10, 100)), cur: procs(pm(1, 10.75, 160)),
+			member: all, cpu: 0.75, write: 60, ioKnown: true, processes: 1},
+		// pid 200 exited (4 s at the end, 3 s at prev) and was reused by a new backend with 0.5 s.
+		{name: "pid reused", prev: procs(pm(1, 10, 100), backend(200, 5, 3, 0)), cur: procs(pm(1, 14, 100), backend(200, 9, 0.5, 0)),
+			member: all, cpu: 1.5, ioKnown: true, processes: 2},
+		{name: "new process", prev: procs(pm(1, 10, 100)), cur: procs(pm(1, 10, 100), backend(300, 9, 0.25, 8)),
+			member: all, cpu: 0.25, write: 8, ioKnown: true, processes: 2},
+		{name: "non-members left out", prev: procs(pm(1, 10, 100), backend(200, 5, 3, 50)), cur: procs(pm(2, 10, 100), backend(200, 5, 9, 90)),
+			member: func(pid int) bool { return pid == 100 }, cpu: 1, ioKnown: true, processes: 1},
+		{name: "io unreadable", prev: procs(pm(1, 10, 100), ProcSample{PID: 200, StartTicks: 5, CPUSec: 1}),
+			cur: procs(pm(1, 10, 100), ProcSample{PID: 200, StartTicks: 5, CPUSec: 2}), member: all, cpu: 1, processes: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := GroupDelta(Sample{Procs: tc.prev}, Sample{Procs: tc.cur}, tc.member)
+			if !near(g.CPUSec, tc.cpu) || g.WriteBytes != tc.write || g.IOKnown != tc.ioKnown || g.Processes != tc.processes {
+				t.Errorf("got %+v; want cpu %v write %d io %v processes %d", g, tc.cpu, tc.write, tc.ioKnown, tc.processes)
+			}
+		})
+	}
+
+	// Threads measured in nanoseconds raise a process's CPU above its 10 ms ticks, never lower it.
+	prev := Sample{Procs: map[int]ProcSample{7: {PID: 7, StartTicks: 1, CPUSec: 1, ThreadCPUSec: map[int]float64{7: 0.5, 8: 0.5}}}}
+	cur := Sample{Procs: map[int]ProcSample{7: {PID: 7, StartTicks: 1, CPUSec: 1.01, ThreadCPUSec: map[int]float64{7: 0.51, 8: 0.505, 9: 3}}}}
+	if g := GroupDelta(prev, cur, all); !near(g.CPUSec, 0.015) {
+		t.Errorf("threads above ticks: %v, want 0.015", g.CPUSec)
+	}
+	cur.Procs[7] = ProcSample{PID: 7, StartTicks: 1, CPUSec: 1.5, ThreadCPUSec: map[int]float64{7: 0.6, 8: 0.6}}
+	if g := GroupDelta(prev, cur, all); !near(g.CPUSec, 0.5) {
+		t.Errorf("threads below ticks: %v, want 0.5", g.CPUSec)
+	}
+	// Cancelled writes (a file truncated before writeback) are taken off.
+	prev = Sample{Procs: map[int]ProcSample{1: {PID: 1, IOKnown: true, WriteBytes: 100, CancelledWriteBytes: 10}}}
+	cur = Sample{Procs: map[int]ProcSample{1: {PID: 1, IOKnown: true, WriteBytes: 300, CancelledWriteBytes: 60}}}
+	if g := GroupDelta(prev, cur, all); g.WriteBytes != 150 {
+		t.Errorf("net writes %d, want 150", g.WriteBytes)
 	}
 }

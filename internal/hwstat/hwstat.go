@@ -1,7 +1,8 @@
 // Package hwstat samples the machine from /proc and /sys: the environment stored with
-// every run, and the system CPU / context-switch / block-device
-// counters and per-process (server and backends) CPU, RSS and IO behind the HW-efficiency
-// metrics (spec/reference-benchmarks.md §1.12, §2.2).
+// every run, and the system CPU / context-switch / block-device counters, every process's
+// CPU, and per-process (server and backends) CPU, RSS and IO behind the HW-efficiency
+// metrics (spec/reference-benchmarks.md §1.12, §2.2); and which process listens on a
+// socket, to find a server dbperf did not start.
 //
 // Where it sits: the runner calls (*Sampler).Sample on every interval tick and turns
 // consecutive samples into per-interval figures with Delta. The first sample of a step is

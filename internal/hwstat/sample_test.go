@@ -84,8 +84,12 @@ func TestSampleFixture(t *testing.T) {
 		t.Errorf("threads = %v", pg.ThreadCPUSec)
 	}
 	pm := smp.Procs[100]
-	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || !near(pm.CPUSec, 7.5) {
+	if !pm.IOKnown || pm.ReadBytes != 8192 || pm.WriteBytes != 65536 || pm.CancelledWriteBytes != 4096 ||
+		pm.NetWriteBytes() != 61440 || !near(pm.CPUSec, 7.5) || !near(pm.ChildrenCPUSec, 0.5) || pm.PPID != 1 {
 		t.Errorf("100 = %+v", pm)
+	}
+	if smp.CPUs != 2 || pg.PPID != 100 {
+		t.Errorf("CPUs online %d, ppid of 4242 %d; want 2, 100", smp.CPUs, pg.PPID)
 	}
 	if pm.ThreadCPUSec != nil {
 		t.Errorf("threads of 100 read without being asked: %v", pm.ThreadCPUSec)
@@ -99,6 +103,23 @@ func TestSampleFixture(t *testing.T) {
 	}
 	if got := ServerMemoryBytes(map[int]ProcSample{1: {RSSAnonBytes: 5, RSSFileBytes: 7, RSSShmemBytes: 11}}); got != 23 {
 		t.Errorf("one process: ServerMemoryBytes = %d, want its RSS 23", got)
+	}
+
+	// The tree of 100 found in the same reading, and every process's CPU (own and
+	// waited-for children's): 100 8 s, 4242 18.01 s, 4243 0.3 s, 5000 and 777 0.02 s each.
+	all, err := s.Sample(Request{TreeOf: 100, AllTasks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (4243 and 5000 have no status file here: read as gone.)
+	if want := []int{100, 4242, 4243, 5000}; !slices.Equal(all.Tree, want) || len(all.Procs) != 2 {
+		t.Errorf("tree %v, procs %d; want %v", all.Tree, len(all.Procs), want)
+	}
+	if all.Tasks != 5 || !near(all.TasksCPUSec, 8+18.01+0.3+0.02+0.02) {
+		t.Errorf("all tasks: %d, %v s", all.Tasks, all.TasksCPUSec)
+	}
+	if none, err := s.Sample(Request{TreeOf: 12345}); err != nil || none.Tree != nil || len(none.Procs) != 0 {
+		t.Errorf("tree of a missing process: %v %v, %v", none.Tree, none.Procs, err)
 	}
 
 	if _, err := s.Sample(Request{Devices: []string{"sdz"}}); err == nil || !strings.Contains(err.Error(), "sdz") {
@@ -135,7 +156,7 @@ func TestRealProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := os.Getpid()
-	a, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}})
+	a, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}, AllTasks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +165,18 @@ func TestRealProc(t *testing.T) {
 		x += i ^ (x >> 3)
 	}
 	time.Sleep(10 * time.Millisecond)
-	b, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}})
+	b, err := s.Sample(Request{PIDs: []int{self}, ThreadsOf: []int{self}, AllTasks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, err := Delta(a, b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every process's CPU holds this one's, and fits in the time the CPUs were not idle
+	// (10 ms per process read; steal may overlap idle, so it is not taken off).
+	if own, c := d.Procs[self].CPUSec, d.CPU; c.TasksSec < own-0.02 || c.TasksSec > c.ElapsedSec-c.IdleSec-c.IOWaitSec+0.3 || b.Tasks < 2 {
+		t.Errorf("all processes' CPU %.3fs (%d processes), this one's %.3fs, elapsed %.3fs, idle %.3fs", c.TasksSec, b.Tasks, own, c.ElapsedSec, c.IdleSec)
 	}
 	if pd := d.Procs[self]; pd.CPUSec <= 0 || pd.Appeared || pd.RSSBytes == 0 || len(b.Procs[self].ThreadCPUSec) == 0 {
 		t.Errorf("self over a busy loop (x=%d): %+v, threads %v", x, pd, b.Procs[self].ThreadCPUSec)

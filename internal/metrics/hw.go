@@ -10,7 +10,8 @@ import (
 // or a whole step), from /proc (DESIGN.md "Measurement rules"). Counters are differences
 // between the span's first and last samples; the first sample of a step is a baseline only.
 type HW struct {
-	// CPU is machine-wide CPU seconds by kind, summed over all CPUs (/proc/stat).
+	// CPU is machine-wide CPU seconds by kind, summed over all CPUs (/proc/stat), and the
+	// CPU time elapsed (wall seconds × CPUs online); CPU.BusySec is the numerator of cpupq.
 	CPU             hwstat.CPUTimes
 	ContextSwitches uint64
 	// Devices are the block devices holding the data directory whose IO is counted; empty
@@ -41,14 +42,18 @@ type ProcHW struct {
 	Known bool
 	// Processes is how many processes were seen during the span.
 	Processes int
-	CPUSec    float64
+	// CPUSec is the processes' utime+stime over the span; for a server's process tree it
+	// includes processes that exited within the span (hwstat.GroupDelta).
+	CPUSec float64
 	// PeakMemBytes is the largest resident memory seen at any sample of the span: RSS for
 	// one process; for a server of several processes hwstat.ServerMemoryBytes (private
 	// memory summed, shared memory counted once).
 	PeakMemBytes uint64
-	// IOKnown: /proc/PID/io was readable for every process; ReadBytes and WriteBytes are
-	// the bytes the processes made the storage layer read and write (read_bytes,
-	// write_bytes), which count page-cache writes when they are dirtied.
+	// IOKnown: /proc/PID/io was readable for every process. ReadBytes is what the
+	// processes made the storage read (read_bytes). WriteBytes is write_bytes less
+	// cancelled_write_bytes: page-cache pages or folios the processes dirtied — whole
+	// folios, up to 2 MiB each with large folios, however few bytes were written — and
+	// direct writes, not what reached the disks nor when (hwstat.ProcSample).
 	IOKnown    bool
 	ReadBytes  uint64
 	WriteBytes uint64
@@ -72,7 +77,7 @@ const ConnCPUClientProcess = "client_process"
 // measured"). "op" is the step's primary op: an inserted row in l.i0/l.i1/l.i2, an indexed
 // row in l.x, a query in read-write steps.
 const (
-	MetricCPUPerOp       = "cpupq"        // machine CPU µs (busy: user+nice+system+irq+softirq) per op
+	MetricCPUPerOp       = "cpupq"        // machine CPU µs (busy: not idle, iowait or steal) per op
 	MetricServerCPUPerOp = "server_cpupq" // server processes' CPU µs per op
 	MetricClientCPUPerOp = "client_cpupq" // dbperf's CPU µs per op
 	MetricCSPerOp        = "cspq"         // context switches per op

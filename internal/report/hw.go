@@ -30,7 +30,9 @@ type HWReport struct {
 
 // IntervalHW is the machine, server and client over one interval, as rates.
 type IntervalHW struct {
-	// CPU percentages are of all CPUs of the machine (100 = every core busy).
+	// CPU percentages are of all CPUs' time (100 = every core busy): busy is what was
+	// neither idle, iowait nor steal (hwstat.CPUTimes.BusySec); user, system and iowait
+	// are /proc/stat's timer-tick counts.
 	CPUBusyPct, CPUUserPct, CPUSystemPct, CPUIOWaitPct float64
 	ContextSwitchesPerSec                              float64
 	// IOKnown: the device rates were measured.
@@ -112,7 +114,7 @@ func buildIntervalHW(h *metrics.HW, seconds float64) *IntervalHW {
 		return nil
 	}
 	out := &IntervalHW{ServerKnown: h.Server.Known, ServerCPUSec: finite(h.Server.CPUSec), IOKnown: h.IOKnown()}
-	if t := h.CPU.TotalSec(); t > 0 {
+	if t := h.CPU.SpanSec(); t > 0 {
 		out.CPUBusyPct = finite(100 * h.CPU.BusySec() / t)
 		out.CPUUserPct = finite(100 * (h.CPU.UserSec + h.CPU.NiceSec) / t)
 		out.CPUSystemPct = finite(100 * h.CPU.SystemSec / t)

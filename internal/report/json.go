@@ -307,7 +307,7 @@ func toJSONStep(s StepReport) jsonStep {
 }
 
 // jsonHW is a step's "hw" object: every measured metric by name, "absent" (metric → why
-// it is missing), and the counters: machine CPU seconds by kind and context switches,
+// it is missing), and the counters: machine CPU seconds by kind, busy and elapsed, and context switches,
 // device IO ("io_devices", read/write ops and bytes, when sampled), "server" and "client"
 // processes (cpu_sec, peak_mem_bytes, read_bytes/write_bytes from /proc/PID/io), database
 // size and the number of sessions per role behind conn_cpu.
@@ -337,7 +337,11 @@ func jsonHW(h HWReport) map[string]any {
 	} {
 		out[k] = finite(v)
 	}
-	if t := c.TotalSec(); t > 0 {
+	out["cpu_busy_sec"] = finite(c.BusySec())
+	if c.ElapsedSec > 0 {
+		out["cpu_elapsed_sec"] = finite(c.ElapsedSec)
+	}
+	if t := c.SpanSec(); t > 0 {
 		out["cpu_busy_pct"] = finite(100 * c.BusySec() / t)
 	}
 	out["context_switches"] = hw.ContextSwitches

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
@@ -35,12 +36,19 @@ type probe struct {
 	self    int
 	conns   []conn
 	threads []int // server processes whose threads serve sessions (mariadbd)
-	// connNote says why some sessions' CPU is not measured.
-	connNote    string
+	// first and prev are written before the workers start and after they stop, and only
+	// read while they run.
 	first, prev hwstat.Sample
 	step        metrics.HW
 	serverSeen  map[int]bool
 	err         error
+
+	// mu guards what workers' operations report through engine.ConnObserver (watch).
+	mu sync.Mutex
+	// watched are the connections engines opened on their own for an operation.
+	watched []*watchedConn
+	// connNote says why some sessions' CPU is not measured.
+	connNote string
 }
 
 // conn is a session whose server-side CPU is measured: a process (a PostgreSQL backend)
@@ -61,7 +69,7 @@ func (r *Runner) newProbe(ws []*worker) *probe {
 	p := &probe{s: r.Sampler, t: r.HW, self: os.Getpid(), serverSeen: map[int]bool{}}
 	p.step.Devices = slices.Clone(r.HW.Devices)
 	p.step.Embedded, p.step.Remote = r.HW.Embedded, r.HW.Remote
-	p.step.Client.Known = true
+	p.step.Client.Known, p.step.Client.Processes = true, 1
 	p.step.Server.Known = r.HW.ServerPID != 0
 	if r.HW.ServerPID == 0 {
 		return p
@@ -99,19 +107,13 @@ func (r *Runner) newProbe(ws []*worker) *probe {
 	return p
 }
 
-// sample reads the machine, the server's current process tree and dbperf.
-func (p *probe) sample() (hwstat.Sample, bool, error) {
-	pids := []int{p.self}
-	serverOK := false
-	if p.t.ServerPID != 0 {
-		tree, err := p.s.ProcessTree(p.t.ServerPID)
-		if err == nil { // a server that died fails its step; its CPU is then unknown
-			pids = append(pids, tree...)
-			serverOK = true
-		}
-	}
-	smp, err := p.s.Sample(hwstat.Request{PIDs: pids, ThreadsOf: p.threads, Devices: p.t.Devices})
-	return smp, serverOK, err
+// sample reads the machine (every process's CPU too), the server's current process tree
+// and dbperf. serverOK is false when the server's main process is gone (a server that
+// died fails its step; its CPU is then unknown).
+func (p *probe) sample() (smp hwstat.Sample, serverOK bool, err error) {
+	smp, err = p.s.Sample(hwstat.Request{PIDs: []int{p.self}, TreeOf: p.t.ServerPID, ThreadsOf: p.threads,
+		Devices: p.t.Devices, AllTasks: true})
+	return smp, p.t.ServerPID != 0 && smp.Tree != nil, err
 }
 
 // start takes the step's baseline sample.
@@ -158,21 +160,16 @@ func (p *probe) tick(iv *metrics.Interval) {
 	}
 	hw.Client = procHW(d.Procs[p.self])
 	if p.t.ServerPID != 0 && serverOK {
-		hw.Server = metrics.ProcHW{Known: true, IOKnown: true,
-			PeakMemBytes: max(p.serverMem(p.prev), p.serverMem(cur))}
-		for pid, pd := range d.Procs {
-			if pid == p.self {
-				continue
+		// The server's processes as a group: a backend that exited since the previous
+		// sample has its CPU and IO in the postmaster's waited-for-children counters.
+		g := hwstat.GroupDelta(p.prev, cur, func(pid int) bool { return pid != p.self })
+		hw.Server = metrics.ProcHW{Known: true, Processes: g.Processes, CPUSec: g.CPUSec,
+			PeakMemBytes: max(p.serverMem(p.prev), p.serverMem(cur)),
+			IOKnown:      g.IOKnown, ReadBytes: g.ReadBytes, WriteBytes: g.WriteBytes}
+		for pid := range d.Procs {
+			if pid != p.self {
+				p.serverSeen[pid] = true
 			}
-			p.serverSeen[pid] = true
-			hw.Server.Processes++
-			// A threaded server (mariadbd) whose connection threads are sampled in
-			// nanoseconds: its threads' sum is the more precise lower bound of its CPU,
-			// and keeps the connections' CPU within the server's total.
-			hw.Server.CPUSec += max(pd.CPUSec, pd.ThreadsCPUSec)
-			hw.Server.IOKnown = hw.Server.IOKnown && pd.IOKnown
-			hw.Server.ReadBytes += pd.ReadBytes
-			hw.Server.WriteBytes += pd.WriteBytes
 		}
 	}
 	iv.HW = &hw
@@ -199,14 +196,7 @@ func (p *probe) serverMem(smp hwstat.Sample) uint64 {
 
 func (p *probe) add(hw metrics.HW) {
 	s := &p.step
-	s.CPU.UserSec += hw.CPU.UserSec
-	s.CPU.NiceSec += hw.CPU.NiceSec
-	s.CPU.SystemSec += hw.CPU.SystemSec
-	s.CPU.IdleSec += hw.CPU.IdleSec
-	s.CPU.IOWaitSec += hw.CPU.IOWaitSec
-	s.CPU.IRQSec += hw.CPU.IRQSec
-	s.CPU.SoftIRQSec += hw.CPU.SoftIRQSec
-	s.CPU.StealSec += hw.CPU.StealSec
+	s.CPU = s.CPU.Add(hw.CPU)
 	s.ContextSwitches += hw.ContextSwitches
 	s.ReadOps += hw.ReadOps
 	s.ReadBytes += hw.ReadBytes
@@ -250,33 +240,171 @@ func (p *probe) finish(res *metrics.StepResult, sessions int) {
 		res.ConnCPU = []metrics.ConnCPU{{Role: metrics.ConnCPUClientProcess, Sessions: sessions, CPUSec: hw.Client.CPUSec}}
 	case hw.Server.Known:
 		res.ConnCPU = p.connCPU()
+		p.mu.Lock()
 		if p.connNote != "" {
 			res.Note = joinNote(res.Note, "per-connection CPU incomplete: "+p.connNote)
 		}
+		p.mu.Unlock()
+	}
+	if why := machineBelowProcesses(hw); why != "" {
+		res.Note = joinNote(res.Note, why)
 	}
 }
 
-// connCPU is each role's sessions' CPU between the first and the last sample. A session
-// whose process or thread is missing from either sample (its connection died) is left out.
+// machineBelowProcesses says why the machine's busy CPU is below the CPU of the processes
+// it ran (dbperf's and the server's), or "" when it is not. Every process's utime+stime
+// is read in 10 ms units, and the machine's processes a moment before dbperf and the
+// server.
+func machineBelowProcesses(hw metrics.HW) string {
+	if hw.Remote {
+		return ""
+	}
+	procs := hw.Client.CPUSec
+	n := 1
+	if hw.Server.Known {
+		procs += hw.Server.CPUSec
+		n += hw.Server.Processes
+	}
+	busy := hw.CPU.BusySec()
+	if busy+0.03+0.01*float64(n) >= procs {
+		return ""
+	}
+	why := "processes that exited without their parent waiting for them took their CPU along"
+	if hw.CPU.TasksSec <= 0 {
+		why = "the machine's processes could not be read, so busy time is /proc/stat's timer ticks, which miss work shorter than a tick"
+	}
+	return fmt.Sprintf("machine busy CPU %.2fs is below dbperf's and the server's %.2fs: %s", busy, procs, why)
+}
+
+// connCPU is each role's sessions' CPU between the first and the last sample, and the CPU
+// of the connections engines opened on their own for the role's operations (watch). A
+// session whose process or thread is missing from either sample (its connection died) is
+// left out.
 func (p *probe) connCPU() []metrics.ConnCPU {
 	var out []metrics.ConnCPU
 	idx := map[string]int{}
+	add := func(role string, sec float64) {
+		i, ok := idx[role]
+		if !ok {
+			i = len(out)
+			idx[role] = i
+			out = append(out, metrics.ConnCPU{Role: role})
+		}
+		out[i].Sessions++
+		out[i].CPUSec += max(sec, 0)
+	}
 	for _, c := range p.conns {
 		a, okA := connSec(p.first, c)
 		b, okB := connSec(p.prev, c)
-		if !okA || !okB {
-			continue
+		if okA && okB {
+			add(c.role, b-a)
 		}
-		i, ok := idx[c.role]
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.watched {
+		last, ok := w.last, w.closed
 		if !ok {
-			i = len(out)
-			idx[c.role] = i
-			out = append(out, metrics.ConnCPU{Role: c.role})
+			last, ok = connSec(p.prev, w.conn)
 		}
-		out[i].Sessions++
-		out[i].CPUSec += max(b-a, 0)
+		if ok {
+			add(w.role, last-w.base)
+		}
 	}
 	return out
+}
+
+// watchedConn is a connection an engine opened on its own for a worker's operation.
+type watchedConn struct {
+	conn
+	start      uint64  // a process's start time, which tells a reused pid apart
+	base, last float64 // its CPU seconds when opened (0 if born in the step), and when closing
+	closed     bool
+}
+
+// watch is the engine.ConnObserver of one worker's operations: the connections an engine
+// opens for them count in the worker's role. It is called on the worker's goroutine.
+type watch struct {
+	p    *probe
+	role string
+}
+
+var _ engine.ConnObserver = watch{}
+
+// opContext is the context a worker's operations run under: ctx with the worker's
+// engine.ConnObserver when the server's processes are sampled.
+func (p *probe) opContext(ctx context.Context, w *worker) context.Context {
+	if p == nil || p.t.ServerPID == 0 {
+		return ctx
+	}
+	return engine.WithConnObserver(ctx, watch{p: p, role: w.group.Role})
+}
+
+// ConnOpened finds the server process or thread id and reads its CPU now; a backend that
+// started within the step counts from 0.
+func (w watch) ConnOpened(id int) {
+	p := w.p
+	wc := &watchedConn{conn: conn{role: w.role, id: id}}
+	err := func() error {
+		tgid, err := p.s.Tgid(id)
+		if err != nil {
+			return err
+		}
+		if ok, err := p.s.DescendsFrom(tgid, p.t.ServerPID); err != nil || !ok {
+			return fmt.Errorf("connection %d of %s is not served by server process %d", id, w.role, p.t.ServerPID)
+		}
+		if tgid != id {
+			wc.thread, wc.tgid = true, tgid
+			wc.base, err = p.s.ThreadCPU(tgid, id)
+			return err
+		}
+		wc.base, wc.start, err = p.s.ProcessCPU(id)
+		if was, ok := p.first.Procs[id]; !ok || was.StartTicks != wc.start {
+			wc.base = 0
+		}
+		return err
+	}()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.connNote = err.Error()
+		return
+	}
+	p.watched = append(p.watched, wc)
+}
+
+// ConnClosing reads the connection's CPU a last time.
+func (w watch) ConnClosing(id int) {
+	p := w.p
+	p.mu.Lock()
+	var wc *watchedConn
+	for _, c := range p.watched {
+		if c.id == id && c.role == w.role && !c.closed {
+			wc = c
+		}
+	}
+	p.mu.Unlock()
+	if wc == nil {
+		return
+	}
+	var sec float64
+	var err error
+	if wc.thread {
+		sec, err = p.s.ThreadCPU(wc.tgid, id)
+	} else {
+		var start uint64
+		sec, start, err = p.s.ProcessCPU(id)
+		if err == nil && start != wc.start {
+			err = fmt.Errorf("connection %d of %s: its process exited before it closed", id, w.role)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.connNote = err.Error()
+		return
+	}
+	wc.last, wc.closed = sec, true
 }
 
 func connSec(smp hwstat.Sample, c conn) (float64, bool) {

@@ -106,7 +106,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work(stopCtx, ctx, w, start, load.Duration, doneCh, errCh)
+			work(stopCtx, probe.opContext(ctx, w), w, start, load.Duration, doneCh, errCh)
 		}()
 	}
 

@@ -13,9 +13,9 @@ import (
 const hwColumns = `cpu_user_sec, cpu_nice_sec, cpu_system_sec, cpu_idle_sec, cpu_iowait_sec, cpu_irq_sec,
 	cpu_softirq_sec, cpu_steal_sec, context_switches, io_devices, read_ops, read_bytes, write_ops, write_bytes,
 	embedded, remote, server_processes, server_cpu_sec, server_peak_mem_bytes, server_read_bytes, server_write_bytes,
-	client_processes, client_cpu_sec, client_peak_mem_bytes, client_read_bytes, client_write_bytes`
+	client_processes, client_cpu_sec, client_peak_mem_bytes, client_read_bytes, client_write_bytes, cpu_elapsed_sec, cpu_tasks_sec`
 
-const hwPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+const hwPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 
 // hwArgs are h's values for hwColumns; what was not measured is NULL.
 func hwArgs(h *metrics.HW) []any {
@@ -35,11 +35,18 @@ func hwArgs(h *metrics.HW) []any {
 		cliRead, cliWrite = h.Client.ReadBytes, h.Client.WriteBytes
 	}
 	c := h.CPU
+	var elapsed, tasks any
+	if c.ElapsedSec > 0 {
+		elapsed = c.ElapsedSec
+	}
+	if c.TasksSec > 0 {
+		tasks = c.TasksSec
+	}
 	return []any{
 		c.UserSec, c.NiceSec, c.SystemSec, c.IdleSec, c.IOWaitSec, c.IRQSec, c.SoftIRQSec, c.StealSec,
 		h.ContextSwitches, strings.Join(h.Devices, " "), readOps, readBytes, writeOps, writeBytes,
 		h.Embedded, h.Remote, srvN, srvCPU, srvMem, srvRead, srvWrite,
-		h.Client.Processes, h.Client.CPUSec, h.Client.PeakMemBytes, cliRead, cliWrite,
+		h.Client.Processes, h.Client.CPUSec, h.Client.PeakMemBytes, cliRead, cliWrite, elapsed, tasks,
 	}
 }
 
@@ -49,17 +56,18 @@ func scanHW(rows *sql.Rows, extra ...any) (*metrics.HW, error) {
 	var devices string
 	var readOps, readBytes, writeOps, writeBytes sql.NullInt64
 	var srvN, srvMem, srvRead, srvWrite, cliRead, cliWrite sql.NullInt64
-	var srvCPU sql.NullFloat64
+	var srvCPU, elapsed, tasks sql.NullFloat64
 	var cliMem int64
 	c := &h.CPU
 	dest := append(extra,
 		&c.UserSec, &c.NiceSec, &c.SystemSec, &c.IdleSec, &c.IOWaitSec, &c.IRQSec, &c.SoftIRQSec, &c.StealSec,
 		&h.ContextSwitches, &devices, &readOps, &readBytes, &writeOps, &writeBytes,
 		&h.Embedded, &h.Remote, &srvN, &srvCPU, &srvMem, &srvRead, &srvWrite,
-		&h.Client.Processes, &h.Client.CPUSec, &cliMem, &cliRead, &cliWrite)
+		&h.Client.Processes, &h.Client.CPUSec, &cliMem, &cliRead, &cliWrite, &elapsed, &tasks)
 	if err := rows.Scan(dest...); err != nil {
 		return nil, err
 	}
+	c.ElapsedSec, c.TasksSec = elapsed.Float64, tasks.Float64
 	if devices != "" {
 		h.Devices = strings.Fields(devices)
 		h.ReadOps, h.ReadBytes = uint64(readOps.Int64), uint64(readBytes.Int64)

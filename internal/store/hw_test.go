@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 func testHW(server, io bool) *metrics.HW {
 	h := &metrics.HW{
 		CPU: hwstat.CPUTimes{UserSec: 1.5, NiceSec: 0.01, SystemSec: 0.5, IdleSec: 2, IOWaitSec: 0.25,
-			IRQSec: 0.02, SoftIRQSec: 0.03, StealSec: 0.04},
+			IRQSec: 0.02, SoftIRQSec: 0.03, StealSec: 0.04, ElapsedSec: 4.6, TasksSec: 2.25},
 		ContextSwitches: 12345,
 		Client: metrics.ProcHW{Known: true, Processes: 1, CPUSec: 0.7, PeakMemBytes: 50 << 20,
 			IOKnown: true, ReadBytes: 0, WriteBytes: 4096},
@@ -158,5 +159,56 @@ func TestMigrateV1(t *testing.T) {
 	st := runs[0].Steps[0].Result
 	if runs[0].Label != "old" || st.Name != "l.i0" || st.ClientCPUSec != 0.5 || st.HW != nil || st.Metrics != nil || st.DBSizeKnown {
 		t.Errorf("migrated run: label %q, step %+v", runs[0].Label, st)
+	}
+}
+
+// TestMigrateV2: HW stored by schema 2 (before the elapsed and the processes' CPU time)
+// reads back with both unknown, so busy time is the ticks' as it was measured then.
+func TestMigrateV2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations()[:2] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO runs (workload, workload_version, engine, engine_version, engine_settings,
+		label, seed, params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id)
+		VALUES ('insertbench', 1, 'postgres', '15', '{}', 'v2', 1, '{}', '{}', 'ok', ?, ?, 1, 0, '')`,
+		formatTime(t0), formatTime(t0.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO steps (run_id, seq, name, status, started_at, seconds, kind, primary_label, client_cpu_sec)
+		VALUES (1, 0, 'l.i0', 'ok', ?, 2, 'load', 'insert', 0.5)`, formatTime(t0)); err != nil {
+		t.Fatal(err)
+	}
+	v2Columns := strings.TrimSuffix(hwColumns, ", cpu_elapsed_sec, cpu_tasks_sec")
+	args := append([]any{1}, hwArgs(testHW(true, true))...)
+	if _, err := db.Exec(`INSERT INTO step_hw (step_id, `+v2Columns+`) VALUES (?, `+strings.TrimSuffix(hwPlaceholders, ", ?, ?")+`)`,
+		args[:len(args)-2]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenExisting(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runs, err := s.Results(ctx, []int64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := runs[0].Steps[0].Result.HW
+	if h == nil || h.CPU.ElapsedSec != 0 || h.CPU.TasksSec != 0 || h.CPU.BusySec() != h.CPU.TickBusySec() || h.Server.CPUSec != 3.25 {
+		t.Errorf("schema-2 HW read back as %+v", h)
 	}
 }

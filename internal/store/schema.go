@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -157,6 +157,16 @@ CREATE TABLE step_metrics (
 	value   REAL    NOT NULL,
 	PRIMARY KEY (step_id, name)
 );
+`,
+		// 3 (issue #9): per step and interval, the CPU time the machine had (wall seconds ×
+		// CPUs online) and the CPU time every process of the machine used, which is the
+		// machine's busy CPU (hwstat.CPUTimes.BusySec): /proc/stat's busy ticks miss work
+		// shorter than a tick. NULL in rows written before: busy is then the ticks'.
+		`
+ALTER TABLE step_hw ADD COLUMN cpu_elapsed_sec REAL;
+ALTER TABLE step_hw ADD COLUMN cpu_tasks_sec REAL;
+ALTER TABLE interval_hw ADD COLUMN cpu_elapsed_sec REAL;
+ALTER TABLE interval_hw ADD COLUMN cpu_tasks_sec REAL;
 `,
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dbperf/dbperf/internal/engine"
 )
 
 // Cleanup limits (spec/insert-benchmark.md "Cleanup per engine"). The reference sleeps a
@@ -26,12 +28,21 @@ const (
 // ReduceDebt is the writeback-debt reduction for the handle's storage engine, followed by
 // ANALYZE TABLE of each table (reference §1.10; the reference's `reset master` is left
 // out: dbperf's servers run without a binary log). The detail says what ran and how long.
+//
+// Its connection's server thread is told to ctx's engine.ConnObserver (when
+// performance_schema names it), so its CPU is measured as the cleanup's.
 func (h *handle) ReduceDebt(ctx context.Context, tables []string) (string, error) {
 	c, err := h.db.Conn(ctx)
 	if err != nil {
 		return "", fmt.Errorf("mariadb cleanup: %w", err)
 	}
 	defer c.Close()
+	if o := engine.ConnObserverFrom(ctx); o != nil {
+		if tid, err := threadOSID(ctx, c); err == nil {
+			o.ConnOpened(tid)
+			defer o.ConnClosing(tid)
+		}
+	}
 
 	var parts []string
 	if h.storage == RocksDB {

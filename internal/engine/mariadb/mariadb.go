@@ -56,6 +56,7 @@ var (
 	_ engine.Handle      = (*handle)(nil)
 	_ engine.Maintainer  = (*handle)(nil)
 	_ engine.ProcessInfo = (*handle)(nil)
+	_ engine.ServerAddr  = (*handle)(nil)
 )
 
 // Meta names the engine. It is a server: its CPU is not the client's.
@@ -318,6 +319,33 @@ func firstValue(rows [][]string) string {
 		return ""
 	}
 	return rows[0][0]
+}
+
+// threadOSID is the OS thread id of the server thread serving the pool connection c
+// (the cleanup's), from performance_schema.threads.THREAD_OS_ID as SessionPID.
+func threadOSID(ctx context.Context, c *sql.Conn) (int, error) {
+	var on sql.NullString
+	if err := c.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+		return 0, fmt.Errorf("mariadb session pid: @@performance_schema: %w", err)
+	}
+	if on.String != "1" && !strings.EqualFold(on.String, "ON") {
+		return 0, errors.New("mariadb session pid: performance_schema is off on this server: start it with performance_schema=ON to get connection thread ids")
+	}
+	var tid sql.NullInt64
+	err := c.QueryRowContext(ctx,
+		"SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&tid)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !tid.Valid) {
+		return 0, errors.New("mariadb session pid: performance_schema.threads has no OS thread id for this connection (thread instrumentation disabled?)")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("mariadb session pid: %w", err)
+	}
+	return int(tid.Int64), nil
+}
+
+// ServerAddr is where the handle connects: cfg's network ("tcp" or "unix") and address.
+func (h *handle) ServerAddr() (network, address string) {
+	return h.cfg.Net, h.cfg.Addr
 }
 
 // Close closes every connection of the pool.

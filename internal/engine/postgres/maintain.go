@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/jackc/pgx/v5"
 )
 
 // indexCleanupVersion is server_version_num from which VACUUM takes INDEX_CLEANUP (v12).
@@ -15,12 +18,15 @@ const indexCleanupVersion = 120000
 // per engine", reference §1.10): every table is vacuumed in parallel on its own connection
 // with `VACUUM (ANALYZE, INDEX_CLEANUP ON)` (without INDEX_CLEANUP before v12), then one
 // CHECKPOINT writes the dirty buffers. The detail lists each statement and its duration.
+//
+// Its connections are told to ctx's engine.ConnObserver, so their backends' CPU is measured
+// as the cleanup's.
 func (h *handle) ReduceDebt(ctx context.Context, tables []string) (string, error) {
-	c, err := h.connect(ctx)
+	c, closeConn, err := h.observedConn(ctx)
 	if err != nil {
 		return "", fmt.Errorf("postgres cleanup: %w", err)
 	}
-	defer c.Close(context.WithoutCancel(ctx))
+	defer closeConn()
 	var num int
 	if err := c.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
 		return "", fmt.Errorf("postgres cleanup: server_version_num: %w", err)
@@ -37,12 +43,12 @@ func (h *handle) ReduceDebt(ctx context.Context, tables []string) (string, error
 	for i, t := range tables {
 		wg.Go(func() {
 			q := "VACUUM (" + opts + ") " + t
-			tc, err := h.connect(ctx)
+			tc, closeConn, err := h.observedConn(ctx)
 			if err != nil {
 				errs[i] = fmt.Errorf("postgres cleanup: %s: %w", q, err)
 				return
 			}
-			defer tc.Close(context.WithoutCancel(ctx))
+			defer closeConn()
 			t0 := time.Now()
 			if _, err := tc.Exec(ctx, q); err != nil {
 				errs[i] = fmt.Errorf("postgres cleanup: %s: %w", q, err)
@@ -69,4 +75,24 @@ func (h *handle) ReduceDebt(ctx context.Context, tables []string) (string, error
 	}
 	return fmt.Sprintf("%sall VACUUMs in %s; CHECKPOINT in %s", detail,
 		vacuum.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond)), nil
+}
+
+// observedConn opens a connection and tells ctx's engine.ConnObserver (if any) its backend's
+// pid; closeConn tells the observer before it closes the connection.
+func (h *handle) observedConn(ctx context.Context) (c *pgx.Conn, closeConn func(), err error) {
+	c, err = h.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := engine.ConnObserverFrom(ctx)
+	pid := int(c.PgConn().PID())
+	if o != nil {
+		o.ConnOpened(pid)
+	}
+	return c, func() {
+		if o != nil {
+			o.ConnClosing(pid)
+		}
+		_ = c.Close(context.WithoutCancel(ctx))
+	}, nil
 }

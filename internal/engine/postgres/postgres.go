@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
@@ -31,6 +33,7 @@ var (
 	_ engine.Handle      = (*handle)(nil)
 	_ engine.Maintainer  = (*handle)(nil)
 	_ engine.ProcessInfo = (*handle)(nil)
+	_ engine.ServerAddr  = (*handle)(nil)
 )
 
 // Meta names the engine. The server is a separate process.
@@ -207,6 +210,15 @@ func (h *handle) Local() bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// ServerAddr is where the handle connects: a unix socket (host is its directory, the
+// socket is .s.PGSQL.<port> in it) or host:port over TCP.
+func (h *handle) ServerAddr() (network, address string) {
+	if strings.HasPrefix(h.cfg.Host, "/") {
+		return "unix", filepath.Join(h.cfg.Host, fmt.Sprintf(".s.PGSQL.%d", h.cfg.Port))
+	}
+	return "tcp", net.JoinHostPort(h.cfg.Host, strconv.Itoa(int(h.cfg.Port)))
 }
 
 // SessionPID is the process id of the server backend serving s, for per-connection CPU
