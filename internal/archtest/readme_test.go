@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,23 @@ func TestReadmeCommands(t *testing.T) {
 					}
 				}
 				outputs = append(outputs, run(bin, args...))
+			case len(fields) > 1 && fields[0] == "python3" && fields[1] == "scripts/sidebyside.py":
+				// The side-by-side comparison needs iibench.py and half an hour: check that
+				// the script runs, documents its options, and refuses a missing iibench.py
+				// with one line and exit status 2.
+				help := run("python3", "scripts/sidebyside.py", "--help")
+				for _, opt := range []string{"--iibench", "--rounds", "--out"} {
+					if !strings.Contains(help, opt) {
+						t.Errorf("sidebyside.py --help does not mention %s:\n%s", opt, help)
+					}
+				}
+				cmd := exec.Command("python3", "scripts/sidebyside.py", "--iibench", filepath.Join(tmp, "missing.py"))
+				cmd.Dir, cmd.Env = root, env
+				out, err := cmd.CombinedOutput()
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+					t.Errorf("sidebyside.py with a missing iibench.py: %v, output:\n%s", err, out)
+				}
 			default:
 				t.Fatalf("README command %q is not one this test knows how to run: teach TestReadmeCommands", line)
 			}

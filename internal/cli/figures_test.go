@@ -103,10 +103,22 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	ht, _ := hwTargets(ctx, engine.Meta{Name: "mariadb", Kind: engine.KindSQL}, &target{h: h}, engine.Info{}, smp, env)
-	if ht.ServerPID != in.PID() || ht.Remote || !strings.Contains(env[envServerProcesses], "listening on tcp 127.0.0.1:") {
-		t.Fatalf("server found: pid %d (mariadbd is %d), env %v", ht.ServerPID, in.PID(), env)
+	// Found from the unix socket of the DSN, and from the TCP port for a TCP DSN.
+	tcp, err := mariadb.New("innodb").Open(ctx, engine.Target{DSN: fmt.Sprintf("mysql://root@tcp(127.0.0.1:%d)/ib", in.Port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	var ht runner.HWTargets
+	for _, tc := range []struct {
+		h     engine.Handle
+		where string
+	}{{tcp, "listening on tcp 127.0.0.1:"}, {h, "listening on unix " + in.Socket}} {
+		env := map[string]string{}
+		ht, _ = hwTargets(ctx, engine.Meta{Name: "mariadb", Kind: engine.KindSQL}, &target{h: tc.h}, engine.Info{}, smp, env)
+		if ht.ServerPID != in.PID() || ht.Remote || !strings.Contains(env[envServerProcesses], tc.where) {
+			t.Fatalf("server found: pid %d (mariadbd is %d), env %v, want %q", ht.ServerPID, in.PID(), env, tc.where)
+		}
 	}
 
 	r := &runner.Runner{Handle: h, Interval: 500 * time.Millisecond, Sampler: smp, HW: ht}

@@ -90,22 +90,17 @@ func (h *handle) connect(ctx context.Context) (*pgx.Conn, error) {
 // socket down and sending a cancel request (session.interrupt).
 func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	cfg := h.cfg.Copy()
-	var bc *blockconn.Conn
-	d := &blockconn.Dialer{}
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err == nil {
-			bc = c.(*blockconn.Conn)
-		}
-		return c, err
-	}
+	// Every connection of the session's config dials through blockconn: the session's
+	// own, and the ones pgconn opens to send cancel requests (which stay in poller mode).
+	cfg.DialFunc = (&blockconn.Dialer{}).DialContext
 	s := &session{}
 	cfg.BuildContextWatcherHandler = func(*pgconn.PgConn) ctxwatch.Handler { return (*sessionWatcher)(s) }
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres new session: cannot connect to %s: %s", h.where(), strings.Join(strings.Fields(err.Error()), " "))
 	}
-	if bc == nil {
+	bc, ok := c.PgConn().Conn().(*blockconn.Conn)
+	if !ok {
 		_ = c.Close(ctx)
 		return nil, errors.New("postgres new session: the connection was not made by dbperf's dialer")
 	}
@@ -114,6 +109,7 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 		return nil, fmt.Errorf("postgres new session: %w", err)
 	}
 	s.conn, s.bc = c, bc
+	s.target.Store(&interruptTarget{bc: bc, pc: c.PgConn()})
 	return s, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/engine/blockconn"
@@ -32,6 +33,10 @@ var (
 type session struct {
 	conn *pgx.Conn
 	bc   *blockconn.Conn
+	// target is what interrupt acts on, set once the session is connected and never
+	// cleared: interrupt runs on another goroutine (an AfterFunc, pgx's context watcher),
+	// possibly while the session connects or closes.
+	target atomic.Pointer[interruptTarget]
 	seq  int // names prepared statements: dbperf_1, dbperf_2, …
 	// stmts are the statements prepared on the session, closed with it.
 	stmts []*stmt
@@ -60,15 +65,26 @@ func (s *session) watch(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// interruptTarget is a connected session's socket and protocol connection.
+type interruptTarget struct {
+	bc *blockconn.Conn
+	pc *pgconn.PgConn
+}
+
 // interrupt stops the statement in flight: the socket is shut down (the waiting read
 // returns) and the server is asked to cancel the statement. The connection is unusable
-// afterwards, as pgx leaves any connection whose statement was interrupted.
+// afterwards, as pgx leaves any connection whose statement was interrupted. Before the
+// session is connected there is nothing to interrupt (connecting honours its context).
 func (s *session) interrupt() {
+	t := s.target.Load()
+	if t == nil {
+		return
+	}
 	s.interruptOnce.Do(func() {
-		s.bc.Shutdown()
+		t.bc.Shutdown()
 		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 		defer cancel()
-		_ = s.conn.PgConn().CancelRequest(ctx)
+		_ = t.pc.CancelRequest(ctx)
 	})
 }
 
