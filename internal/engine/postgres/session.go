@@ -37,7 +37,7 @@ type session struct {
 	// cleared: interrupt runs on another goroutine (an AfterFunc, pgx's context watcher),
 	// possibly while the session connects or closes.
 	target atomic.Pointer[interruptTarget]
-	seq  int // names prepared statements: dbperf_1, dbperf_2, …
+	seq    int // names prepared statements: dbperf_1, dbperf_2, …
 	// stmts are the statements prepared on the session, closed with it.
 	stmts []*stmt
 
