@@ -73,6 +73,14 @@ func roundTrip(t *testing.T, c *Conn, msg string) {
 	}
 }
 
+// forEachNetwork runs a test over TCP and over a unix socket (whose reads wait in poll).
+func forEachNetwork(t *testing.T, f func(t *testing.T, network, addr string)) {
+	sock := filepath.Join(t.TempDir(), "echo.sock")
+	for _, tc := range []struct{ network, addr string }{{"tcp", "127.0.0.1:0"}, {"unix", sock}} {
+		t.Run(tc.network, func(t *testing.T) { f(t, tc.network, tc.addr) })
+	}
+}
+
 // The connection works the same before and after Block, over TCP and a unix socket, and
 // a large write (more than a socket buffer) goes through whole.
 func TestRoundTripsBothModes(t *testing.T) {
@@ -106,8 +114,12 @@ func TestRoundTripsBothModes(t *testing.T) {
 // Shutdown (the engines' interrupt) wakes a read blocked in the kernel at once, and every
 // later call fails; Close then releases the socket.
 func TestShutdownWakesBlockedRead(t *testing.T) {
-	l := echoServer(t, "tcp", "127.0.0.1:0")
-	c := dial(t, "tcp", l.Addr().String())
+	forEachNetwork(t, testShutdownWakesBlockedRead)
+}
+
+func testShutdownWakesBlockedRead(t *testing.T, network, addr string) {
+	l := echoServer(t, network, addr)
+	c := dial(t, network, l.Addr().String())
 	if err := c.Block(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +192,12 @@ func TestCloseWhileReading(t *testing.T) {
 // A read deadline set before a blocking read bounds it and reports a timeout; clearing it
 // makes reads wait again. A deadline already past fails at once.
 func TestReadDeadline(t *testing.T) {
-	l := echoServer(t, "tcp", "127.0.0.1:0")
-	c := dial(t, "tcp", l.Addr().String())
+	forEachNetwork(t, testReadDeadline)
+}
+
+func testReadDeadline(t *testing.T, network, addr string) {
+	l := echoServer(t, network, addr)
+	c := dial(t, network, l.Addr().String())
 	if err := c.Block(); err != nil {
 		t.Fatal(err)
 	}
