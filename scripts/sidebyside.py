@@ -250,13 +250,17 @@ int main(int argc, char **argv) {
 RTT_C = r"""
 /* sidebyside round-trip client: one blocking request (written with one write) and reply
    at a time for SECONDS, after 200 warm-up round trips; prints one JSON line with its own
-   CPU (getrusage) per round trip.
+   CPU (getrusage) per round trip. On a unix socket each read first waits in poll(2): a
+   read sleeping in the kernel is also woken when the server takes the request off the
+   socket (write-space wake-ups are not filtered for blocked readers), one wake-up too
+   many per round trip, which dbperf avoids the same way (engine/blockconn).
    usage: rtt tcp PORT|unix PATH BURN_NS REQ_BYTES REP_BYTES SECONDS */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,9 +271,14 @@ RTT_C = r"""
 #include <time.h>
 #include <unistd.h>
 
+static int use_poll;
 static int full_read(int fd, void *b, size_t n) {
   size_t got = 0;
   while (got < n) {
+    if (use_poll) {
+      struct pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, -1) < 0) { if (errno == EINTR) continue; return -1; }
+    }
     ssize_t r = read(fd, (char *)b + got, n - got);
     if (r == 0) return 0;
     if (r < 0) { if (errno == EINTR) continue; return -1; }
@@ -312,6 +321,7 @@ int main(int argc, char **argv) {
     fd = socket(AF_UNIX, SOCK_STREAM, 0);
     memset(&a, 0, sizeof a); a.sun_family = AF_UNIX; strncpy(a.sun_path, argv[2], sizeof a.sun_path - 1);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) { perror("connect"); return 1; }
+    use_poll = 1;
   }
   for (int i = 0; i < 200; i++)
     if (full_write(fd, req, len[0]) != 1 || full_read(fd, rep, len[1]) != 1) { perror("warm-up"); return 1; }
