@@ -303,17 +303,18 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 	}
 }
 
-// raiseProcs makes sure every worker can be in a system call at once with a P to spare
-// for the rest (the controller, the runtime), and returns the setting to restore. Server
-// engines wait for replies in blocking system calls (engine/blockconn), and since Go 1.26
-// a goroutine in a system call keeps its P: with GOMAXPROCS = cores, a third worker would
-// wait for sysmon to take a P back from one in a system call (up to 10 ms). Measured with
-// 4 workers on 2 cores: 25,000 round trips/s with 6 Ps, 14,700 with 2. An idle P costs
-// nothing. GOMAXPROCS is only ever raised, for the step's length; it reports whether it
-// did, and the caller then restores the default (runtime.SetDefaultGOMAXPROCS: the
-// GOMAXPROCS environment variable, else the CPUs available).
+// raiseProcs makes sure every worker can be in a system call at once with one P to spare
+// for the rest (the controller, the runtime). Server engines wait for replies in blocking
+// system calls (engine/blockconn), and since Go 1.26 a goroutine in a system call keeps
+// its P: with GOMAXPROCS = cores, a third worker would wait for sysmon to take a P back
+// from one in a system call (up to 10 ms). Measured with 4 workers on 2 cores: 25,000
+// round trips/s with 6 Ps, 14,700 with 2. Not more than one spare: every idle P is one
+// more thread the scheduler wakes to spin for work whenever a goroutine is readied. It
+// is only ever raised, for the step's length; it reports whether it did, and the caller
+// then restores the default (runtime.SetDefaultGOMAXPROCS: the GOMAXPROCS environment
+// variable, else the CPUs available).
 func raiseProcs(workers int) bool {
-	if want := workers + 2; want > runtime.GOMAXPROCS(0) {
+	if want := workers + 1; want > runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(want)
 		return true
 	}
