@@ -56,37 +56,32 @@ type Session struct {
 	conn  driver.Conn
 	stmts []*stmt
 
-	// watched is the context whose cancellation interrupts the session; stopWatch
-	// unregisters its AfterFunc.
-	watched   context.Context
-	stopWatch func() bool
+	// watch interrupts the session when an operation's context is cancelled; interrupt
+	// is the function it runs (o.Interrupt, at most once).
+	watch     engine.ContextWatch
+	interrupt func()
 	once      sync.Once
 }
 
 // New makes a session of conn, which it owns from now on (Close closes it).
 func New(conn driver.Conn, o Options) *Session {
-	return &Session{o: o, conn: conn}
+	s := &Session{o: o, conn: conn}
+	if o.Interrupt != nil {
+		s.interrupt = func() { s.once.Do(o.Interrupt) }
+	}
+	return s
 }
 
 // Conn is the session's driver connection, for engine-specific calls.
 func (s *Session) Conn() driver.Conn { return s.conn }
 
-// watch arranges for ctx's cancellation to interrupt the session, once per distinct ctx
-// (the runner passes one context to every operation of a step), and reports whether ctx
-// is already done.
-func (s *Session) watch(ctx context.Context) error {
-	if ctx == s.watched {
+// watchCtx makes ctx's cancellation interrupt the session (when the engine can) and
+// reports whether ctx is already done.
+func (s *Session) watchCtx(ctx context.Context) error {
+	if s.interrupt == nil {
 		return ctx.Err()
 	}
-	if s.stopWatch != nil {
-		s.stopWatch()
-		s.stopWatch = nil
-	}
-	s.watched = ctx
-	if ctx.Done() != nil && s.o.Interrupt != nil {
-		s.stopWatch = context.AfterFunc(ctx, func() { s.once.Do(s.o.Interrupt) })
-	}
-	return ctx.Err()
+	return s.watch.Watch(ctx, s.interrupt)
 }
 
 // Prepare prepares query on the connection.
@@ -211,10 +206,7 @@ func (s *Session) Close() error {
 	if s.conn == nil {
 		return nil
 	}
-	if s.stopWatch != nil {
-		s.stopWatch()
-		s.stopWatch = nil
-	}
+	s.watch.Stop()
 	var errs []error
 	for _, p := range s.stmts {
 		errs = append(errs, p.Close())
@@ -302,7 +294,7 @@ func (p *stmt) query() (driver.Rows, error) {
 
 // Exec runs the statement and returns the rows it changed.
 func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
-	if err := p.s.watch(ctx); err != nil {
+	if err := p.s.watchCtx(ctx); err != nil {
 		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, err)
 	}
 	if err := p.bind(args); err != nil {
@@ -338,7 +330,7 @@ func (p *stmt) rows(ctx context.Context, args *engine.Args, first bool) (n, v in
 	fail := func(err error) (int64, int64, bool, error) {
 		return n, 0, false, fmt.Errorf("%s query %s: %w", p.s.o.Engine, p.text, err)
 	}
-	if err := p.s.watch(ctx); err != nil {
+	if err := p.s.watchCtx(ctx); err != nil {
 		return fail(err)
 	}
 	if err := p.bind(args); err != nil {

@@ -94,6 +94,7 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	// own, and the ones pgconn opens to send cancel requests (which stay in poller mode).
 	cfg.DialFunc = (&blockconn.Dialer{}).DialContext
 	s := &session{}
+	s.interruptFn = s.interrupt
 	cfg.BuildContextWatcherHandler = func(*pgconn.PgConn) ctxwatch.Handler { return (*sessionWatcher)(s) }
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

@@ -42,28 +42,12 @@ type session struct {
 	// stmts are the statements prepared on the session, closed with it.
 	stmts []*stmt
 
-	// watched is the context whose cancellation interrupts the session; stopWatch
-	// unregisters its AfterFunc.
-	watched   context.Context
-	stopWatch func() bool
+	// watch interrupts the session when an operation's context is cancelled;
+	// interruptFn is s.interrupt, stored once (a method value built per call allocates).
+	watch       engine.ContextWatch
+	interruptFn func()
 	// interruptOnce guards interrupt: the first cancellation ends the connection.
 	interruptOnce sync.Once
-}
-
-// watch arranges for ctx's cancellation to interrupt the session, once per distinct ctx.
-func (s *session) watch(ctx context.Context) error {
-	if ctx == s.watched {
-		return ctx.Err()
-	}
-	if s.stopWatch != nil {
-		s.stopWatch()
-		s.stopWatch = nil
-	}
-	s.watched = ctx
-	if ctx.Done() != nil {
-		s.stopWatch = context.AfterFunc(ctx, s.interrupt)
-	}
-	return ctx.Err()
 }
 
 // interruptTarget is a connected session's socket and protocol connection.
@@ -98,7 +82,7 @@ func (s *session) Prepare(ctx context.Context, query string) (engine.Stmt, error
 	if err != nil {
 		return nil, fmt.Errorf("postgres prepare %s: %w", short(query), err)
 	}
-	p := &stmt{s: s, sd: sd, text: short(query), m: s.conn.TypeMap()}
+	p := &stmt{s: s, sd: sd, text: short(query), m: s.conn.TypeMap(), resultFormats: []int16{pgtype.BinaryFormatCode}}
 	n := len(sd.ParamOIDs)
 	p.values, p.formats, p.ends = make([][]byte, n), make([]int16, n), make([]int, n)
 	s.stmts = append(s.stmts, p)
@@ -128,10 +112,7 @@ func (s *session) Close() error {
 	if s.conn == nil {
 		return nil
 	}
-	if s.stopWatch != nil {
-		s.stopWatch()
-		s.stopWatch = nil
-	}
+	s.watch.Stop()
 	for _, p := range s.stmts {
 		p.closed = true
 	}
@@ -171,11 +152,10 @@ type stmt struct {
 	buf     []byte
 	// msg is the Bind/Execute/Sync message sent; first holds QueryInt's first value.
 	msg, first []byte
+	// resultFormats asks for every result column in binary: no column is decoded, and
+	// binary is what the server sends cheapest for integer and timestamp columns.
+	resultFormats []int16
 }
-
-// resultFormats asks for every result column in binary: no column is decoded, and binary
-// is what the server sends cheapest for the benchmark's integer and timestamp columns.
-var resultFormats = []int16{pgtype.BinaryFormatCode}
 
 // roundTrip executes the statement with args: it writes the Bind, Execute and Sync
 // messages (encoded by pgproto3 into the statement's reused buffer) to the connection
@@ -190,14 +170,14 @@ var resultFormats = []int16{pgtype.BinaryFormatCode}
 //
 // There is no per-call context watcher; the session's watch interrupts it.
 func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
-	if err := p.s.watch(ctx); err != nil {
+	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
 		return 0, nil, tag, err
 	}
 	if err := p.encodeArgs(args); err != nil {
 		return 0, nil, tag, err
 	}
 	bind := pgproto3.Bind{PreparedStatement: p.sd.Name, ParameterFormatCodes: p.formats,
-		Parameters: p.values, ResultFormatCodes: resultFormats}
+		Parameters: p.values, ResultFormatCodes: p.resultFormats}
 	msg, err := bind.Encode(p.msg[:0])
 	if err != nil {
 		return 0, nil, tag, err

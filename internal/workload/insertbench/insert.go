@@ -95,9 +95,9 @@ type signal struct {
 	fd int
 	// waiting: the waiter is blocked in read, or about to be; a poke writes only then.
 	waiting atomic.Bool
-	// watched is the context whose cancellation wakes the waiter; stopWatch unregisters.
-	watched   context.Context
-	stopWatch func() bool
+	// watch wakes the waiter when the step's context is cancelled; wakeFn is s.wake.
+	watch  engine.ContextWatch
+	wakeFn func()
 }
 
 func newSignal() (*signal, error) {
@@ -105,7 +105,9 @@ func newSignal() (*signal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	return &signal{fd: fd}, nil
+	s := &signal{fd: fd}
+	s.wakeFn = s.wake
+	return s, nil
 }
 
 // wait blocks until ok() holds, re-checking whenever the signal is poked; it returns
@@ -114,7 +116,7 @@ func (s *signal) wait(ctx context.Context, ok func() bool) error {
 	if ok() {
 		return nil
 	}
-	s.watch(ctx)
+	_ = s.watch.Watch(ctx, s.wakeFn) // ctx.Err() is checked before each read
 	var buf [8]byte
 	for {
 		s.waiting.Store(true)
@@ -136,20 +138,6 @@ func (s *signal) wait(ctx context.Context, ok func() bool) error {
 	}
 }
 
-// watch makes ctx's cancellation wake the waiter (once per distinct ctx).
-func (s *signal) watch(ctx context.Context) {
-	if ctx == s.watched {
-		return
-	}
-	if s.stopWatch != nil {
-		s.stopWatch()
-	}
-	s.watched, s.stopWatch = ctx, nil
-	if ctx.Done() != nil {
-		s.stopWatch = context.AfterFunc(ctx, s.wake)
-	}
-}
-
 // poke wakes the actor waiting on the signal, if any, without ever blocking.
 func (s *signal) poke() {
 	if s.waiting.Load() {
@@ -164,9 +152,7 @@ func (s *signal) wake() {
 
 // close releases the eventfd; neither actor may use the signal afterwards.
 func (s *signal) close() {
-	if s.stopWatch != nil {
-		s.stopWatch()
-	}
+	s.watch.Stop()
 	_ = unix.Close(s.fd)
 }
 
