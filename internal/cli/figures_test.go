@@ -33,6 +33,7 @@ func (w *busyWorker) Close() error { return nil }
 type busyStep struct{}
 
 func (busyStep) Name() string                                 { return "busy" }
+func (busyStep) Group() string                                { return "" }
 func (busyStep) Prepare(context.Context, engine.Handle) error { return nil }
 func (busyStep) Load(context.Context, engine.Handle) (workload.Load, error) {
 	return workload.Load{Kind: "read-write", Primary: "busy", Duration: 2 * time.Second,

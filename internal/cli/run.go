@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,17 +25,13 @@ import (
 // DefaultSeed is the reference client's default seed (reference §1.4).
 const DefaultSeed = 3221223452
 
+// runFlags are the flags every workload shares; each workload's own are its Params'.
 type runFlags struct {
 	engine         string
 	scale          string
 	clients        int
-	rows           int64
-	rows2          int64
 	timeSec        float64
-	cleanupWait    float64
-	rowsPerCommit  map[string]int
 	steps          []string
-	deletes        bool
 	seed           int64
 	label          string
 	results        string
@@ -54,15 +49,22 @@ type runFlags struct {
 	repeat         int
 }
 
+// newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
+// flags (runFlags) and the workload's own (workload.Params.AddFlags).
 func newRunCmd(env Env) *cobra.Command {
-	var f runFlags
+	var names, lines []string
+	for _, w := range catalog.Workloads() {
+		names = append(names, w.Meta().Name)
+		lines = append(lines, fmt.Sprintf("  %-12s %s", w.Meta().Name, w.Meta().Summary))
+	}
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "Run a workload against an engine and store the results",
 		Long: `Run a workload's steps against an engine, show progress on a terminal, store every
 step and interval in the results store, and print the summary.
 
-Workloads: insertbench (steps l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000).
+Workloads (dbperf run WORKLOAD --help for each one's flags):
+` + strings.Join(lines, "\n") + `
 Engines:   sqlite (embedded; data in --workdir, a fresh temporary directory by default),
            postgres and mariadb (--mysql-storage-engine innodb|rocksdb), each on a
            throwaway server (--managed) or on yours (--dsn).
@@ -76,32 +78,61 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
   dbperf run insertbench --scale tiny --steps l.i0,l.x,qp100 --repeat 5 --label a
   dbperf run insertbench --steps l.i0,l.x,qp100 --time 60 --rows-per-commit l.i0=1000`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return badInput(fmt.Errorf("run needs one workload, e.g. \"dbperf run insertbench\" (got %d arguments)", len(args)))
+			if len(args) == 0 {
+				return badInput(fmt.Errorf("run needs one workload, e.g. \"dbperf run insertbench\": use one of %s", strings.Join(names, ", ")))
+			}
+			if _, err := catalog.Workload(args[0]); err != nil {
+				return badInput(err)
+			}
+			return nil
+		},
+		// Reached only with a workload's name that no subcommand took: never, as Args
+		// checks the name against the same catalog.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return badInput(fmt.Errorf("unknown workload %q", args[0]))
+		},
+	}
+	for _, w := range catalog.Workloads() {
+		cmd.AddCommand(newWorkloadCmd(env, w))
+	}
+	return cmd
+}
+
+// newWorkloadCmd is `dbperf run <workload>`.
+func newWorkloadCmd(env Env, wl workload.Workload) *cobra.Command {
+	var f runFlags
+	params := wl.NewParams()
+	scales, defScale := params.Scales()
+	name := wl.Meta().Name
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: wl.Meta().Summary,
+		Long: fmt.Sprintf(`Run %s: %s.
+
+Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad input,
+130 interrupted (everything measured so far is kept).`, name, wl.Meta().Summary),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return badInput(fmt.Errorf("run %s takes no arguments (got %q): every setting is a flag, see dbperf run %s --help", name, strings.Join(args, " "), name))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runWorkload(cmd.Context(), env, cmd, args[0], &f)
+			return runWorkload(cmd.Context(), env, cmd, wl, params, &f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.engine, "engine", "sqlite", "engine to benchmark: sqlite, postgres, mariadb")
-	fl.StringVar(&f.scale, "scale", "small", "size preset: "+strings.Join(config.InsertBenchScales(), ", ")+" (see README)")
-	fl.IntVar(&f.clients, "clients", 1, "concurrent clients; each owns a table and runs every step's actors on its own connections")
-	fl.Int64Var(&f.rows, "rows", 0, "rows l.i0 inserts per client (default: the scale's)")
-	fl.Int64Var(&f.rows2, "rows2", 0, "rows l.i1 (4/5) and l.i2 (1/5) insert per client (default: the scale's)")
-	fl.Float64Var(&f.timeSec, "time", 0, "seconds each read-write step (qr*, qp*) runs (default: the scale's)")
-	fl.Float64Var(&f.cleanupWait, "cleanup-wait", 0, "seconds the cleanup step lasts at least (default: the scale's)")
-	fl.StringToIntVar(&f.rowsPerCommit, "rows-per-commit", nil, "rows per INSERT/DELETE per step, e.g. l.i0=1000,l.i1=100 (defaults: l.i0 100, l.i1 50, l.i2 5, q* 50)")
-	fl.StringSliceVar(&f.steps, "steps", nil, "run only these steps, e.g. l.i0,l.x,qr100 (default: all)")
-	fl.BoolVar(&f.deletes, "delete", true, "run the delete actor (the table is a queue); --delete=false turns it off")
+	fl.StringVar(&f.scale, "scale", defScale, "size preset: "+strings.Join(scales, ", ")+" (see README)")
+	fl.IntVar(&f.clients, "clients", 1, "concurrent clients; each owns its tables and runs every step's actors on its own connections")
+	fl.Float64Var(&f.timeSec, "time", 0, "seconds each timed step runs (default: the scale's)")
+	fl.StringSliceVar(&f.steps, "steps", nil, "run only these steps, by name (default: all; see --help of the workload)")
 	fl.Int64Var(&f.seed, "seed", DefaultSeed, "seed of all generated data and query parameters")
 	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
 	fl.StringVar(&f.results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
-	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default 1 for tiny/small, 5 otherwise)")
+	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files (default: a fresh temporary directory, removed after the run)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory (and a managed server's data) after the run")
 	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
@@ -111,18 +142,27 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of config profiles (default $DBPERF_PROFILES, or profiles/ beside the binary's directory)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
+	params.AddFlags(fl)
 	return cmd
 }
 
-// buildConfig turns the flags into a validated config.Run, reporting every problem at once.
-func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.Run, error) {
+// buildConfig turns the shared flags into a validated config.Run and resolves the
+// workload's parameters, reporting every problem at once.
+func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags) (*config.Run, error) {
 	changed := cmd.Flags().Changed
 	cfg := &config.Run{
-		Workload: wl, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
+		Workload: wl.Meta().Name, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
 		Label: f.label, Repeat: f.repeat, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
+		Scale: f.scale,
+	}
+	if changed("time") {
+		cfg.Time = seconds(f.timeSec)
+		if f.timeSec <= 0 {
+			cfg.Time = -1 // rejected by Validate: the flag was given, with no positive value
+		}
 	}
 	if cfg.ProfilesDir == "" {
 		cfg.ProfilesDir = defaultProfilesDir(env)
@@ -131,28 +171,10 @@ func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.R
 		cfg.CacheDir = defaultCacheDir(env)
 	}
 	var errs []error
-	ib, err := config.InsertBenchPreset(f.scale, f.clients)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--scale: %w", err))
-		// Go on from a known preset so the other checks report only real problems.
-		ib, _ = config.InsertBenchPreset("small", f.clients)
+	if err := params.Resolve(cfg, changed); err != nil {
+		errs = append(errs, err)
 	}
-	if changed("rows") {
-		ib.Rows = f.rows
-	}
-	if changed("rows2") {
-		ib.Rows2 = f.rows2
-	}
-	if changed("time") {
-		ib.Time = seconds(f.timeSec)
-	}
-	if changed("cleanup-wait") {
-		ib.CleanupWait = seconds(f.cleanupWait)
-	}
-	ib.Delete = f.deletes
-	ib.RowsPerCommit = f.rowsPerCommit
-	cfg.InsertBench = ib
-	cfg.ReportInterval = config.DefaultReportInterval(f.scale)
+	cfg.ReportInterval = params.ReportInterval()
 	if changed("report-interval") {
 		cfg.ReportInterval = seconds(f.reportInterval)
 	}
@@ -164,48 +186,11 @@ func buildConfig(cmd *cobra.Command, env Env, wl string, f *runFlags) (*config.R
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// checkSteps validates --steps and --rows-per-commit names against the workload.
-func checkSteps(cfg *config.Run, w workload.Workload) error {
-	all := w.Meta().Steps
-	var errs []error
-	for _, s := range cfg.Steps {
-		if !slices.Contains(all, s) {
-			errs = append(errs, fmt.Errorf("--steps: unknown step %q: %s has %s", s, w.Meta().Name, strings.Join(all, ",")))
-		}
-	}
-	for s := range cfg.InsertBench.RowsPerCommit {
-		if !slices.Contains(all, s) {
-			errs = append(errs, fmt.Errorf("--rows-per-commit: unknown step %q: %s has %s", s, w.Meta().Name, strings.Join(all, ",")))
-		}
-	}
-	// A fresh database (a temporary work dir, or a managed server in one) has no tables
-	// yet; a --dsn server keeps them from an earlier run.
-	if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, all[0]) && cfg.WorkDir == "" && cfg.DSN == "" {
-		errs = append(errs, fmt.Errorf("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep (or --dsn, a server holding them)",
-			strings.Join(cfg.Steps, ","), all[0], all[0]))
-	}
-	// Range queries read the secondary indexes l.x creates: fresh tables (l.i0) without
-	// l.x would fail at the first qr step.
-	if slices.Contains(cfg.Steps, "l.i0") && !slices.Contains(cfg.Steps, "l.x") {
-		for _, s := range cfg.Steps {
-			if strings.HasPrefix(s, "qr") {
-				errs = append(errs, fmt.Errorf("--steps: %s queries the secondary indexes that l.x creates: add l.x to --steps", s))
-				break
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string, f *runFlags) error {
-	cfg, cfgErr := buildConfig(cmd, env, wlName, f)
+func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags) error {
+	cfg, cfgErr := buildConfig(cmd, env, wl, params, f)
 	var errs []error
 	if cfgErr != nil {
 		errs = append(errs, cfgErr)
-	}
-	wl, err := catalog.Workload(wlName)
-	if err != nil {
-		errs = append(errs, err)
 	}
 	eng, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
 	if err != nil {
@@ -213,20 +198,15 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 	} else if err := checkTarget(cfg, eng.Meta()); err != nil {
 		errs = append(errs, err)
 	}
-	if wl != nil && eng != nil {
+	if eng != nil {
 		if err := catalog.Check(wl, eng); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if wl != nil {
-		if err := checkSteps(cfg, wl); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
 		return badInput(errors.Join(errs...))
 	}
-	steps, err := wl.Plan(cfg)
+	steps, err := wl.Plan(cfg, params)
 	if err != nil {
 		return badInput(err)
 	}
@@ -246,7 +226,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		if cfg.Repeat > 1 && !cfg.Quiet {
 			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, cfg.Repeat, cfg.Label)
 		}
-		runID, status, err := runOnce(ctx, env, cfg, wl, eng, steps, st)
+		runID, status, err := runOnce(ctx, env, cfg, wl, params, eng, steps, st)
 		if runID != 0 {
 			runIDs = append(runIDs, runID)
 		}
@@ -261,7 +241,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wlName string
 		}
 		if i+1 < cfg.Repeat {
 			// Each repeat plans its steps afresh: steps carry state (counters, estimates).
-			if steps, err = wl.Plan(cfg); err != nil {
+			if steps, err = wl.Plan(cfg, params); err != nil {
 				return badInput(err)
 			}
 		}
@@ -290,8 +270,8 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 // runOnce runs the workload once: engine (and managed server) up, every step stored as it
 // goes, the summary printed, everything shut down. It returns the run's id and status;
 // an error means the environment failed (exit 2) or the store could not be written.
-func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, eng engine.Engine,
-	steps []workload.Step, st *store.Store) (int64, string, error) {
+func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
+	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
 	tg, err := openTarget(ctx, cfg, eng, func(s string) {
 		if !cfg.Quiet {
 			fmt.Fprintln(env.Out, s)
@@ -328,8 +308,9 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	meta := store.RunMeta{
 		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
 		Engine: engineLabel(cfg), EngineVersion: info.Version, EngineSettings: info.Settings,
-		Label: cfg.Label, Seed: cfg.Seed, Params: params(cfg, steps),
-		Env: runEnvironment, StartedAt: time.Now(),
+		Label: cfg.Label, Seed: cfg.Seed, Params: storedParams(cfg, params, steps),
+		StepGroups: storeGroups(wl.Meta().Groups),
+		Env:        runEnvironment, StartedAt: time.Now(),
 	}
 	// From here on everything is written: use a context that survives Ctrl-C for the
 	// store, so an interrupted run still records what it measured.
@@ -345,12 +326,12 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	for i, step := range steps {
 		if status != store.RunOK {
 			res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + firstErr}
-			if err := recordSkipped(wctx, st, runID, i, res); err != nil {
+			if err := recordSkipped(wctx, st, runID, i, step.Group(), res); err != nil {
 				return runID, "", err
 			}
 			continue
 		}
-		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), time.Now())
+		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), step.Group(), time.Now())
 		if err != nil {
 			return runID, "", err
 		}
@@ -406,8 +387,8 @@ func engineLabel(cfg *config.Run) string {
 	return cfg.Engine
 }
 
-func recordSkipped(ctx context.Context, st *store.Store, runID int64, seq int, res metrics.StepResult) error {
-	id, err := st.BeginStep(ctx, runID, seq, res.Name, time.Now())
+func recordSkipped(ctx context.Context, st *store.Store, runID int64, seq int, group string, res metrics.StepResult) error {
+	id, err := st.BeginStep(ctx, runID, seq, res.Name, group, time.Now())
 	if err != nil {
 		return err
 	}
@@ -459,14 +440,24 @@ func workDir(cfg *config.Run, engineName string) (string, func(), error) {
 	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
-// params are the run's effective parameters, stored with it.
-func params(cfg *config.Run, steps []workload.Step) map[string]any {
-	ib := cfg.InsertBench
+// storeGroups converts the workload's step groups for the store (which imports no workload).
+func storeGroups(gs []workload.StepGroup) []store.StepGroup {
+	out := make([]store.StepGroup, len(gs))
+	for i, g := range gs {
+		out[i] = store.StepGroup{Name: g.Name, Title: g.Title}
+	}
+	return out
+}
+
+// storedParams are the run's effective parameters, stored with it: the shared ones and
+// the workload's own.
+func storedParams(cfg *config.Run, params workload.Params, steps []workload.Step) map[string]any {
 	names := make([]string, len(steps))
 	for i, s := range steps {
 		names[i] = s.Name()
 	}
-	p := map[string]any{
+	p := params.Stored()
+	for k, v := range map[string]any{
 		"managed":             cfg.Managed,
 		"profile":             cfg.Profile,
 		"storage_engine":      cfg.StorageEngine,
@@ -475,20 +466,8 @@ func params(cfg *config.Run, steps []workload.Step) map[string]any {
 		"clients":             cfg.Clients,
 		"repeat":              cfg.Repeat,
 		"report_interval_sec": cfg.ReportInterval.Seconds(),
-	}
-	if cfg.Workload == "insertbench" {
-		p["scale"] = ib.Scale
-		p["rows"] = ib.Rows
-		p["rows2"] = ib.Rows2
-		p["time_sec"] = ib.Time.Seconds()
-		p["cleanup_wait_sec"] = ib.CleanupWait.Seconds()
-		p["delete"] = ib.Delete
-		p["rows_per_commit"] = ib.RowsPerCommit
-		p["data_length_min"] = ib.DataLengthMin
-		p["data_length_max"] = ib.DataLengthMax
-		p["data_random_pct"] = ib.DataRandomPct
-		p["rows_per_query"] = ib.RowsPerQuery
-		p["resync_get_min"] = ib.ResyncGetMin
+	} {
+		p[k] = v
 	}
 	return p
 }

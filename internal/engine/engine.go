@@ -111,12 +111,12 @@ type Dialect interface {
 	// FromIndex renders "table" forced to use an index when the engine has a hint
 	// (" FORCE INDEX (i)", " INDEXED BY i"); ok is false when it has none.
 	FromIndex(table, index string) (from string, ok bool)
-	// DeleteLowest deletes up to limit rows with the smallest key ≥ the first argument,
-	// in this engine's shape (reference §1.5).
-	DeleteLowest(table, key string, limit int) string
-	// AllowedKeyGaps says whether the engine's auto-increment may leave gaps in committed
-	// keys (InnoDB auto-inc, Postgres sequence caches) — the audit's contiguity rule.
-	AllowedKeyGaps() bool
+	// DeleteOrderLimit says whether DELETE … ORDER BY … LIMIT n is supported (MySQL);
+	// elsewhere the rows are picked in a subselect.
+	DeleteOrderLimit() bool
+	// AutoIncrementGaps says whether the engine's auto-increment may leave gaps in
+	// committed keys (InnoDB auto-inc, Postgres sequence caches).
+	AutoIncrementGaps() bool
 }
 
 // Maintainer is implemented by engines that can reduce writeback debt between steps

@@ -45,7 +45,7 @@ func benchStore(b testing.TB, n int) (string, []int64, []int64) {
 			b.Fatal(err)
 		}
 		for seq, s := range r.Steps {
-			sid, err := st.BeginStep(ctx, id, seq, s.Result.Name, s.Result.StartedAt)
+			sid, err := st.BeginStep(ctx, id, seq, s.Result.Name, "", s.Result.StartedAt)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // Relative-throughput colour bands (reference §2.3): below LowRatio is worse, above
@@ -85,12 +86,51 @@ type Comparison struct {
 	// Base is the index in Groups of the base.
 	Base int
 	// Steps is the union of the groups' step names, in run order, without cleanup steps.
-	Steps  []string
-	Tables []Table
+	Steps []string
+	// StepGroups are the step groups the runs' workloads declared (stored with each run),
+	// in their order, each with its steps among Steps.
+	StepGroups []StepGroupSteps
+	Tables     []Table
 	// NeedN is how many runs per group a significant difference needs (Mann-Whitney U,
 	// α = stats.DefaultAlpha); TooFew says some comparison had fewer.
 	NeedN  int
 	TooFew bool
+}
+
+// StepGroupSteps is a workload's step group and the compared steps in it.
+type StepGroupSteps struct {
+	store.StepGroup
+	Steps []string
+}
+
+// stepGroups collects the step groups stored with the runs, in the order the runs declare
+// them, and puts each step in the group its runs stored for it. Runs stored before groups
+// were (schema 3) have none: their steps are then only in the "all" geomean.
+func stepGroups(groups []GroupReport, steps []string) []StepGroupSteps {
+	var out []StepGroupSteps
+	index := map[string]int{}
+	stepGroup := map[string]string{}
+	for _, g := range groups {
+		for _, r := range g.Runs {
+			for _, sg := range r.StepGroups {
+				if _, ok := index[sg.Name]; !ok {
+					index[sg.Name] = len(out)
+					out = append(out, StepGroupSteps{StepGroup: sg})
+				}
+			}
+			for _, s := range r.Steps {
+				if _, ok := stepGroup[s.Name]; !ok && s.Group != "" {
+					stepGroup[s.Name] = s.Group
+				}
+			}
+		}
+	}
+	for _, s := range steps {
+		if i, ok := index[stepGroup[s]]; ok {
+			out[i].Steps = append(out[i].Steps, s)
+		}
+	}
+	return out
 }
 
 // GroupReport is a group with its runs' reports.
@@ -151,6 +191,7 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 			}
 		}
 	}
+	c.StepGroups = stepGroups(c.Groups, c.Steps)
 	c.Tables = []Table{
 		c.throughputTable(),
 		c.relativeTable(),
@@ -292,39 +333,31 @@ func (c Comparison) significanceLegend() string {
 		stats.DefaultAlpha, c.NeedN, c.NeedN)
 }
 
-// stepGroups are the geometric-mean groups of steps (reference's write-heavy, range and
-// point families).
-func stepGroups() []struct{ name, prefix string } {
-	return []struct{ name, prefix string }{{"write (l.*)", "l."}, {"range (qr*)", "qr"}, {"point (qp*)", "qp"}}
-}
-
 func (c Comparison) geomeanTable() Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "geomean", Title: fmt.Sprintf("Geometric mean of relative throughput vs %s", base.Name),
 		HeadColumns: []string{"config"},
-		Legend:      []string{"over the steps of each family that both configs ran; median ratios"}}
-	for _, sg := range stepGroups() {
-		t.Columns = append(t.Columns, sg.name)
+		Legend:      []string{"over the steps of each group (as the workload declares them) that both configs ran, and over all steps; median ratios"}}
+	for _, sg := range c.StepGroups {
+		t.Columns = append(t.Columns, sg.Title)
 	}
 	t.Columns = append(t.Columns, "all")
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
-		var all []float64
-		for _, sg := range stepGroups() {
-			var ratios []float64
-			for _, step := range c.Steps {
-				if !strings.HasPrefix(step, sg.prefix) {
-					continue
-				}
+		ratios := func(steps []string) []float64 {
+			var out []float64
+			for _, step := range steps {
 				get := throughputOf(step)
 				if rc := relCell(values(base, get), values(g, get), true); rc.Present {
-					ratios = append(ratios, rc.Median)
+					out = append(out, rc.Median)
 				}
 			}
-			all = append(all, ratios...)
-			row.Cells = append(row.Cells, geoCell(ratios))
+			return out
 		}
-		row.Cells = append(row.Cells, geoCell(all))
+		for _, sg := range c.StepGroups {
+			row.Cells = append(row.Cells, geoCell(ratios(sg.Steps)))
+		}
+		row.Cells = append(row.Cells, geoCell(ratios(c.Steps)))
 		t.Rows = append(t.Rows, row)
 	}
 	return t

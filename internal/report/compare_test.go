@@ -42,13 +42,13 @@ func repeatRun(id int64, label string, factor, jitter, deleteRate float64) store
 	}
 	return store.Run{ID: id,
 		RunMeta: store.RunMeta{Workload: "insertbench", WorkloadVersion: 3, Engine: "postgres", EngineVersion: "16.4",
-			Label: label, Seed: 1, StartedAt: fixtureStart.Add(time.Duration(id) * time.Minute),
+			Label: label, Seed: 1, StartedAt: fixtureStart.Add(time.Duration(id) * time.Minute), StepGroups: ibGroups(),
 			Env: map[string]string{"server_processes": "managed server: pid 4242 and its children", "io_devices": "nvme0n1"}},
 		Status: store.RunOK, FinishedAt: fixtureStart.Add(time.Duration(id)*time.Minute + 30*time.Second),
 		Steps: []store.Step{
-			{ID: id*10 + 1, Seq: 0, Result: load, Intervals: []metrics.Interval{
+			{ID: id*10 + 1, Seq: 0, Group: "write", Result: load, Intervals: []metrics.Interval{
 				{Seq: 0, Start: 0, End: sec(2 / f), Labels: []metrics.LabelStats{rowsLabel("insert", 100000, 0)}, ClientCPUSec: 0.8}}},
-			{ID: id*10 + 2, Seq: 1, Result: qp, Intervals: ivs},
+			{ID: id*10 + 2, Seq: 1, Group: "point", Result: qp, Intervals: ivs},
 		},
 	}
 }

@@ -97,8 +97,13 @@ func withMetrics(r metrics.StepResult) metrics.StepResult {
 // fixture is two stored runs: a failed run with a load step, a cleanup step with a note,
 // a read-write step whose delete misses its SLA, and a failed step; and an interrupted
 // run read back from a dead process (no label, no params, step without totals).
+// ibGroups are the Insert Benchmark's step groups as it stores them with a run.
+func ibGroups() []store.StepGroup {
+	return []store.StepGroup{{Name: "write", Title: "write (l.*)"}, {Name: "range", Title: "range (qr*)"}, {Name: "point", Title: "point (qp*)"}}
+}
+
 func fixture() []store.Run {
-	load := store.Step{ID: 1, Seq: 1,
+	load := store.Step{ID: 1, Seq: 1, Group: "write",
 		Result: withHW(metrics.StepResult{
 			Name: "l.i0", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(time.Second),
 			Seconds: 2, Kind: "load", Primary: "insert",
@@ -123,7 +128,7 @@ func fixture() []store.Run {
 	// insert: 510 rows in 5.3 s = 96.2/s ≥ 95 (ok); every full interval at 100/s, the
 	// 0.3 s tail (10 rows = 33/s) is excluded. delete: 460 rows = 86.8/s (failed); 3 of
 	// the 5 full intervals are below 95/s.
-	qp100 := store.Step{ID: 3, Seq: 3,
+	qp100 := store.Step{ID: 3, Seq: 3, Group: "point",
 		Result: withHW(metrics.StepResult{
 			Name: "qp100", Status: metrics.StatusOK, StartedAt: fixtureStart.Add(5 * time.Second),
 			Seconds: 5.3, Kind: "read-write", Primary: "point-query",
@@ -142,7 +147,7 @@ func fixture() []store.Run {
 			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 90}, [3]int64{5000, 100, 80},
 			[3]int64{5000, 100, 100}, [3]int64{5000, 100, 85}, [3]int64{1500, 10, 5}),
 	}
-	qp500 := store.Step{ID: 4, Seq: 4,
+	qp500 := store.Step{ID: 4, Seq: 4, Group: "point",
 		Result: withMetrics(metrics.StepResult{
 			Name: "qp500", Status: metrics.StatusFailed, Error: "delete: ERROR: canceling statement due to statement timeout (SQLSTATE 57014)",
 			StartedAt: fixtureStart.Add(11 * time.Second), Seconds: 1.5, Kind: "read-write", Primary: "point-query",
@@ -166,7 +171,7 @@ func fixture() []store.Run {
 			Params: map[string]any{"scale": "tiny", "clients": json.Number("1"), "rows": json.Number("100000"), "delete": true},
 			Env: map[string]string{"cpu_model": "AMD EPYC 7B13", "cores": "8", "kernel": "6.8.0-45-generic",
 				"server_processes": "managed server: pid 4242 and its children", "io_devices": "nvme0n1"},
-			StartedAt: fixtureStart,
+			StartedAt: fixtureStart, StepGroups: ibGroups(),
 		},
 		Status:     store.RunFailed,
 		FinishedAt: fixtureStart.Add(2 * time.Minute),

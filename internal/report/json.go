@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // The JSON report is a contract (DESIGN.md "Contracts users and scripts rely on"):
@@ -77,11 +78,13 @@ type jsonRun struct {
 	FinishedAt      *string           `json:"finished_at"`
 	Params          map[string]any    `json:"params"`
 	Env             map[string]string `json:"env"`
+	StepGroups      []store.StepGroup `json:"step_groups"`
 	Steps           []jsonStep        `json:"steps"`
 }
 
 type jsonStep struct {
 	Name             string                    `json:"name"`
+	Group            string                    `json:"group"`
 	Status           string                    `json:"status"`
 	Error            string                    `json:"error"`
 	Seconds          float64                   `json:"seconds"`
@@ -205,6 +208,7 @@ func toJSONRun(r RunReport) jsonRun {
 		Status:          r.Status,
 		StartedAt:       jsonTime(r.StartedAt),
 		Params:          nonNil(r.Params),
+		StepGroups:      append([]store.StepGroup{}, r.StepGroups...),
 		Env:             nonNil(r.Env),
 		Steps:           make([]jsonStep, 0, len(r.Steps)),
 	}
@@ -221,6 +225,7 @@ func toJSONRun(r RunReport) jsonRun {
 func toJSONStep(s StepReport) jsonStep {
 	js := jsonStep{
 		Name:             s.Name,
+		Group:            s.Group,
 		Status:           string(s.Status),
 		Error:            s.Error,
 		Seconds:          finite(s.Seconds),

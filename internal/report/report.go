@@ -39,13 +39,17 @@ type RunReport struct {
 	FinishedAt time.Time // zero when the run did not finish
 	Params     map[string]any
 	Env        map[string]string
+	// StepGroups are the workload's step groups in report order, as stored with the run.
+	StepGroups []store.StepGroup
 	Steps      []StepReport
 }
 
 // StepReport is one step of a run.
 type StepReport struct {
-	Seq     int
-	Name    string
+	Seq  int
+	Name string
+	// Group names the step's group in its run's StepGroups ("" = none).
+	Group   string
 	Status  metrics.Status
 	Error   string
 	Seconds float64
@@ -120,6 +124,7 @@ func buildRun(r store.Run) RunReport {
 		FinishedAt:      r.FinishedAt,
 		Params:          r.Params,
 		Env:             r.Env,
+		StepGroups:      r.StepGroups,
 		Steps:           make([]StepReport, 0, len(r.Steps)),
 	}
 	for _, st := range r.Steps {
@@ -134,6 +139,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 	sr := StepReport{
 		Seq:              st.Seq,
 		Name:             res.Name,
+		Group:            st.Group,
 		Status:           res.Status,
 		Error:            res.Error,
 		Seconds:          secs,

@@ -46,6 +46,7 @@ func (idleWorker) Close() error                      { return nil }
 type noopStep struct{ load workload.Load }
 
 func (s *noopStep) Name() string                                               { return "conn-cpu" }
+func (s *noopStep) Group() string                                              { return "" }
 func (s *noopStep) Prepare(context.Context, engine.Handle) error               { return nil }
 func (s *noopStep) Load(context.Context, engine.Handle) (workload.Load, error) { return s.load, nil }
 func (s *noopStep) Verify(context.Context, engine.Handle) (string, error)      { return "", nil }

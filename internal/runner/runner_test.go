@@ -59,7 +59,8 @@ type testStep struct {
 	verifyErr error
 }
 
-func (s *testStep) Name() string { return "test" }
+func (s *testStep) Name() string  { return "test" }
+func (s *testStep) Group() string { return "" }
 func (s *testStep) Prepare(ctx context.Context, h engine.Handle) error {
 	sess, err := h.NewSession(ctx)
 	if err != nil {

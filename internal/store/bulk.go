@@ -52,7 +52,7 @@ const stepsOf = `(SELECT id FROM steps WHERE run_id IN (SELECT value FROM json_e
 func (s *Store) bulkRuns(ctx context.Context, ids string) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, `
 SELECT id, workload, workload_version, engine, engine_version, engine_settings, label, seed,
-	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id
+	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id, step_groups
 FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
@@ -61,12 +61,12 @@ FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var settings, params, env, started string
+		var settings, params, env, started, groups string
 		var finished sql.NullString
 		var proc procIdentity
 		if err := rows.Scan(&r.ID, &r.Workload, &r.WorkloadVersion, &r.Engine, &r.EngineVersion,
 			&settings, &r.Label, &r.Seed, &params, &env, &r.Status, &started, &finished,
-			&proc.PID, &proc.StartTicks, &proc.BootID); err != nil {
+			&proc.PID, &proc.StartTicks, &proc.BootID, &groups); err != nil {
 			return nil, fmt.Errorf("store: read runs: %w", err)
 		}
 		if err := json.Unmarshal([]byte(settings), &r.EngineSettings); err != nil {
@@ -79,6 +79,12 @@ FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 		}
 		if err := json.Unmarshal([]byte(env), &r.Env); err != nil {
 			return nil, fmt.Errorf("store: read run %d: env: %w", r.ID, err)
+		}
+		if err := json.Unmarshal([]byte(groups), &r.StepGroups); err != nil {
+			return nil, fmt.Errorf("store: read run %d: step groups: %w", r.ID, err)
+		}
+		if len(r.StepGroups) == 0 {
+			r.StepGroups = nil // '[]': as written from a nil slice
 		}
 		if r.StartedAt, err = parseTime(started); err != nil {
 			return nil, fmt.Errorf("store: read run %d: %w", r.ID, err)
@@ -130,7 +136,7 @@ func (b *bulk) read(runs map[int64]*Run) error {
 	refs := map[int64]stepRef{}
 	err := b.query("steps", `
 SELECT run_id, id, seq, name, status, error, started_at, seconds, kind, primary_label,
-	audit_status, audit_detail, client_cpu_sec, note, db_size_bytes
+	audit_status, audit_detail, client_cpu_sec, note, db_size_bytes, step_group
 FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq`, func(rows *sql.Rows) error {
 		var runID int64
 		var st Step
@@ -138,7 +144,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		var dbSize sql.NullInt64
 		r := &st.Result
 		if err := rows.Scan(&runID, &st.ID, &st.Seq, &r.Name, &status, &r.Error, &started, &r.Seconds, &r.Kind, &r.Primary,
-			&r.Audit.Status, &r.Audit.Detail, &r.ClientCPUSec, &r.Note, &dbSize); err != nil {
+			&r.Audit.Status, &r.Audit.Detail, &r.ClientCPUSec, &r.Note, &dbSize, &st.Group); err != nil {
 			return err
 		}
 		r.Status = metrics.Status(status)

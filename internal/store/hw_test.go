@@ -73,7 +73,7 @@ func TestHWRoundTrip(t *testing.T) {
 			if tc.size {
 				res.DBSizeBytes, res.DBSizeKnown = 123456789, true
 			}
-			id, err := s.BeginStep(ctx, runID, seq, res.Name, t0)
+			id, err := s.BeginStep(ctx, runID, seq, res.Name, "", t0)
 			if err != nil {
 				t.Fatal(err)
 			}

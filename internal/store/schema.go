@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -167,6 +167,14 @@ ALTER TABLE step_hw ADD COLUMN cpu_elapsed_sec REAL;
 ALTER TABLE step_hw ADD COLUMN cpu_tasks_sec REAL;
 ALTER TABLE interval_hw ADD COLUMN cpu_elapsed_sec REAL;
 ALTER TABLE interval_hw ADD COLUMN cpu_tasks_sec REAL;
+`,
+		// 4 (issue #10): the step groups a workload declares (workload.Meta.Groups: JSON
+		// [{"name", "title"}] in report order) and each step's group, so reports summarize
+		// the groups the workload named when it ran. '' / '[]' in rows written before:
+		// reports then show only the geomean over all steps.
+		`
+ALTER TABLE runs ADD COLUMN step_groups TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE steps ADD COLUMN step_group TEXT NOT NULL DEFAULT '';
 `,
 	}
 }

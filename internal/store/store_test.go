@@ -72,6 +72,7 @@ func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
 	meta := testMeta("base")
+	meta.StepGroups = []StepGroup{{Name: "write", Title: "write (l.*)"}, {Name: "point", Title: "point (qp*)"}}
 	runID, err := s.BeginRun(ctx, meta)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 		iv(2), // an interval without ops is kept too
 	}
 
-	id1, err := s.BeginStep(ctx, runID, 1, "l.i0", load.StartedAt)
+	id1, err := s.BeginStep(ctx, runID, 1, "l.i0", "write", load.StartedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := s.FinishStep(ctx, id1, load); err != nil {
 		t.Fatal(err)
 	}
-	id2, err := s.BeginStep(ctx, runID, 2, "qp100", rw.StartedAt)
+	id2, err := s.BeginStep(ctx, runID, 2, "qp100", "point", rw.StartedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +152,8 @@ func TestRoundTrip(t *testing.T) {
 	want := Run{
 		ID: runID, RunMeta: meta, Status: RunFailed, FinishedAt: finished,
 		Steps: []Step{
-			{ID: id1, Seq: 1, Result: load, Intervals: loadIvs},
-			{ID: id2, Seq: 2, Result: rw, Intervals: rwIvs},
+			{ID: id1, Seq: 1, Group: "write", Result: load, Intervals: loadIvs},
+			{ID: id2, Seq: 2, Group: "point", Result: rw, Intervals: rwIvs},
 		},
 	}
 	if !reflect.DeepEqual(got[0], want) {
@@ -177,7 +178,7 @@ func TestAppendIntervalsIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stepID, err := s.BeginStep(ctx, runID, 1, "l.i0", t0)
+	stepID, err := s.BeginStep(ctx, runID, 1, "l.i0", "", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestWriterErrors(t *testing.T) {
 		}, `status "running" is not ok`},
 		{"finish unknown run", func() error { return s.FinishRun(ctx, 999, RunOK, t0) }, "finish run 999: no such run"},
 		{"finish run bad status", func() error { return s.FinishRun(ctx, runID, RunRunning, t0) }, `status "running" is not ok`},
-		{"step of unknown run", func() error { _, err := s.BeginStep(ctx, 999, 1, "x", t0); return err }, "begin step 1 (x) of run 999"},
+		{"step of unknown run", func() error { _, err := s.BeginStep(ctx, 999, 1, "x", "", t0); return err }, "begin step 1 (x) of run 999"},
 		{"intervals of unknown step", func() error { return s.AppendIntervals(ctx, 999, []metrics.Interval{iv(0)}) }, "append intervals for step 999"},
 		{"params not JSON", func() error {
 			m := testMeta("")
@@ -450,7 +451,7 @@ func TestLiveness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stepID, err := s.BeginStep(ctx, runID, 1, "qp100", t0)
+			stepID, err := s.BeginStep(ctx, runID, 1, "qp100", "", t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -502,7 +503,7 @@ func TestFinishedRunWithUnfinishedStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginStep(ctx, runID, 1, "l.i0", t0); err != nil {
+	if _, err := s.BeginStep(ctx, runID, 1, "l.i0", "", t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishRun(ctx, runID, RunInterrupted, t0.Add(time.Second)); err != nil {
@@ -630,7 +631,7 @@ func TestReaderWhileWriting(t *testing.T) {
 	}
 	defer r.Close()
 	runID := seed(t, w, "x")[0]
-	stepID, err := w.BeginStep(ctx, runID, 1, "l.i0", t0)
+	stepID, err := w.BeginStep(ctx, runID, 1, "l.i0", "", t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,15 @@ type RunMeta struct {
 	// dbperf_version, git_commit, hostname, …
 	Env       map[string]string
 	StartedAt time.Time
+	// StepGroups are the workload's step groups in report order; each step names its
+	// group (Step.Group).
+	StepGroups []StepGroup
+}
+
+// StepGroup is one family of a workload's steps that reports summarize together.
+type StepGroup struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
 }
 
 // Run is a stored run with its steps, as read back.
@@ -44,8 +53,10 @@ type Run struct {
 
 // Step is a stored step: its result and its interval series.
 type Step struct {
-	ID        int64
-	Seq       int
+	ID  int64
+	Seq int
+	// Group names the step's group in the run's StepGroups ("" = none).
+	Group     string
 	Result    metrics.StepResult
 	Intervals []metrics.Interval
 }

@@ -35,16 +35,22 @@ func (s *Store) BeginRun(ctx context.Context, meta RunMeta) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store: begin run: encode env: %w", err)
 	}
+	groups := []byte("[]")
+	if len(meta.StepGroups) > 0 {
+		if groups, err = json.Marshal(meta.StepGroups); err != nil {
+			return 0, fmt.Errorf("store: begin run: encode step groups: %w", err)
+		}
+	}
 	self := selfIdentity()
 	var id int64
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 INSERT INTO runs (workload, workload_version, engine, engine_version, engine_settings, label,
-	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id, step_groups)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			meta.Workload, meta.WorkloadVersion, meta.Engine, meta.EngineVersion, string(settings), meta.Label,
 			meta.Seed, string(params), string(env), RunRunning, formatTime(meta.StartedAt),
-			self.PID, self.StartTicks, self.BootID)
+			self.PID, self.StartTicks, self.BootID, string(groups))
 		if err != nil {
 			return err
 		}
@@ -57,14 +63,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	return id, nil
 }
 
-// BeginStep records step number seq of a run with status running, so that its intervals
-// can be appended as they come, and returns the step's id.
-func (s *Store) BeginStep(ctx context.Context, runID int64, seq int, name string, startedAt time.Time) (int64, error) {
+// BeginStep records step number seq of a run, in group (one of the run's StepGroups, ""
+// for none), with status running, so that its intervals can be appended as they come,
+// and returns the step's id.
+func (s *Store) BeginStep(ctx context.Context, runID int64, seq int, name, group string, startedAt time.Time) (int64, error) {
 	var id int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-INSERT INTO steps (run_id, seq, name, status, started_at) VALUES (?, ?, ?, ?, ?)`,
-			runID, seq, name, stepRunning, formatTime(startedAt))
+INSERT INTO steps (run_id, seq, name, step_group, status, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			runID, seq, name, group, stepRunning, formatTime(startedAt))
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 )
@@ -22,20 +24,58 @@ type Meta struct {
 	Kind    engine.Kind
 	// Steps lists every step name in run order (the spec's names, verbatim).
 	Steps []string
+	// Groups are the families a report summarizes steps in (a geometric mean and a
+	// section each), in the order reports show them. Every step names its group
+	// (Step.Group); the groups and each step's group are stored with the run, and reports
+	// read them from the store.
+	Groups []StepGroup
+	// Summary is one line for `dbperf run --help`.
+	Summary string
+}
+
+// StepGroup is one family of steps in reports.
+type StepGroup struct {
+	Name  string `json:"name"`  // stored with each step: "point"
+	Title string `json:"title"` // shown in reports: "point queries"
 }
 
 // Workload is one benchmark family.
 type Workload interface {
 	Meta() Meta
-	// Plan turns a validated configuration into the steps to run, in order. It is pure:
-	// no I/O, no clock, table-testable without an engine.
-	Plan(cfg *config.Run) ([]Step, error)
+	// NewParams returns the workload's parameters, unresolved: the cli registers their
+	// flags on `run <workload>`, then calls Resolve.
+	NewParams() Params
+	// Plan turns the shared configuration and the resolved parameters into the steps to
+	// run, in order. It is pure: no I/O, no clock, table-testable without an engine.
+	Plan(cfg *config.Run, p Params) ([]Step, error)
+}
+
+// Params is one workload's own parameters: its flags, scale presets, defaults, the
+// validation of every one of them (step-dependency rules included) and the values stored
+// with the run. The cli keeps only the flags every workload shares (config.Run).
+type Params interface {
+	// AddFlags registers the workload's own flags.
+	AddFlags(fs *pflag.FlagSet)
+	// Scales lists the scale presets (--scale) and names the default.
+	Scales() (names []string, def string)
+	// Resolve fills every parameter from the preset of cfg.Scale, the shared settings
+	// (cfg.Time, cfg.Clients, …) and the flags the user set (set reports whether a flag
+	// was given), then validates them all against cfg: every problem at once, one line
+	// each, naming the flag to fix. It is the one place each parameter is validated.
+	Resolve(cfg *config.Run, set func(flag string) bool) error
+	// ReportInterval is the measurement interval when --report-interval is not given.
+	ReportInterval() time.Duration
+	// Stored returns the resolved values stored with the run (JSON-encodable).
+	Stored() map[string]any
 }
 
 // Step is one named phase of a workload.
 type Step interface {
 	// Name is exactly the spec's step name ("l.i0", "qr100").
 	Name() string
+	// Group is the name of the step's group in Meta.Groups; "" for a step no group
+	// summarizes (a cleanup).
+	Group() string
 	// Prepare runs before the step's clock starts (e.g. create tables for l.i0).
 	Prepare(ctx context.Context, h engine.Handle) error
 	// Load describes the timed work.

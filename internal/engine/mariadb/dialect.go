@@ -1,7 +1,6 @@
 package mariadb
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
@@ -83,16 +82,13 @@ func (Dialect) FromIndex(table, index string) (string, bool) {
 	return table + " FORCE INDEX (" + index + ")", true
 }
 
-// DeleteLowest is the reference's MySQL delete (§1.5):
-// DELETE FROM t WHERE key >= ? ORDER BY key ASC LIMIT n.
-func (Dialect) DeleteLowest(table, key string, limit int) string {
-	return "DELETE FROM " + table + " WHERE " + key + " >= ? ORDER BY " + key + " ASC LIMIT " + strconv.Itoa(limit)
-}
+// DeleteOrderLimit is true: DELETE … ORDER BY … LIMIT n.
+func (Dialect) DeleteOrderLimit() bool { return true }
 
-// AllowedKeyGaps is true. InnoDB reserves auto-increment values before rows are written and
+// AutoIncrementGaps is true. InnoDB reserves auto-increment values before rows are written and
 // never gives them back: a rolled-back or failed insert leaves a gap whatever
 // innodb_autoinc_lock_mode is; with lock mode 2 (interleaved, MySQL 8.0's default; MariaDB's
 // is 1, consecutive) concurrent multi-row INSERTs may also reserve values they do not use.
 // MyRocks likewise does not return the values of rolled-back inserts. So committed keys may
 // have gaps, and the deleter resyncs its minimum (reference §1.5).
-func (Dialect) AllowedKeyGaps() bool { return true }
+func (Dialect) AutoIncrementGaps() bool { return true }

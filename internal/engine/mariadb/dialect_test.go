@@ -53,10 +53,6 @@ func TestMariaDBDialectSQL(t *testing.T) {
 			{"CreateIndexes", d.CreateIndexes("pi1", idx), tc.indexes},
 			{"CreateIndexes none", d.CreateIndexes("pi1", nil), []string{}},
 			{"FromIndex", []string{from}, []string{"pi1 FORCE INDEX (pi1_pdc)"}},
-			{
-				"DeleteLowest", []string{d.DeleteLowest("pi1", "transactionid", 50)},
-				[]string{"DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50"},
-			},
 		}
 		for _, tt := range tests {
 			if !slices.Equal(tt.got, tt.want) {
@@ -66,8 +62,8 @@ func TestMariaDBDialectSQL(t *testing.T) {
 		if !ok {
 			t.Errorf("%q: FromIndex ok = false", tc.storage)
 		}
-		if !d.AllowedKeyGaps() {
-			t.Errorf("%q: AllowedKeyGaps = false", tc.storage)
+		if !d.AutoIncrementGaps() {
+			t.Errorf("%q: AutoIncrementGaps = false", tc.storage)
 		}
 	}
 }

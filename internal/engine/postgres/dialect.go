@@ -58,15 +58,11 @@ func (Dialect) CreateIndexes(table string, idx []engine.Index) []string {
 // FromIndex has no hint to render: PostgreSQL has no index hints (reference §1.7).
 func (Dialect) FromIndex(string, string) (string, bool) { return "", false }
 
-// DeleteLowest is the reference's Postgres delete (§1.5): the n lowest keys ≥ $1 are picked
-// in a subselect.
-func (Dialect) DeleteLowest(table, key string, limit int) string {
-	return "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table +
-		" WHERE " + key + " >= $1 ORDER BY " + key + " ASC LIMIT " + strconv.Itoa(limit) + ")"
-}
+// DeleteOrderLimit is false: PostgreSQL's DELETE has no ORDER BY or LIMIT.
+func (Dialect) DeleteOrderLimit() bool { return false }
 
-// AllowedKeyGaps is true: with CACHE 1000 every session takes the next block of 1000 ids
+// AutoIncrementGaps is true: with CACHE 1000 every session takes the next block of 1000 ids
 // from the sequence and the ids it does not use are lost when it closes, so a new session
 // (every step opens new ones) starts above a gap of up to 999 ids. Sequences are also not
 // transactional: a failed or rolled-back insert consumes its ids.
-func (Dialect) AllowedKeyGaps() bool { return true }
+func (Dialect) AutoIncrementGaps() bool { return true }

@@ -176,11 +176,6 @@ func TestPostgresDialectSQL(t *testing.T) {
 		},
 		{"CreateIndexes none", d.CreateIndexes("pi1", nil), []string{}},
 		{"FromIndex", []string{from}, []string{""}},
-		{
-			"DeleteLowest", []string{d.DeleteLowest("pi1", "transactionid", 50)},
-			[]string{"DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 " +
-				"WHERE transactionid >= $1 ORDER BY transactionid ASC LIMIT 50)"},
-		},
 	}
 	for _, tc := range tests {
 		if !slices.Equal(tc.got, tc.want) {
@@ -190,8 +185,8 @@ func TestPostgresDialectSQL(t *testing.T) {
 	if ok {
 		t.Error("FromIndex ok = true: Postgres has no index hints")
 	}
-	if !d.AllowedKeyGaps() {
-		t.Error("AllowedKeyGaps = false")
+	if !d.AutoIncrementGaps() {
+		t.Error("AutoIncrementGaps = false")
 	}
 	for _, s := range Settings() {
 		if s.Why == "" {
@@ -299,7 +294,7 @@ func TestPostgresTimestampBinding(t *testing.T) {
 }
 
 // The dialect's statements run on the server: the reference's table with its sequence
-// cache, the three indexes, and DeleteLowest deleting exactly the lowest n keys.
+// cache, and the three indexes.
 func TestPostgresDialectExecuted(t *testing.T) {
 	h := open(t)
 	s := newSession(t, h)
@@ -352,31 +347,10 @@ func TestPostgresDialectExecuted(t *testing.T) {
 		t.Fatalf("insert: %d, %v", n, err)
 	}
 
-	del := prepare(t, s, d.DeleteLowest("pi9", "transactionid", 5))
-	mustExec(t, s, "DELETE FROM pi9 WHERE transactionid IN (9, 10)") // a hole
-	steps := []struct{ from, deleted, min int64 }{
-		{0, 5, 6},   // 1..5
-		{8, 5, 6},   // 8, 11, 12, 13, 14 (skips the hole); 6 and 7 stay
-		{6, 5, 18},  // 6, 7, 15, 16, 17
-		{19, 2, 18}, // 19, 20
-		{100, 0, 18},
+	if v, _ := queryInt(t, s, "SELECT count(*) FROM pi9"); v != rows {
+		t.Errorf("count = %d, want %d", v, rows)
 	}
-	for _, st := range steps {
-		n, err := del.Exec(ctx, engine.NewArgs(st.from))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != st.deleted {
-			t.Errorf("DeleteLowest from %d deleted %d, want %d", st.from, n, st.deleted)
-		}
-		if v, _ := queryInt(t, s, "SELECT min(transactionid) FROM pi9"); v != st.min {
-			t.Errorf("after delete from %d: min = %d, want %d", st.from, v, st.min)
-		}
-	}
-	if v, _ := queryInt(t, s, "SELECT count(*) FROM pi9"); v != 1 {
-		t.Errorf("count = %d, want 1 (18)", v)
-	}
-	// A new session takes a new block of the sequence cache: the gap AllowedKeyGaps allows.
+	// A new session takes a new block of the sequence cache: the gap AutoIncrementGaps allows.
 	s2 := newSession(t, h)
 	mustExec(t, s2, "INSERT INTO pi9 (dateandtime,cashregisterid,customerid,productid,price,data) VALUES ($1, 1, 1, 1, 1, 'x')", "2026-01-01 00:00:01")
 	if v, _ := queryInt(t, s, "SELECT max(transactionid) FROM pi9"); v != 1001 {

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/engine"
@@ -54,14 +53,10 @@ func (Dialect) FromIndex(table, index string) (string, bool) {
 	return table + " INDEXED BY " + index, true
 }
 
-// DeleteLowest is the Postgres shape of reference §1.5: the n lowest keys ≥ the argument
-// are picked in a subselect (SQLite's DELETE … ORDER BY … LIMIT needs a compile option).
-func (Dialect) DeleteLowest(table, key string, limit int) string {
-	return "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table +
-		" WHERE " + key + " >= ? ORDER BY " + key + " ASC LIMIT " + strconv.Itoa(limit) + ")"
-}
+// DeleteOrderLimit is false: SQLite's DELETE … ORDER BY … LIMIT needs a compile option.
+func (Dialect) DeleteOrderLimit() bool { return false }
 
-// AllowedKeyGaps is false: with AUTOINCREMENT the next id comes from sqlite_sequence, which
+// AutoIncrementGaps is false: with AUTOINCREMENT the next id comes from sqlite_sequence, which
 // is updated in the inserting statement's own transaction. A failed or rolled-back insert
 // rolls the sequence back too, and there is no id cache, so committed ids have no gaps.
-func (Dialect) AllowedKeyGaps() bool { return false }
+func (Dialect) AutoIncrementGaps() bool { return false }

@@ -38,11 +38,6 @@ func TestDialectSQL(t *testing.T) {
 		},
 		{"CreateIndexes none", d.CreateIndexes("pi1", nil), []string{}},
 		{"FromIndex", []string{from}, []string{"pi1 INDEXED BY pi1_pdc"}},
-		{
-			"DeleteLowest", []string{d.DeleteLowest("pi1", "transactionid", 50)},
-			[]string{"DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 " +
-				"WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50)"},
-		},
 	}
 	for _, tc := range tests {
 		if !slices.Equal(tc.got, tc.want) {
@@ -52,7 +47,7 @@ func TestDialectSQL(t *testing.T) {
 	if !ok {
 		t.Error("FromIndex ok = false")
 	}
-	if d.AllowedKeyGaps() {
-		t.Error("AllowedKeyGaps = true")
+	if d.AutoIncrementGaps() {
+		t.Error("AutoIncrementGaps = true")
 	}
 }

@@ -202,9 +202,8 @@ func TestStmtQueryAndQueryInt(t *testing.T) {
 	}
 }
 
-// DeleteLowest removes exactly the lowest n keys ≥ x, and AUTOINCREMENT leaves no gaps
-// when a multi-row insert fails.
-func TestDeleteLowestAndNoGaps(t *testing.T) {
+// AUTOINCREMENT leaves no gaps when a multi-row insert fails (AutoIncrementGaps is false).
+func TestAutoIncrementNoGaps(t *testing.T) {
 	h := open(t)
 	s := newSession(t, h)
 	ctx := context.Background()
@@ -224,34 +223,6 @@ func TestDeleteLowestAndNoGaps(t *testing.T) {
 		t.Fatalf("max(k) = %d after a failed insert, want 21 (no gap)", v)
 	}
 
-	del, err := s.Prepare(ctx, d.DeleteLowest("q", "k", 5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := []struct {
-		from, deleted, min int64
-	}{
-		{0, 5, 6},   // below the minimum: deletes 1..5
-		{8, 5, 6},   // from 8: 8..12, 6 and 7 stay
-		{6, 5, 16},  // 6, 7, 13, 14, 15 (skips the hole)
-		{19, 3, 16}, // 19, 20, 21
-		{100, 0, 16},
-	}
-	for _, st := range steps {
-		n, err := del.Exec(ctx, engine.NewArgs(st.from))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != st.deleted {
-			t.Errorf("DeleteLowest from %d deleted %d, want %d", st.from, n, st.deleted)
-		}
-		if v, _ := queryInt(t, s, "SELECT min(k) FROM q"); v != st.min {
-			t.Errorf("after delete from %d: min = %d, want %d", st.from, v, st.min)
-		}
-	}
-	if v, _ := queryInt(t, s, "SELECT count(*) FROM q"); v != 3 {
-		t.Errorf("count = %d, want 3 (16, 17, 18)", v)
-	}
 }
 
 func TestReduceDebt(t *testing.T) {

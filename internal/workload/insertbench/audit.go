@@ -28,7 +28,7 @@ type expectation struct {
 //     an index (without a hint the count would be the same full count, so it is skipped);
 //   - min(transactionid) ≥ the deleter's estimate;
 //   - no missing ids between min and max when the engine's keys have no gaps
-//     (Dialect.AllowedKeyGaps; SQLite: none; InnoDB auto-inc and Postgres sequence caches
+//     (Dialect.AutoIncrementGaps; SQLite: none; InnoDB auto-inc and Postgres sequence caches
 //     may leave gaps, and then only max − min + 1 ≥ count(*) holds, implied by no duplicates).
 //
 // It returns a one-line summary, or an error naming the table and every number involved.
@@ -90,7 +90,7 @@ func auditTable(ctx context.Context, s engine.Session, d engine.Dialect, table s
 		problems = append(problems, fmt.Sprintf("min(transactionid)=%d is below the deleter's estimate %d",
 			lo, e.MinEstimate))
 	}
-	if hasRows && !d.AllowedKeyGaps() && dups == 0 && hi-lo+1 != count {
+	if hasRows && !d.AutoIncrementGaps() && dups == 0 && hi-lo+1 != count {
 		problems = append(problems, fmt.Sprintf(
 			"transactionid %d..%d spans %d ids but count(*)=%d: %d ids missing (%s keys have no gaps)",
 			lo, hi, hi-lo+1, count, hi-lo+1-count, d.Name()))

@@ -51,12 +51,12 @@ func BenchmarkClient(b *testing.B) {
 
 type benchEngine struct {
 	name string
-	open func(b *testing.B) *benchSetup
+	open func(b testing.TB) *benchSetup
 }
 
 func benchEngines() []benchEngine {
 	return []benchEngine{
-		{"sqlite", func(b *testing.B) *benchSetup {
+		{"sqlite", func(b testing.TB) *benchSetup {
 			h, err := sqlite.New().Open(context.Background(), engine.Target{Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
@@ -64,14 +64,14 @@ func benchEngines() []benchEngine {
 			b.Cleanup(func() { _ = h.Close() })
 			return &benchSetup{h: h}
 		}},
-		{"postgres", func(b *testing.B) *benchSetup {
+		{"postgres", func(b testing.TB) *benchSetup {
 			return benchServer(b, "/usr/lib/postgresql/15/bin/postgres", server.StartPostgres, server.Options{}, postgres.New())
 		}},
-		{"mariadb-innodb", func(b *testing.B) *benchSetup {
+		{"mariadb-innodb", func(b testing.TB) *benchSetup {
 			return benchServer(b, "/usr/sbin/mariadbd", server.StartMariaDB,
 				server.Options{StorageEngine: mariadb.InnoDB}, mariadb.New(mariadb.InnoDB))
 		}},
-		{"mariadb-rocksdb", func(b *testing.B) *benchSetup {
+		{"mariadb-rocksdb", func(b testing.TB) *benchSetup {
 			if _, err := os.Stat("/usr/lib/mysql/plugin/ha_rocksdb.so"); err != nil {
 				b.Skip("MyRocks plugin not installed (apt-get install mariadb-plugin-rocksdb)")
 			}
@@ -82,7 +82,7 @@ func benchEngines() []benchEngine {
 }
 
 // benchServer starts a managed server for the benchmark and opens the engine on it.
-func benchServer(b *testing.B, bin string, start func(context.Context, server.Options) (*server.Instance, error),
+func benchServer(b testing.TB, bin string, start func(context.Context, server.Options) (*server.Instance, error),
 	o server.Options, e engine.Engine) *benchSetup {
 	b.Helper()
 	if _, err := os.Stat(bin); err != nil {
@@ -124,7 +124,7 @@ func (bs *benchSetup) plan(b *testing.B, rows int64) *plan {
 	b.Helper()
 	cfg := testConfig(b, 1)
 	cfg.InsertBench.Rows = rows
-	steps, err := New().Plan(cfg)
+	steps, err := planOf(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -255,6 +255,7 @@ type customStep struct {
 }
 
 func (s *customStep) Name() string                                 { return s.name }
+func (s *customStep) Group() string                                { return "" }
 func (s *customStep) Prepare(context.Context, engine.Handle) error { return nil }
 func (s *customStep) Verify(context.Context, engine.Handle) (string, error) {
 	return "", nil

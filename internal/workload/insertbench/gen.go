@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -91,7 +90,7 @@ type RowGenerator struct {
 
 // NewRowGenerator returns a generator of rows shaped by ib (bounds and data length), taking
 // the random part of data from buf and every random choice from rng.
-func NewRowGenerator(ib *config.InsertBench, buf *DataBuffer, rng *rand.Rand) *RowGenerator {
+func NewRowGenerator(ib *Params, buf *DataBuffer, rng *rand.Rand) *RowGenerator {
 	g := &RowGenerator{
 		rng: rng, buf: buf,
 		cashregisters: ib.Cashregisters, products: ib.Products, customers: ib.Customers, maxP: ib.MaxPrice,

@@ -7,13 +7,11 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"strings"
 	"testing"
-
-	"github.com/dbperf/dbperf/internal/config"
 )
 
-func testShape(t testing.TB) config.InsertBench {
+func testShape(t testing.TB) *Params {
 	t.Helper()
-	ib, err := config.InsertBenchPreset("tiny", 1)
+	ib, err := Preset("tiny", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +62,7 @@ func TestRowGeneratorRanges(t *testing.T) {
 	for _, tc := range []struct{ min, max, pct int }{{10, 20, 50}, {10, 10, 0}, {1, 40, 100}, {0, 3, 50}, {100, 200, 80}} {
 		ib := testShape(t)
 		ib.DataLengthMin, ib.DataLengthMax, ib.DataRandomPct = tc.min, tc.max, tc.pct
-		g := NewRowGenerator(&ib, buf, stream(7, "l.i0", "insert", 1))
+		g := NewRowGenerator(ib, buf, stream(7, "l.i0", "insert", 1))
 		seenLen := map[int]bool{}
 		for i, r := range rows(g, 20000) {
 			if r.CashRegisterID < 0 || r.CashRegisterID >= 1000 || r.ProductID < 0 || r.ProductID >= 10000 ||
@@ -98,7 +96,7 @@ func TestRowGeneratorRanges(t *testing.T) {
 func TestRowGeneratorDeterminism(t *testing.T) {
 	ib := testShape(t)
 	gen := func(seed int64, step, role string, client int) []Row {
-		return rows(NewRowGenerator(&ib, NewDataBuffer(seed), stream(seed, step, role, client)), 500)
+		return rows(NewRowGenerator(ib, NewDataBuffer(seed), stream(seed, step, role, client)), 500)
 	}
 	a := gen(1, "l.i0", "insert", 1)
 	if fmt.Sprint(a) != fmt.Sprint(gen(1, "l.i0", "insert", 1)) {
@@ -125,8 +123,8 @@ func TestRowGeneratorDeterminism(t *testing.T) {
 func TestAppendRowsMatchesNext(t *testing.T) {
 	ib := testShape(t)
 	buf := NewDataBuffer(3)
-	want := rows(NewRowGenerator(&ib, buf, stream(3, "s", "insert", 1)), 50)
-	g := NewRowGenerator(&ib, buf, stream(3, "s", "insert", 1))
+	want := rows(NewRowGenerator(ib, buf, stream(3, "s", "insert", 1)), 50)
+	g := NewRowGenerator(ib, buf, stream(3, "s", "insert", 1))
 	var a engine.Args
 	for i, w := range want {
 		g.StartBatch(int64(i))
@@ -153,7 +151,7 @@ func TestAppendRowsMatchesNext(t *testing.T) {
 // (results of different data must not be compared unknowingly), then update the constant.
 func TestRowFingerprint(t *testing.T) {
 	ib := testShape(t)
-	g := NewRowGenerator(&ib, NewDataBuffer(3221223452), stream(3221223452, "l.i0", "insert", 1))
+	g := NewRowGenerator(ib, NewDataBuffer(3221223452), stream(3221223452, "l.i0", "insert", 1))
 	h := sha256.New()
 	var r Row
 	for i := range 10000 {
@@ -171,7 +169,7 @@ func TestRowFingerprint(t *testing.T) {
 
 func BenchmarkRowGenerator(b *testing.B) {
 	ib := testShape(b)
-	g := NewRowGenerator(&ib, NewDataBuffer(1), stream(1, "bench", "insert", 1))
+	g := NewRowGenerator(ib, NewDataBuffer(1), stream(1, "bench", "insert", 1))
 	var r Row
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -185,7 +183,7 @@ func BenchmarkRowGenerator(b *testing.B) {
 // BenchmarkAppendRows is the inserter's hot path: one 100-row batch per iteration.
 func BenchmarkAppendRows(b *testing.B) {
 	ib := testShape(b)
-	g := NewRowGenerator(&ib, NewDataBuffer(1), stream(1, "bench", "insert", 1))
+	g := NewRowGenerator(ib, NewDataBuffer(1), stream(1, "bench", "insert", 1))
 	var a engine.Args
 	b.ReportAllocs()
 	for i := int64(0); b.Loop(); i += 100 {

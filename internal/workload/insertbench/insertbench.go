@@ -66,16 +66,71 @@ const (
 	rpcRW     = 50  // qr*, qp*
 )
 
+// Step groups (workload.Meta.Groups): the reference's write-heavy, range and point families.
+const (
+	groupWrite = "write"
+	groupRange = "range"
+	groupPoint = "point"
+)
+
+// stepSpec is one step of the sequence with what defines it.
+type stepSpec struct {
+	name  string
+	kind  string // kindLoad, kindReadWrite, kindCleanup (workload.Load.Kind)
+	group string
+	rpc   int  // default rows per commit; 0: the step inserts nothing
+	rate  int  // read-write steps: the insert and delete rate per client, rows/s
+	point bool // read-write steps: point queries (qp) rather than range queries (qr)
+}
+
 // readWriteRates are the per-client insert (and delete) rates of the read-write steps, in
 // rows/s (reference §1.9: 100, 500, 1000); each has a range (qr) and a point (qp) step.
 func readWriteRates() []int { return []int{100, 500, 1000} }
 
-// stepNames lists every step in run order.
-func stepNames() []string {
-	names := []string{stepLoad, stepIndex, stepWrite1, stepWrite2, stepCleanup}
+// stepTable lists every step in run order.
+func stepTable() []stepSpec {
+	t := []stepSpec{
+		{name: stepLoad, kind: kindLoad, group: groupWrite, rpc: rpcLoad},
+		{name: stepIndex, kind: kindLoad, group: groupWrite},
+		{name: stepWrite1, kind: kindLoad, group: groupWrite, rpc: rpcWrite1},
+		{name: stepWrite2, kind: kindLoad, group: groupWrite, rpc: rpcWrite2},
+		{name: stepCleanup, kind: kindCleanup},
+	}
 	for _, r := range readWriteRates() {
 		n := strconv.Itoa(r)
-		names = append(names, "qr"+n, "qp"+n)
+		t = append(t,
+			stepSpec{name: "qr" + n, kind: kindReadWrite, group: groupRange, rpc: rpcRW, rate: r},
+			stepSpec{name: "qp" + n, kind: kindReadWrite, group: groupPoint, rpc: rpcRW, rate: r, point: true})
+	}
+	return t
+}
+
+// stepByName finds a step of the sequence.
+func stepByName(name string) (stepSpec, bool) {
+	for _, st := range stepTable() {
+		if st.name == name {
+			return st, true
+		}
+	}
+	return stepSpec{}, false
+}
+
+// stepNames lists every step in run order.
+func stepNames() []string {
+	var names []string
+	for _, st := range stepTable() {
+		names = append(names, st.name)
+	}
+	return names
+}
+
+// rpcSteps lists the steps --rows-per-commit applies to.
+func rpcSteps() []string {
+	var names []string
+	for _, st := range stepTable() {
+		if st.rpc > 0 {
+			names = append(names, st.name)
+		}
 	}
 	return names
 }
@@ -90,25 +145,32 @@ var _ workload.Workload = (*Workload)(nil)
 
 // Meta names the workload and lists its steps in run order.
 func (*Workload) Meta() workload.Meta {
-	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames()}
+	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames(),
+		Summary: "the Insert Benchmark: l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000",
+		Groups: []workload.StepGroup{
+			{Name: groupWrite, Title: "write (l.*)"},
+			{Name: groupRange, Title: "range (qr*)"},
+			{Name: groupPoint, Title: "point (qp*)"},
+		}}
 }
 
 // Plan returns the selected steps (cfg.Steps, all when empty) in the spec's order, whatever
 // order they were listed in. It is pure: it validates, derives the parameters of every
 // step and builds the shared immutable data (the data buffer), but does no I/O.
-func (*Workload) Plan(cfg *config.Run) ([]workload.Step, error) {
+func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
 	if cfg == nil {
 		return nil, errors.New("insertbench plan: no configuration")
 	}
-	selected, err := selectSteps(cfg.Steps)
-	if err != nil {
+	prm, ok := params.(*Params)
+	if !ok || prm == nil {
+		return nil, fmt.Errorf("insertbench plan: parameters of type %T, want *insertbench.Params", params)
+	}
+	if err := prm.Validate(cfg); err != nil {
 		return nil, err
 	}
-	ib := cfg.InsertBench
+	selected, _ := selectSteps(cfg.Steps)
+	ib := *prm
 	ib.RowsPerCommit = maps.Clone(ib.RowsPerCommit)
-	if err := validate(cfg.Clients, &ib, selected); err != nil {
-		return nil, err
-	}
 
 	p := &plan{
 		seed:    cfg.Seed,
@@ -123,24 +185,24 @@ func (*Workload) Plan(cfg *config.Run) ([]workload.Step, error) {
 	}
 
 	var steps []workload.Step
-	for _, name := range stepNames() {
-		if !selected[name] {
+	for _, st := range stepTable() {
+		if !selected[st.name] {
 			continue
 		}
-		base := stepBase{name: name, p: p}
-		switch name {
-		case stepLoad:
+		base := stepBase{name: st.name, group: st.group, p: p}
+		switch {
+		case st.name == stepLoad:
 			steps = append(steps, &writeStep{stepBase: base, create: true,
-				rpc: rpcOf(&ib, name, rpcLoad), quota: ib.Rows})
-		case stepIndex:
+				rpc: rpcOf(&ib, st), quota: ib.Rows})
+		case st.name == stepIndex:
 			steps = append(steps, &indexStep{stepBase: base})
-		case stepWrite1, stepWrite2:
+		case st.name == stepWrite1 || st.name == stepWrite2:
 			steps = append(steps, &writeStep{stepBase: base, deletes: ib.Delete,
-				rpc: rpcOf(&ib, name, defaultRPC(name)), quota: writeQuota(name, ib.Rows2)})
-		case stepCleanup:
+				rpc: rpcOf(&ib, st), quota: writeQuota(st.name, ib.Rows2)})
+		case st.name == stepCleanup:
 			steps = append(steps, &cleanupStep{stepBase: base})
 		default:
-			steps = append(steps, newRWStep(base, &ib))
+			steps = append(steps, newRWStep(base, st, &ib))
 		}
 	}
 	return steps, nil
@@ -160,90 +222,13 @@ func selectSteps(names []string) (map[string]bool, error) {
 	for _, n := range names {
 		switch {
 		case !slices.Contains(all, n):
-			errs = append(errs, fmt.Errorf("insertbench: unknown step %q: steps are %s", n, strings.Join(all, ", ")))
+			errs = append(errs, fmt.Errorf("--steps: unknown step %q: insertbench has %s", n, strings.Join(all, ",")))
 		case sel[n]:
-			errs = append(errs, fmt.Errorf("insertbench: step %q is listed twice", n))
+			errs = append(errs, fmt.Errorf("--steps: step %q is listed twice", n))
 		}
 		sel[n] = true
 	}
 	return sel, errors.Join(errs...)
-}
-
-// validate checks what Plan needs of the configuration, reporting every problem at once.
-// config.Validate checks the flags; this guards the workload against configurations built
-// any other way and checks what only applies to the selected steps.
-func validate(clients int, ib *config.InsertBench, sel map[string]bool) error {
-	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("insertbench: "+format, args...))
-	}
-	if clients < 1 {
-		add("clients must be at least 1, got %d", clients)
-	}
-	if sel[stepLoad] && ib.Rows < 1 {
-		add("rows must be at least 1 for %s, got %d", stepLoad, ib.Rows)
-	}
-	if (sel[stepWrite1] || sel[stepWrite2]) && ib.Rows2 < 1 {
-		add("rows2 must be at least 1 for %s and %s, got %d", stepWrite1, stepWrite2, ib.Rows2)
-	}
-	for _, n := range stepNames() {
-		if sel[n] && isRW(n) && ib.Time <= 0 {
-			add("time must be positive for the read-write steps, got %s", ib.Time)
-			break
-		}
-	}
-	if ib.CleanupWait < 0 {
-		add("cleanup wait must not be negative, got %s", ib.CleanupWait)
-	}
-	for _, step := range slices.Sorted(maps.Keys(ib.RowsPerCommit)) {
-		n := ib.RowsPerCommit[step]
-		switch {
-		case !slices.Contains(stepNames(), step):
-			add("rows per commit given for unknown step %q", step)
-		case step == stepIndex || step == stepCleanup:
-			add("rows per commit does not apply to step %s", step)
-		case n < 1:
-			add("rows per commit for %s must be at least 1, got %d", step, n)
-		}
-	}
-	for _, b := range []struct {
-		name string
-		v    int
-	}{
-		{"cashregisters", ib.Cashregisters}, {"products", ib.Products},
-		{"customers", ib.Customers}, {"max price", ib.MaxPrice}, {"rows per query", ib.RowsPerQuery},
-	} {
-		if b.v < 1 {
-			add("%s must be at least 1, got %d", b.name, b.v)
-		}
-	}
-	if ib.DataLengthMin < 0 || ib.DataLengthMax < ib.DataLengthMin || ib.DataLengthMax > maxDataLength {
-		add("data length range %d..%d must lie within 0..%d (the data column is varchar(%d))",
-			ib.DataLengthMin, ib.DataLengthMax, maxDataLength, maxDataLength)
-	}
-	if ib.DataRandomPct < 0 || ib.DataRandomPct > 100 {
-		add("data random percentage must be within 0..100, got %d", ib.DataRandomPct)
-	}
-	if ib.ResyncGetMin < 0 {
-		add("resync-get-min must not be negative, got %d", ib.ResyncGetMin)
-	}
-	return errors.Join(errs...)
-}
-
-// isRW reports whether a step is one of the read-write steps (qr*, qp*).
-func isRW(step string) bool { return strings.HasPrefix(step, "qr") || strings.HasPrefix(step, "qp") }
-
-// defaultRPC is a step's rows per commit unless overridden (spec "Steps").
-func defaultRPC(step string) int {
-	switch step {
-	case stepLoad:
-		return rpcLoad
-	case stepWrite1:
-		return rpcWrite1
-	case stepWrite2:
-		return rpcWrite2
-	}
-	return rpcRW
 }
 
 // writeQuota is a client's rows for l.i1 (4/5 of rows2, rounded half up as the reference's
@@ -260,7 +245,7 @@ func writeQuota(step string, rows2 int64) int64 {
 // immutable data every insert actor draws from.
 type plan struct {
 	seed    int64
-	ib      config.InsertBench
+	ib      Params
 	clients []*client
 	tables  []string
 	data    *DataBuffer
@@ -289,23 +274,28 @@ type client struct {
 	indexed atomic.Bool
 }
 
-// rpcOf returns the rows per commit of a step: the override keyed by step name, or def.
-func rpcOf(ib *config.InsertBench, step string, def int) int {
-	if n, ok := ib.RowsPerCommit[step]; ok && n > 0 {
+// rpcOf returns the rows per commit of a step: the override keyed by step name, or the
+// step's default.
+func rpcOf(ib *Params, st stepSpec) int {
+	if n, ok := ib.RowsPerCommit[st.name]; ok && n > 0 {
 		return n
 	}
-	return def
+	return st.rpc
 }
 
 // stepBase holds what every step has: its name and the shared plan. Its Prepare records the
 // baseline and its Verify is the audit (spec "Audit after every step").
 type stepBase struct {
-	name string
-	p    *plan
+	name  string
+	group string
+	p     *plan
 }
 
 // Name is the spec's step name.
 func (s *stepBase) Name() string { return s.name }
+
+// Group is the step's group in Meta.Groups ("" for the cleanup).
+func (s *stepBase) Group() string { return s.group }
 
 // Prepare records the tables' row counts as the audit's baseline when the run did not
 // start with l.i0 (once, at the first step).

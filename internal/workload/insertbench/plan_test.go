@@ -3,6 +3,7 @@ package insertbench
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,22 +22,40 @@ type dialectOnly struct {
 
 func (dialectOnly) Dialect() engine.Dialect { return sqlite.Dialect{} }
 
-// testConfig is a tiny, valid run configuration.
-func testConfig(t testing.TB, clients int, steps ...string) *config.Run {
+// testCfg is a run's shared configuration and the Insert Benchmark's parameters.
+type testCfg struct {
+	*config.Run
+	InsertBench *Params
+}
+
+// testConfig is a tiny, valid run configuration. Its WorkDir stands for a kept database,
+// so that steps without l.i0 may be planned.
+func testConfig(t testing.TB, clients int, steps ...string) *testCfg {
 	t.Helper()
-	ib, err := config.InsertBenchPreset("tiny", clients)
+	ib, err := Preset("tiny", clients)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ib.Rows, ib.Rows2 = 1000, 500
 	ib.Time = 2 * time.Second
 	ib.CleanupWait = 3 * time.Second
-	return &config.Run{Workload: Name, Engine: "sqlite", Clients: clients, Seed: 42, Steps: steps, InsertBench: ib}
+	return &testCfg{
+		Run:         &config.Run{Workload: Name, Engine: "sqlite", Clients: clients, Seed: 42, Steps: steps, WorkDir: t.TempDir()},
+		InsertBench: ib,
+	}
 }
 
-func mustPlan(t *testing.T, cfg *config.Run) []workload.Step {
+// planOf plans cfg (nil: no configuration at all).
+func planOf(cfg *testCfg) ([]workload.Step, error) {
+	if cfg == nil {
+		return New().Plan(nil, &Params{})
+	}
+	return New().Plan(cfg.Run, cfg.InsertBench)
+}
+
+func mustPlan(t *testing.T, cfg *testCfg) []workload.Step {
 	t.Helper()
-	steps, err := New().Plan(cfg)
+	steps, err := planOf(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +87,27 @@ func TestMeta(t *testing.T) {
 	}
 }
 
+// Every step is in a declared group (the cleanup in none), and the read-write steps carry
+// their rate as a number.
+func TestStepGroupsAndRates(t *testing.T) {
+	groups := map[string]bool{}
+	for _, g := range New().Meta().Groups {
+		groups[g.Name] = true
+	}
+	want := map[string]string{"l.i0": "write", "l.x": "write", "l.i1": "write", "l.i2": "write", "cleanup": "",
+		"qr100": "range", "qp100": "point", "qr500": "range", "qp500": "point", "qr1000": "range", "qp1000": "point"}
+	for _, s := range mustPlan(t, testConfig(t, 1)) {
+		if g := s.Group(); g != want[s.Name()] || (g != "" && !groups[g]) {
+			t.Errorf("%s: group %q, want %q (declared: %v)", s.Name(), g, want[s.Name()], groups)
+		}
+		if rw, ok := s.(*rwStep); ok {
+			if r := strconv.Itoa(rw.rate); s.Name()[2:] != r || rw.point != (s.Name()[:2] == "qp") {
+				t.Errorf("%s: rate %d point %v", s.Name(), rw.rate, rw.point)
+			}
+		}
+	}
+}
+
 func TestPlanStepSelection(t *testing.T) {
 	all := New().Meta().Steps
 	tests := []struct {
@@ -89,32 +129,41 @@ func TestPlanStepSelection(t *testing.T) {
 func TestPlanErrors(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(*config.Run)
+		mutate func(*testCfg)
 		want   []string
 	}{
 		{"nil", nil, []string{"no configuration"}},
-		{"unknown step", func(c *config.Run) { c.Steps = []string{"l.i0", "qr200"} }, []string{`unknown step "qr200"`}},
-		{"twice", func(c *config.Run) { c.Steps = []string{"l.x", "l.x"} }, []string{`"l.x" is listed twice`}},
-		{"clients", func(c *config.Run) { c.Clients = 0 }, []string{"clients must be at least 1"}},
-		{"rows", func(c *config.Run) { c.InsertBench.Rows = 0 }, []string{"rows must be at least 1"}},
-		{"rows not needed", func(c *config.Run) { c.InsertBench.Rows = 0; c.Steps = []string{"qr100"} }, nil},
-		{"time", func(c *config.Run) { c.InsertBench.Time = 0 }, []string{"time must be positive"}},
-		{"rpc", func(c *config.Run) {
+		{"unknown step", func(c *testCfg) { c.Steps = []string{"l.i0", "qr200"} }, []string{`unknown step "qr200"`}},
+		{"twice", func(c *testCfg) { c.Steps = []string{"l.x", "l.x"} }, []string{`"l.x" is listed twice`}},
+		{"rows", func(c *testCfg) { c.InsertBench.Rows = 0 }, []string{"rows must be at least 1"}},
+		{"rows not needed", func(c *testCfg) { c.InsertBench.Rows = 0; c.Steps = []string{"qr100"} }, nil},
+		{"time", func(c *testCfg) { c.InsertBench.Time = 0 }, []string{"--time must be a positive number of seconds"}},
+		{"rpc", func(c *testCfg) {
 			c.InsertBench.RowsPerCommit = map[string]int{"l.i1": 0, "l.x": 5, "bogus": 1}
-		}, []string{"for l.i1 must be at least 1", "does not apply to step l.x", `unknown step "bogus"`}},
-		{"shape", func(c *config.Run) {
+		}, []string{"--rows-per-commit l.i1=0: rows per commit must be at least 1", "step l.x inserts no rows", `unknown step "bogus"`}},
+		{"rpc of a step not run", func(c *testCfg) {
+			c.Steps = []string{"l.i0"}
+			c.InsertBench.RowsPerCommit = map[string]int{"l.i1": 10}
+		}, []string{"--rows-per-commit l.i1=10: l.i1 is not in --steps l.i0"}},
+		{"fresh database without l.i0", func(c *testCfg) { c.WorkDir = ""; c.Steps = []string{"qp100"} },
+			[]string{"--steps qp100 needs the tables l.i0 creates"}},
+		{"kept database without l.i0", func(c *testCfg) { c.Steps = []string{"qp100"} }, nil},
+		{"range queries without l.x", func(c *testCfg) { c.Steps = []string{"l.i0", "qr100"} },
+			[]string{"--steps: qr100 queries the secondary indexes that l.x creates"}},
+		{"point queries without l.x", func(c *testCfg) { c.Steps = []string{"l.i0", "qp100"} }, nil},
+		{"shape", func(c *testCfg) {
 			c.InsertBench.Products = 0
 			c.InsertBench.DataLengthMax = 5000
 			c.InsertBench.DataRandomPct = 101
 		}, []string{"products must be at least 1", "data length range 10..5000", "random percentage"}},
 	}
 	for _, tc := range tests {
-		var cfg *config.Run
+		var cfg *testCfg
 		if tc.mutate != nil {
 			cfg = testConfig(t, 1)
 			tc.mutate(cfg)
 		}
-		_, err := New().Plan(cfg)
+		_, err := planOf(cfg)
 		if len(tc.want) == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
@@ -210,7 +259,7 @@ func TestPlanQuotasAndRPC(t *testing.T) {
 		rpc   int
 		tail  int
 	}
-	check := func(cfg *config.Run, want map[string]qr) {
+	check := func(cfg *testCfg, want map[string]qr) {
 		t.Helper()
 		for _, s := range mustPlan(t, cfg) {
 			w, ok := want[s.Name()]

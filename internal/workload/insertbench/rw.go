@@ -3,11 +3,8 @@ package insertbench
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -27,14 +24,12 @@ type rwStep struct {
 	dur     time.Duration
 }
 
-func newRWStep(base stepBase, ib *config.InsertBench) *rwStep {
-	rate, _ := strconv.Atoi(base.name[2:])
-	rpc := rpcOf(ib, base.name, rpcRW)
+func newRWStep(base stepBase, st stepSpec, ib *Params) *rwStep {
 	// Reference §1.4 fixup_options: rows per commit never exceeds the rows per second.
-	rpc = min(rpc, rate)
+	rpc := min(rpcOf(ib, st), st.rate)
 	return &rwStep{
-		stepBase: base, point: strings.HasPrefix(base.name, "qp"),
-		rate: rate, rpc: rpc, deletes: ib.Delete, dur: ib.Time,
+		stepBase: base, point: st.point,
+		rate: st.rate, rpc: rpc, deletes: ib.Delete, dur: ib.Time,
 	}
 }
 

@@ -119,9 +119,17 @@ func pointSQL(d engine.Dialect, table string, n int) string {
 	return b.String()
 }
 
-// deleteSQL deletes the limit lowest ids ≥ the argument, in the engine's shape (§1.5).
+// deleteSQL deletes the limit lowest ids ≥ the argument, in the reference's shape for the
+// engine (§1.5): MySQL's DELETE … WHERE id >= ? ORDER BY id LIMIT n, elsewhere the
+// Postgres form, the n lowest ids picked in a subselect.
 func deleteSQL(d engine.Dialect, table string, limit int) string {
-	return d.DeleteLowest(table, keyColumn, limit)
+	n := strconv.Itoa(limit)
+	if d.DeleteOrderLimit() {
+		return "DELETE FROM " + table + " WHERE " + keyColumn + " >= " + d.Placeholder(1) +
+			" ORDER BY " + keyColumn + " ASC LIMIT " + n
+	}
+	return "DELETE FROM " + table + " WHERE " + keyColumn + " IN (SELECT " + keyColumn + " FROM " + table +
+		" WHERE " + keyColumn + " >= " + d.Placeholder(1) + " ORDER BY " + keyColumn + " ASC LIMIT " + n + ")"
 }
 
 // Single-value queries of the actors and the audit.
