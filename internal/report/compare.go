@@ -68,8 +68,8 @@ type Row struct {
 
 // Table is one comparison table.
 type Table struct {
-	// ID is stable ("throughput", "relative", "geomean", "background", "hw", "hw_relative",
-	// "conn_cpu", "latency"): CSV and JSON rows carry it.
+	// ID is stable ("throughput", "relative", "geomean", "by_group", "background", "hw",
+	// "hw_relative", "conn_cpu", "latency"): CSV and JSON rows carry it.
 	ID    string
 	Title string
 	// HeadColumns name the leading header cells of every row; Columns the cells.
@@ -196,6 +196,7 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 		c.throughputTable(),
 		c.relativeTable(),
 		c.geomeanTable(),
+		c.byGroupTable(),
 		c.backgroundTable(),
 		c.hwTable(false),
 		c.hwTable(true),
@@ -359,6 +360,48 @@ func (c Comparison) geomeanTable() Table {
 		}
 		row.Cells = append(row.Cells, geoCell(ratios(c.Steps)))
 		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// byGroupTable is the relative throughput of every step, a row each, under its group in
+// the workload's order, with the group's geometric mean after its steps: the reference's
+// sysbench summary (tests as rows, configs as columns), which stays readable when a
+// workload has dozens of steps. Steps in no group are left out (cleanups, warm-ups).
+func (c Comparison) byGroupTable() Table {
+	base := c.Groups[c.Base]
+	t := Table{ID: "by_group", Title: fmt.Sprintf("Throughput relative to %s, by step group", base.Name),
+		HeadColumns: []string{"group", "step"},
+		Legend: []string{fmt.Sprintf("median ÷ the base's median; worse below %.2f, better above %.2f; geomean: over the group's steps", LowRatio, HighRatio),
+			c.significanceLegend()}}
+	for _, g := range c.Groups {
+		t.Columns = append(t.Columns, g.Name)
+	}
+	for _, sg := range c.StepGroups {
+		if len(sg.Steps) == 0 {
+			continue
+		}
+		ratios := make([][]float64, len(c.Groups))
+		for _, step := range sg.Steps {
+			row := Row{Head: []string{sg.Title, step}}
+			get := throughputOf(step)
+			for gi, g := range c.Groups {
+				rc := relCell(values(base, get), values(g, get), true)
+				if gi == c.Base && rc.Present {
+					rc = geoCell([]float64{1}) // the base against itself: 1, no spread
+				}
+				if rc.Present {
+					ratios[gi] = append(ratios[gi], rc.Median)
+				}
+				row.Cells = append(row.Cells, rc)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		geo := Row{Head: []string{sg.Title, "geomean"}}
+		for gi := range c.Groups {
+			geo.Cells = append(geo.Cells, geoCell(ratios[gi]))
+		}
+		t.Rows = append(t.Rows, geo)
 	}
 	return t
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,7 +242,7 @@ func TestCompareJSONAndCSV(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Comparison.Base != "a" || len(out.Comparison.Tables) != 8 {
+	if out.Comparison.Base != "a" || len(out.Comparison.Tables) != 9 {
 		t.Fatalf("comparison: base %q, %d tables", out.Comparison.Base, len(out.Comparison.Tables))
 	}
 	rel := out.Comparison.Tables[1]
@@ -311,5 +312,35 @@ func TestHTMLInChromium(t *testing.T) {
 	if keep := os.Getenv("DBPERF_SCREENSHOT_DIR"); keep != "" {
 		png, _ := os.ReadFile(shot)
 		_ = os.WriteFile(filepath.Join(keep, "report.png"), png, 0o644)
+	}
+}
+
+// The by-group table lists each group's steps under the group's title in the order the
+// runs stored the groups, then the group's geomean; steps of no group are left out.
+func TestByGroupTable(t *testing.T) {
+	_, c := compared(t)
+	var bg *Table
+	for i := range c.Tables {
+		if c.Tables[i].ID == "by_group" {
+			bg = &c.Tables[i]
+		}
+	}
+	if bg == nil {
+		t.Fatal("no by_group table")
+	}
+	var heads []string
+	for _, r := range bg.Rows {
+		heads = append(heads, strings.Join(r.Head, "/"))
+	}
+	want := []string{"write (l.*)/l.i0", "write (l.*)/geomean", "point (qp*)/qp100", "point (qp*)/point-select", "point (qp*)/geomean"}
+	if !slices.Equal(heads, want) {
+		t.Fatalf("rows %q, want %q", heads, want)
+	}
+	// b is 1.2× a; the base column is exactly 1.
+	if cell := bg.Rows[0].Cells[1]; !cell.Present || math.Abs(cell.Median-1.2) > 0.02 || cell.Class != ClassBetter {
+		t.Errorf("b l.i0: %+v", cell)
+	}
+	if cell := bg.Rows[1].Cells[0]; !cell.Present || cell.Median != 1 {
+		t.Errorf("a geomean: %+v", cell)
 	}
 }
