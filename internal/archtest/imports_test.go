@@ -38,6 +38,7 @@ func allowed() map[string][]string {
 		"internal/runner":               {"internal/engine", "internal/workload", "internal/metrics", "internal/hwstat"},
 		"internal/store":                {"internal/metrics"},
 		"internal/stats":                {},
+		"internal/changepoint":          {},
 		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart"},
 		"internal/report/chart":         {},
 		"internal/browsertest":          {},
