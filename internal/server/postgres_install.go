@@ -59,7 +59,7 @@ func InstallPostgres(ctx context.Context, baseURL, cacheDir, version string) (st
 		return filepath.Join(root, version), nil
 	}
 	artifact := baseURL + "/" + pgArtifactPath
-	full, err := resolvePostgresVersion(ctx, artifact, version)
+	full, err := resolveMavenVersion(ctx, artifact, version)
 	if err != nil {
 		if dir, _ := installedMatch(cacheDir, version); dir != "" {
 			return dir, nil
@@ -159,8 +159,9 @@ func compareVersions(a, b string) int {
 	return len(pa) - len(pb)
 }
 
-// resolvePostgresVersion picks the newest published version matching version.
-func resolvePostgresVersion(ctx context.Context, artifact, version string) (string, error) {
+// resolveMavenVersion picks the newest version matching version published for the Maven
+// artifact (its base URL) in its maven-metadata.xml.
+func resolveMavenVersion(ctx context.Context, artifact, version string) (string, error) {
 	body, err := httpGet(ctx, artifact+"/maven-metadata.xml", 1<<20)
 	if err != nil {
 		return "", err
@@ -216,35 +217,12 @@ func fetch(ctx context.Context, url string) (*http.Response, error) {
 
 // installJar downloads the jar into root, checks its SHA-1, and unpacks its .txz to dir.
 func installJar(ctx context.Context, jarURL, root, dir string) error {
-	sumText, err := httpGet(ctx, jarURL+".sha1", 4096)
-	if err != nil {
-		return err
-	}
-	fields := strings.Fields(string(sumText))
-	if len(fields) == 0 {
-		return fmt.Errorf("%s.sha1 is empty", jarURL)
-	}
-	want := strings.ToLower(fields[0])
-
-	jar, err := os.CreateTemp(root, ".download-*.jar")
+	jar, n, err := downloadVerified(ctx, jarURL, root)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(jar.Name())
 	defer jar.Close()
-	resp, err := fetch(ctx, jarURL)
-	if err != nil {
-		return err
-	}
-	h := sha1.New()
-	n, err := io.Copy(io.MultiWriter(jar, h), resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return fmt.Errorf("download %s: %w", jarURL, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return fmt.Errorf("%s: SHA-1 %s does not match the published %s", jarURL, got, want)
-	}
 
 	zr, err := zip.NewReader(jar, n)
 	if err != nil {
@@ -293,6 +271,45 @@ func installJar(ctx context.Context, jarURL, root, dir string) error {
 	}
 	ok = true
 	return nil
+}
+
+// downloadVerified downloads url into a temporary file in dir and checks it against the
+// SHA-1 published beside it (url + ".sha1", as Maven repositories publish). The caller
+// removes and closes the file; on error nothing is left.
+func downloadVerified(ctx context.Context, url, dir string) (*os.File, int64, error) {
+	sumText, err := httpGet(ctx, url+".sha1", 4096)
+	if err != nil {
+		return nil, 0, err
+	}
+	fields := strings.Fields(string(sumText))
+	if len(fields) == 0 {
+		return nil, 0, fmt.Errorf("%s.sha1 is empty", url)
+	}
+	want := strings.ToLower(fields[0])
+
+	f, err := os.CreateTemp(dir, ".download-*"+filepath.Ext(url))
+	if err != nil {
+		return nil, 0, fmt.Errorf("download %s: %w", url, err)
+	}
+	fail := func(err error) (*os.File, int64, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, err
+	}
+	resp, err := fetch(ctx, url)
+	if err != nil {
+		return fail(err)
+	}
+	h := sha1.New()
+	n, err := io.Copy(io.MultiWriter(f, h), resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fail(fmt.Errorf("download %s: %w", url, err))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fail(fmt.Errorf("%s: SHA-1 %s does not match the published %s", url, got, want))
+	}
+	return f, n, nil
 }
 
 // extractTxz unpacks an xz-compressed tar into dir, keeping file modes and symlinks and

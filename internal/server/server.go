@@ -55,6 +55,11 @@ type Instance struct {
 	// Profile is the profile's name and Config its file's text, stored with the run.
 	Profile string
 	Config  string
+	// ProfileSkipped notes the profile lines left out because this server version does
+	// not know them (MariaDB: a setting of another version, or of a plugin not loaded),
+	// one per line: "innodb_change_buffering=none (line 12): not a setting of MariaDB
+	// 11.4.5 (MariaDB 10.11.19 has it)". Empty when the whole profile applies.
+	ProfileSkipped []string
 
 	// detached: do not tie the server's life to dbperf's (Options.Detached).
 	detached bool
