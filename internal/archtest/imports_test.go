@@ -30,22 +30,28 @@ func allowed() map[string][]string {
 		"internal/engine/sqlite":        {"internal/engine", "internal/engine/drvconn"},
 		"internal/engine/postgres":      {"internal/engine", "internal/engine/blockconn"},
 		"internal/engine/mariadb":       {"internal/engine", "internal/engine/blockconn", "internal/engine/drvconn"},
+		"internal/engine/enginetest":    {"internal/engine"},
 		"internal/server":               {},
 		"internal/workload":             {"internal/engine", "internal/config"},
 		"internal/workload/insertbench": {"internal/workload", "internal/engine", "internal/config"},
+		"internal/workload/sysbench":    {"internal/workload", "internal/engine", "internal/config"},
 		"internal/metrics":              {"internal/hwstat"},
 		"internal/hwstat":               {},
 		"internal/runner":               {"internal/engine", "internal/workload", "internal/metrics", "internal/hwstat"},
 		"internal/store":                {"internal/metrics"},
 		"internal/stats":                {},
 		"internal/changepoint":          {},
-		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart"},
+		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart", "internal/changepoint"},
 		"internal/report/chart":         {},
 		"internal/browsertest":          {},
 		"internal/progress":             {"internal/metrics"},
 		"internal/archtest":             {},
 	}
 }
+
+// testHelpers are the packages only tests may import: non-test code importing them fails
+// whatever its row allows.
+var testHelpers = map[string]bool{"internal/browsertest": true, "internal/engine/enginetest": true}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -109,6 +115,9 @@ func TestImportDirections(t *testing.T) {
 			}
 			if !permits(pkgRules, ours) {
 				t.Errorf("%s imports %s, which its row in docs/architecture.md does not allow", filepath.Base(path), ours)
+			}
+			if testHelpers[ours] {
+				t.Errorf("%s imports %s, a helper for tests only", filepath.Base(path), ours)
 			}
 		}
 		return nil

@@ -66,6 +66,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Options of the detection; DefaultOptions returns Otava's defaults.
@@ -209,10 +211,4 @@ func changePct(before, after float64) float64 {
 }
 
 // mean is the arithmetic mean of xs (not empty).
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, v := range xs {
-		s += v
-	}
-	return s / float64(len(xs))
-}
+func mean(xs []float64) float64 { return stat.Mean(xs, nil) }

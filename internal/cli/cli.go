@@ -18,9 +18,11 @@ import (
 
 // Exit statuses (DESIGN.md "Contracts").
 const (
-	ExitOK          = 0
-	ExitStepFailed  = 1
-	ExitBadInput    = 2
+	ExitOK         = 0
+	ExitStepFailed = 1
+	ExitBadInput   = 2
+	// ExitRegression: dbperf history --fail-on-regression found a recent regression.
+	ExitRegression  = 3
 	ExitInterrupted = 130
 )
 
@@ -95,7 +97,7 @@ operation, stores every result in a results database, and reports on them.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newServerCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newServerCmd(env), newVersionCmd(env))
 	return root
 }
 

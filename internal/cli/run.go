@@ -34,6 +34,7 @@ type runFlags struct {
 	steps          []string
 	seed           int64
 	label          string
+	buildID        string
 	results        string
 	quiet          bool
 	reportInterval float64
@@ -93,13 +94,15 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 		},
 	}
 	for _, w := range catalog.Workloads() {
-		cmd.AddCommand(newWorkloadCmd(env, w))
+		c, _, _ := newWorkloadCmd(env, w)
+		cmd.AddCommand(c)
 	}
 	return cmd
 }
 
-// newWorkloadCmd is `dbperf run <workload>`.
-func newWorkloadCmd(env Env, wl workload.Workload) *cobra.Command {
+// newWorkloadCmd is `dbperf run <workload>`: the shared flags and the workload's own,
+// which `dbperf sweep <workload>` reuses.
+func newWorkloadCmd(env Env, wl workload.Workload) (*cobra.Command, *runFlags, workload.Params) {
 	var f runFlags
 	params := wl.NewParams()
 	scales, defScale := params.Scales()
@@ -129,6 +132,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringSliceVar(&f.steps, "steps", nil, "run only these steps, by name (default: all; see --help of the workload)")
 	fl.Int64Var(&f.seed, "seed", DefaultSeed, "seed of all generated data and query parameters")
 	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
+	fl.StringVar(&f.buildID, "build-id", "", "the engine's build or commit, stored with the run (env build_id): dbperf history shows it on the x-axis")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
 	fl.StringVar(&f.results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
@@ -143,7 +147,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	params.AddFlags(fl)
-	return cmd
+	return cmd, &f, params
 }
 
 // buildConfig turns the shared flags into a validated config.Run and resolves the
@@ -156,7 +160,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
-		Scale: f.scale,
+		Scale: f.scale, BuildID: f.buildID,
 	}
 	if changed("time") {
 		cfg.Time = seconds(f.timeSec)
@@ -186,7 +190,9 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags) error {
+// checkRun builds and validates the configuration and finds the engine: every problem of
+// the command line at once, as bad input.
+func checkRun(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags) (*config.Run, engine.Engine, error) {
 	cfg, cfgErr := buildConfig(cmd, env, wl, params, f)
 	var errs []error
 	if cfgErr != nil {
@@ -204,13 +210,19 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 		}
 	}
 	if len(errs) > 0 {
-		return badInput(errors.Join(errs...))
+		return nil, nil, badInput(errors.Join(errs...))
 	}
-	steps, err := wl.Plan(cfg, params)
-	if err != nil {
-		return badInput(err)
+	if _, err := wl.Plan(cfg, params); err != nil {
+		return nil, nil, badInput(err)
 	}
+	return cfg, eng, nil
+}
 
+func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags) error {
+	cfg, eng, err := checkRun(cmd, env, wl, params, f)
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, cfg.ResultsPath)
 	if err != nil {
 		return badInput(err)
@@ -219,32 +231,9 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	if cfg.Repeat > 1 && cfg.Label == "" {
 		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
-
-	var last error // of the last repeat with a failed step
-	var runIDs []int64
-	for i := range cfg.Repeat {
-		if cfg.Repeat > 1 && !cfg.Quiet {
-			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, cfg.Repeat, cfg.Label)
-		}
-		runID, status, err := runOnce(ctx, env, cfg, wl, params, eng, steps, st)
-		if runID != 0 {
-			runIDs = append(runIDs, runID)
-		}
-		var failed *exitError
-		switch {
-		case status == store.RunFailed && errors.As(err, &failed):
-			last = err // the next repeat still runs: a failed step is a result
-		case err != nil:
-			return err
-		case status == store.RunInterrupted:
-			return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
-		}
-		if i+1 < cfg.Repeat {
-			// Each repeat plans its steps afresh: steps carry state (counters, estimates).
-			if steps, err = wl.Plan(cfg, params); err != nil {
-				return badInput(err)
-			}
-		}
+	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
+	if err != nil {
+		return err
 	}
 	if cfg.Repeat > 1 && !cfg.Quiet {
 		if err := printRepeats(ctx, env, st, cfg.Label, runIDs); err != nil {
@@ -252,6 +241,37 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 		}
 	}
 	return last
+}
+
+// runRepeats runs the workload n times with cfg, each run planned afresh (steps carry
+// state: counters, estimates). It returns the stored runs' ids and the error of the last
+// run with a failed step (the next repeat still runs: a failed step is a result); err is
+// an interruption or a failure of the environment or the store, which ends the repeats.
+func runRepeats(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
+	eng engine.Engine, st *store.Store, n int) (ids []int64, lastFailed, err error) {
+	for i := range n {
+		if n > 1 && !cfg.Quiet {
+			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, n, cfg.Label)
+		}
+		steps, err := wl.Plan(cfg, params)
+		if err != nil {
+			return ids, lastFailed, badInput(err)
+		}
+		runID, status, err := runOnce(ctx, env, cfg, wl, params, eng, steps, st)
+		if runID != 0 {
+			ids = append(ids, runID)
+		}
+		var failed *exitError
+		switch {
+		case status == store.RunFailed && errors.As(err, &failed):
+			lastFailed = err
+		case err != nil:
+			return ids, lastFailed, err
+		case status == store.RunInterrupted:
+			return ids, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
+		}
+	}
+	return ids, lastFailed, nil
 }
 
 // printRepeats shows the repeated runs of one label side by side: medians, spread, noise.
@@ -302,6 +322,13 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		dir = hwDir // a --dsn server's data dir, when it is on this machine
 	}
 	runEnvironment := runEnv(env, sampler, dir)
+	if cfg.BuildID != "" {
+		runEnvironment["build_id"] = cfg.BuildID
+	}
+	if skipped := tg.settings["dbperf.profile_skipped"]; skipped != "" {
+		// A profile setting this server version lacks was left out (internal/server).
+		runEnvironment["profile_skipped"] = skipped
+	}
 	for k, v := range hwNotes {
 		runEnvironment[k] = v
 	}

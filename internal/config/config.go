@@ -51,6 +51,8 @@ type Run struct {
 	// Time is how long each timed step runs; 0 = the workload's default at its scale.
 	// Workloads say which steps it applies to.
 	Time time.Duration
+	// BuildID names the engine's build or commit (--build-id), stored in the run's env.
+	BuildID string
 }
 
 // Validate reports every problem with the configuration, one line each, joined.

@@ -50,6 +50,14 @@ type Ref struct {
 	Y float64
 }
 
+// Mark is a vertical line at X, e.g. where a series changes level.
+type Mark struct {
+	// Label names the line in the legend.
+	Label string
+	// X is where the line is drawn, in the units of the X axis; it must be finite.
+	X float64
+}
+
 // Line is a line chart: one line per series, overlaid, each in its own colour
 // and marker shape, with a legend of the series names. A series of few points
 // (30 or fewer) also gets a marker at each point, so that a series with a single
@@ -64,6 +72,9 @@ type Line struct {
 	Series []Series
 	// Refs are horizontal reference lines.
 	Refs []Ref
+	// Marks are vertical lines at X positions (e.g. change points), drawn solid in
+	// red across the whole plot and named in the legend.
+	Marks []Mark
 	// Width and Height are the size of the chart in points; 0 means
 	// DefaultWidth and DefaultHeight.
 	Width, Height float64
@@ -87,6 +98,11 @@ func (c Line) SVG() (string, error) {
 	}
 	if err := checkRefs(c.Refs, c.LogY); err != nil {
 		return "", fmt.Errorf("chart %q: %w", c.Title, err)
+	}
+	for _, m := range c.Marks {
+		if !finite(m.X) {
+			return "", fmt.Errorf("chart %q: mark %q at X=%v: not a finite number", c.Title, m.Label, m.X)
+		}
 	}
 	w, h, err := size(c.Width, c.Height)
 	if err != nil {

@@ -104,6 +104,11 @@ func drawLine(c Line, w, h float64) (string, error) {
 		leg.Add(cleanText(s.Name), thumbs...)
 	}
 	addRefs(p, &leg, c.Refs)
+	for _, m := range c.Marks {
+		ml := markLine{x: m.X, style: draw.LineStyle{Color: color.RGBA{R: 0xc0, G: 0x20, B: 0x20, A: 0xff}, Width: vg.Points(1.25)}}
+		p.Add(ml)
+		leg.Add(cleanText(m.Label), ml)
+	}
 	if c.LogY {
 		logRange(&p.Y)
 		p.Y.Scale = plot.LogScale{}
@@ -266,6 +271,30 @@ func (r refLine) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (r refLine) Thumbnail(c *draw.Canvas) {
 	y := c.Center().Y
 	c.StrokeLine2(r.style, c.Min.X, y, c.Max.X, y)
+}
+
+// markLine is a plotter of a vertical line across the whole plot.
+type markLine struct {
+	x     float64
+	style draw.LineStyle
+}
+
+// Plot implements plot.Plotter.
+func (m markLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x := trX(m.x)
+	c.StrokeLine2(m.style, x, c.Min.Y, x, c.Max.Y)
+}
+
+// DataRange implements plot.DataRanger: the line spans no Y values.
+func (m markLine) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return m.x, m.x, math.Inf(1), math.Inf(-1)
+}
+
+// Thumbnail implements plot.Thumbnailer.
+func (m markLine) Thumbnail(c *draw.Canvas) {
+	x := c.Center().X
+	c.StrokeLine2(m.style, x, c.Min.Y, x, c.Max.Y)
 }
 
 // groupedBars is a plotter of grouped bars: category i spans x in
