@@ -2,7 +2,6 @@ package mariadb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,21 +12,33 @@ import (
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/engine/drvconn"
+	"github.com/dbperf/dbperf/internal/engine/enginetest"
 	"github.com/dbperf/dbperf/internal/server"
 )
 
-// Tests share one managed server per storage engine, started on first use and stopped by
-// TestMain. Each test uses its own tables.
+// Tests share one managed server per storage engine. Both servers start together, in the
+// background, when a test first needs one (a start takes seconds, mostly waiting for the
+// server), and TestMain stops them. Each test uses its own tables.
 var (
-	serversMu sync.Mutex
-	servers   = map[string]*server.Instance{}
+	startOnce sync.Once
+	starts    = map[string]*serverStart{} // by storage engine, filled once by startServers
 	workDir   string
 )
 
+// serverStart is a server starting in the background; done is closed when in or err is set.
+type serverStart struct {
+	done chan struct{}
+	in   *server.Instance
+	err  error
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, in := range servers {
-		_ = in.Stop(context.Background())
+	for _, st := range starts {
+		<-st.done
+		if st.in != nil {
+			_ = st.in.Stop(context.Background())
+		}
 	}
 	if workDir != "" {
 		_ = os.RemoveAll(workDir)
@@ -35,34 +46,55 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// instance returns the shared server for a storage engine, starting it if needed.
+// rocksDBPlugin is MyRocks as Debian's mariadb-plugin-rocksdb installs it; without it the
+// MyRocks tests skip.
+const rocksDBPlugin = "/usr/lib/mysql/plugin/ha_rocksdb.so"
+
+// startServers starts the InnoDB server and, when its plugin is installed, the MyRocks one.
+func startServers() {
+	dir, err := os.MkdirTemp("", "dbperf-mariadb-test-")
+	if err == nil {
+		workDir = dir
+	}
+	for _, storage := range []string{InnoDB, RocksDB} {
+		if _, perr := os.Stat(rocksDBPlugin); storage == RocksDB && perr != nil {
+			continue
+		}
+		st := &serverStart{done: make(chan struct{}), err: err}
+		starts[storage] = st
+		if err != nil {
+			close(st.done)
+			continue
+		}
+		go func() {
+			defer close(st.done)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			st.in, st.err = server.StartMariaDB(ctx, server.Options{
+				WorkDir: dir, ProfilesDir: "../../../profiles", Profile: "default", StorageEngine: storage,
+			})
+		}()
+	}
+}
+
+// instance returns the shared server for a storage engine, waiting for its start.
 func instance(t *testing.T, storage string) *server.Instance {
 	t.Helper()
 	if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
 		t.Skipf("MariaDB not installed (%v): apt-get install mariadb-server mariadb-plugin-rocksdb", err)
 	}
-	serversMu.Lock()
-	defer serversMu.Unlock()
-	if in := servers[storage]; in != nil {
-		return in
-	}
-	if workDir == "" {
-		d, err := os.MkdirTemp("", "dbperf-mariadb-test-")
-		if err != nil {
-			t.Fatal(err)
+	if storage == RocksDB {
+		if _, err := os.Stat(rocksDBPlugin); err != nil {
+			t.Skipf("MyRocks not installed (%v): apt-get install mariadb-plugin-rocksdb", err)
 		}
-		workDir = d
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	in, err := server.StartMariaDB(ctx, server.Options{
-		WorkDir: workDir, ProfilesDir: "../../../profiles", Profile: "default", StorageEngine: storage,
-	})
-	if err != nil {
-		t.Fatal(err)
+	startOnce.Do(startServers)
+	st := starts[storage]
+	<-st.done
+	if st.err != nil {
+		t.Fatalf("start MariaDB with %s: %v", storage, st.err)
 	}
-	servers[storage] = in
-	return in
+	return st.in
 }
 
 func open(t *testing.T, storage string) engine.Handle {
@@ -80,44 +112,6 @@ func open(t *testing.T, storage string) engine.Handle {
 	return h
 }
 
-func newSession(t *testing.T, h engine.Handle) engine.Session {
-	t.Helper()
-	s, err := h.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
-}
-
-func mustExec(t *testing.T, s engine.Session, q string, args ...any) int64 {
-	t.Helper()
-	n, err := s.Exec(context.Background(), q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func queryInt(t *testing.T, s engine.Session, q string, args ...any) (int64, bool) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := s.Prepare(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	v, ok, err := st.QueryInt(ctx, engine.NewArgs(args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v, ok
-}
-
 func queryString(t *testing.T, s engine.Session, q string) string {
 	t.Helper()
 	rows, err := s.(*drvconn.Session).QueryStrings(context.Background(), q)
@@ -133,7 +127,7 @@ func createPi(t *testing.T, h engine.Handle, s engine.Session, table string, n i
 	t.Helper()
 	ctx := context.Background()
 	d := h.Dialect()
-	mustExec(t, s, d.DropTable(table))
+	enginetest.MustExec(t, s, d.DropTable(table))
 	t.Cleanup(func() { _, _ = s.Exec(context.Background(), d.DropTable(table)) })
 	cols := []string{
 		"transactionid " + d.AutoIncrementPK(),
@@ -142,7 +136,7 @@ func createPi(t *testing.T, h engine.Handle, s engine.Session, table string, n i
 		"price int NOT NULL", "data varchar(4000)",
 	}
 	for _, q := range d.CreateTable(table, cols) {
-		mustExec(t, s, q)
+		enginetest.MustExec(t, s, q)
 	}
 	const batch = 100
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?,", 6), ",") + ")"
@@ -171,7 +165,7 @@ func createPi(t *testing.T, h engine.Handle, s engine.Session, table string, n i
 		{Name: table + "_registersegment", Columns: []string{"cashregisterid", "customerid", "price"}},
 		{Name: table + "_pdc", Columns: []string{"price", "dateandtime", "customerid"}},
 	}) {
-		mustExec(t, s, q)
+		enginetest.MustExec(t, s, q)
 	}
 }
 
@@ -210,61 +204,9 @@ func TestMariaDBRocksDBUnavailable(t *testing.T) {
 	}
 }
 
-// The dialect's statements run for real on both storage engines.
-func TestMariaDBDialectExecuted(t *testing.T) {
-	for _, storage := range []string{InnoDB, RocksDB} {
-		t.Run(storage, func(t *testing.T) {
-			ctx := context.Background()
-			h := open(t, storage)
-			s := newSession(t, h)
-			const table = "pi_dialect"
-			createPi(t, h, s, table, 1000)
-
-			wantEngine := map[string]string{InnoDB: "InnoDB", RocksDB: "ROCKSDB"}[storage]
-			if got := queryString(t, s, "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '"+table+"'"); got != wantEngine {
-				t.Errorf("ENGINE = %q, want %q", got, wantEngine)
-			}
-			if n, _ := queryInt(t, s, "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table); n != 4 {
-				t.Errorf("%d indexes, want 4 (PRIMARY and 3 secondary)", n)
-			}
-
-			// FORCE INDEX range query: 10 rows, through the named index.
-			from, ok := h.Dialect().FromIndex(table, table+"_pdc")
-			if !ok {
-				t.Fatal("FromIndex ok = false")
-			}
-			q := "SELECT price, dateandtime, customerid FROM " + from + " WHERE (price >= ?) ORDER BY price, dateandtime, customerid LIMIT 10"
-			st, err := s.Prepare(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			for range 2 { // reuses its scan buffers
-				if n, err := st.Query(ctx, engine.NewArgs(250)); err != nil || n != 10 {
-					t.Fatalf("range query: %d rows, %v", n, err)
-				}
-			}
-			plan, err := s.(*drvconn.Session).QueryStrings(ctx, "EXPLAIN "+strings.Replace(q, "?", "250", 1))
-			if err != nil || len(plan) == 0 || len(plan[0]) < 6 {
-				t.Fatalf("EXPLAIN: %v %q", err, plan)
-			}
-			key := plan[0][5] // id, select_type, table, type, possible_keys, key, …
-			if key != table+"_pdc" {
-				t.Errorf("EXPLAIN key = %q, want %s_pdc", key, table)
-			}
-
-			// On an empty result QueryInt says invalid.
-			if _, ok := queryInt(t, s, "SELECT MIN(transactionid) FROM "+table+" WHERE transactionid < 0"); ok {
-				t.Error("QueryInt of NULL: valid")
-			}
-			if _, ok := queryInt(t, s, "SELECT transactionid FROM "+table+" WHERE transactionid < 0"); ok {
-				t.Error("QueryInt of no row: valid")
-			}
-		})
-	}
-}
-
-func TestMariaDBInfoAndSize(t *testing.T) {
+// Info reports the server's version, data directory and variables with dbperf's own
+// settings, and no secret (the suite checks Size and what every engine reports).
+func TestMariaDBInfo(t *testing.T) {
 	for _, storage := range []string{InnoDB, RocksDB} {
 		t.Run(storage, func(t *testing.T) {
 			ctx := context.Background()
@@ -299,17 +241,36 @@ func TestMariaDBInfoAndSize(t *testing.T) {
 					t.Errorf("setting %s is reported", k)
 				}
 			}
+		})
+	}
+}
 
-			s := newSession(t, h)
-			createPi(t, h, s, "pi_size", 2000)
-			n, err := h.Size(ctx)
-			if err != nil {
-				t.Fatal(err)
+// The dialect's statements take the storage engine into account: tables are created
+// with it, and indexes are built in one ALTER TABLE on InnoDB (one scan of the table) but
+// one ALTER TABLE each on MyRocks (reference §1.3).
+func TestMariaDBDialectStorageEngine(t *testing.T) {
+	for _, tc := range []struct{ storage, engine string }{{InnoDB, "InnoDB"}, {RocksDB, "ROCKSDB"}} {
+		t.Run(tc.storage, func(t *testing.T) {
+			h := open(t, tc.storage)
+			s := enginetest.NewSession(t, h)
+			d := h.Dialect()
+			const table = "pi_dialect"
+			idx := []engine.Index{
+				{Name: table + "_marketsegment", Columns: []string{"productid", "customerid", "price"}},
+				{Name: table + "_registersegment", Columns: []string{"cashregisterid", "customerid", "price"}},
+				{Name: table + "_pdc", Columns: []string{"price", "dateandtime", "customerid"}},
 			}
-			if n <= 0 {
-				t.Errorf("Size = %d after inserts", n)
+			stmts := d.CreateIndexes(table, idx)
+			if want := map[string]int{InnoDB: 1, RocksDB: len(idx)}[tc.storage]; len(stmts) != want {
+				t.Errorf("CreateIndexes: %d statements %q, want %d", len(stmts), stmts, want)
 			}
-			t.Logf("%s: Size = %d bytes", storage, n)
+			createPi(t, h, s, table, 1000) // runs CreateTable's and CreateIndexes' statements
+			if got := queryString(t, s, "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '"+table+"'"); got != tc.engine {
+				t.Errorf("ENGINE = %q, want %q", got, tc.engine)
+			}
+			if n, _ := enginetest.QueryInt(t, s, "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table); n != 4 {
+				t.Errorf("%d indexes, want 4 (PRIMARY and 3 secondary)", n)
+			}
 		})
 	}
 }
@@ -317,11 +278,11 @@ func TestMariaDBInfoAndSize(t *testing.T) {
 func TestMariaDBReduceDebtInnoDB(t *testing.T) {
 	ctx := context.Background()
 	h := open(t, InnoDB)
-	s := newSession(t, h)
+	s := enginetest.NewSession(t, h)
 	createPi(t, h, s, "pi_debt", 5000)
 	// Values to restore that differ from the defaults; raising max first keeps lwm ≤ max.
-	mustExec(t, s, "SET GLOBAL innodb_max_dirty_pages_pct = 80")
-	mustExec(t, s, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 5")
+	enginetest.MustExec(t, s, "SET GLOBAL innodb_max_dirty_pages_pct = 80")
+	enginetest.MustExec(t, s, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 5")
 	t.Cleanup(func() {
 		_, _ = s.Exec(context.Background(), "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0")
 		_, _ = s.Exec(context.Background(), "SET GLOBAL innodb_max_dirty_pages_pct = 90")
@@ -354,7 +315,7 @@ func TestMariaDBReduceDebtInnoDB(t *testing.T) {
 
 func TestMariaDBReduceDebtMyRocks(t *testing.T) {
 	h := open(t, RocksDB)
-	s := newSession(t, h)
+	s := enginetest.NewSession(t, h)
 	createPi(t, h, s, "pi_debt", 5000)
 	detail, err := h.(engine.Maintainer).ReduceDebt(context.Background(), []string{"pi_debt"})
 	if err != nil {
@@ -367,7 +328,7 @@ func TestMariaDBReduceDebtMyRocks(t *testing.T) {
 		}
 	}
 	// The memtable was flushed: the table's data is in SST files now.
-	if n, _ := queryInt(t, s, "SELECT COUNT(*) FROM information_schema.ROCKSDB_INDEX_FILE_MAP"); n == 0 {
+	if n, _ := enginetest.QueryInt(t, s, "SELECT COUNT(*) FROM information_schema.ROCKSDB_INDEX_FILE_MAP"); n == 0 {
 		t.Error("no SST file after the forced flush")
 	}
 }
@@ -375,7 +336,7 @@ func TestMariaDBReduceDebtMyRocks(t *testing.T) {
 func TestMariaDBSessionPID(t *testing.T) {
 	in := instance(t, InnoDB)
 	h := open(t, InnoDB)
-	s := newSession(t, h)
+	s := enginetest.NewSession(t, h)
 	tid, err := h.(*handle).SessionPID(s)
 	if err != nil {
 		t.Fatal(err)
@@ -385,47 +346,11 @@ func TestMariaDBSessionPID(t *testing.T) {
 		t.Errorf("thread %d is not a thread of mariadbd %d: %v", tid, in.PID(), err)
 	}
 	// Another session is served by another thread.
-	tid2, err := h.(*handle).SessionPID(newSession(t, h))
+	tid2, err := h.(*handle).SessionPID(enginetest.NewSession(t, h))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tid2 == tid {
 		t.Errorf("two sessions share thread %d", tid)
-	}
-}
-
-// A prepared statement interrupted by its context (a step ending on Ctrl-C) returns at
-// once: the session's watcher shuts the socket down, as the driver closes a connection
-// whose statement was cancelled. The context is watched once per session, not per call:
-// statements that ran under it before finish normally. Closing the statement and the
-// session afterwards is not an error.
-func TestMariaDBCancelledStatement(t *testing.T) {
-	h := open(t, InnoDB)
-	s, err := h.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := s.Prepare(context.Background(), "SELECT SLEEP(?)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if n, err := st.Query(ctx, engine.NewArgs(0)); err != nil || n != 1 {
-		t.Fatalf("a statement under the live context: %d rows, %v", n, err)
-	}
-	time.AfterFunc(200*time.Millisecond, cancel)
-	start := time.Now()
-	if _, err := st.Query(ctx, engine.NewArgs(30)); !errors.Is(err, context.Canceled) {
-		t.Errorf("30 s sleep under a cancelled context: %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("cancel took %s", d)
-	}
-	if err := st.Close(); err != nil {
-		t.Errorf("stmt Close after cancel: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("session Close after cancel: %v", err)
 	}
 }
