@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses (DESIGN.md "Contracts").
@@ -97,6 +98,7 @@ operation, stores every result in a results database, and reports on them.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
+	defer hideEmptyDefaults(root)
 	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newServerCmd(env), newVersionCmd(env))
 	return root
 }
@@ -141,6 +143,9 @@ const DefaultResults = "./dbperf-results.db"
 // writeFileAtomic writes a file through a temporary file and a rename, so a failure
 // never leaves half a report behind.
 func writeFileAtomic(path string, write func(w io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return badInput(fmt.Errorf("-o %s is a directory: name a file in it, e.g. -o %s", path, filepath.Join(path, "report.html")))
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".dbperf-*")
 	if err != nil {
 		return badInput(fmt.Errorf("cannot write %s (%w): pass another -o path", path, err))
@@ -166,4 +171,17 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// hideEmptyDefaults keeps --help from printing "(default [])" for map and list flags
+// whose default is empty (pflag prints it for stringToInt).
+func hideEmptyDefaults(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.DefValue == "[]" {
+			f.DefValue = ""
+		}
+	})
+	for _, sub := range c.Commands() {
+		hideEmptyDefaults(sub)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
@@ -35,6 +37,12 @@ func TestBadInput(t *testing.T) {
 	}
 	db.Close()
 	before, _ := os.ReadFile(newer)
+	empty := filepath.Join(dir, "empty.db")
+	st, err := store.Open(context.Background(), empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 
 	tests := []struct {
 		name string
@@ -74,6 +82,10 @@ func TestBadInput(t *testing.T) {
 		{"report colour", []string{"report", "--color", "sometimes", "--results", newer}, `--color "sometimes": use auto, always or never`},
 		{"zero repeats", []string{"run", "insertbench", "--repeat", "0"}, "--repeat must be at least 1, got 0"},
 		{"compare one config", []string{"compare", "a"}, "compare needs two configs"},
+		{"label a number", []string{"run", "insertbench", "--label", "1"}, "--label 1: a number names a run id in dbperf report"},
+		{"unknown step alone", []string{"run", "insertbench", "--steps", "l.q"}, `--steps: unknown step "l.q"`},
+		{"rows per commit of a step not run", []string{"run", "insertbench", "--steps", "l.i0", "--rows-per-commit", "l.i1=10"}, "--rows-per-commit l.i1=10: l.i1 is not in --steps l.i0"},
+		{"output a directory", []string{"history", "--results", empty, "-o", dir}, "is a directory: name a file in it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,5 +136,13 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, nil, "version")
 	if code != 0 || out != "dbperf test (0000000)\n" {
 		t.Fatalf("version: %d %q", code, out)
+	}
+}
+
+// --help shows no "(default [])" for empty list and map flags, and no doubled default.
+func TestHelpDefaults(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "run", "insertbench", "--help")
+	if code != 0 || strings.Contains(out, "(default [])") || strings.Contains(out, "(default, cached) (default") {
+		t.Errorf("run insertbench --help: exit %d:\n%s", code, out)
 	}
 }

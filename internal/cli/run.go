@@ -142,7 +142,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
 	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
 	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
-	fl.StringVar(&f.profile, "profile", "default", "managed server config profile: a file in profiles/<engine>/ (default, cached)")
+	fl.StringVar(&f.profile, "profile", "default", "managed server config profile, a file in profiles/<engine>/: default or cached")
 	fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of config profiles (default $DBPERF_PROFILES, or profiles/ beside the binary's directory)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")

@@ -7,42 +7,53 @@ import (
 )
 
 // The issue's acceptance: `dbperf sweep insertbench --engine postgres --versions 13,15
-// --scale tiny` runs both versions on managed servers and prints their relative report;
-// --resume then skips both points, and a sweep interrupted before its second point would
-// run only that one.
-func TestSweepPostgresVersions(t *testing.T) {
-	needServer(t, "postgres")
-	tmp := serverWorkdir(t)
-	results := filepath.Join(tmp, "r.db")
-	args := []string{"sweep", "insertbench", "--engine", "postgres", "--versions", "13,15", "--scale", "tiny",
-		"--label", "pgsweep", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
-	code, out, stderr := runCLI(t, nil, args...)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
-	}
-	waitNoServers(t, tmp)
-	for _, want := range []string{"sweep point 1 of 2, 13/default", "sweep point 2 of 2, 15/default",
-		"Throughput relative to 13/default", "13/default", "15/default", "Geometric mean"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("sweep output lacks %q:\n%s", want, out)
-		}
-	}
-	rep := reportJSON(t, results, "pgsweep/13/default", "pgsweep/15/default")
-	if len(rep.Runs) != 2 || !strings.HasPrefix(rep.Runs[0].EngineVersion, "13") || !strings.HasPrefix(rep.Runs[1].EngineVersion, "15") {
-		t.Fatalf("sweep runs: %d, versions %q %q", len(rep.Runs), rep.Runs[0].EngineVersion, rep.Runs[len(rep.Runs)-1].EngineVersion)
-	}
-	for _, r := range rep.Runs {
-		if r.Status != "ok" {
-			t.Errorf("run %d: %s", r.ID, r.Status)
-		}
-	}
+// --scale tiny` and the same with `--engine mariadb --versions 10.11,11.4` run both
+// versions on managed servers and print their relative report; --resume then skips both
+// points.
+func TestSweepVersions(t *testing.T) {
+	for _, tc := range []struct {
+		engine string
+		v1, v2 string
+	}{
+		{"postgres", "13", "15"},
+		{"mariadb", "10.11", "11.4"},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			needServer(t, tc.engine)
+			tmp := serverWorkdir(t)
+			results := filepath.Join(tmp, "r.db")
+			p1, p2 := tc.v1+"/default", tc.v2+"/default"
+			args := []string{"sweep", "insertbench", "--engine", tc.engine, "--versions", tc.v1 + "," + tc.v2, "--scale", "tiny",
+				"--label", "sw", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
+			code, out, stderr := runCLI(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
+			}
+			waitNoServers(t, tmp)
+			for _, want := range []string{"sweep point 1 of 2, " + p1, "sweep point 2 of 2, " + p2,
+				"Throughput relative to " + p1, "Geometric mean"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("sweep output lacks %q:\n%s", want, out)
+				}
+			}
+			rep := reportJSON(t, results, "sw/"+p1, "sw/"+p2)
+			if len(rep.Runs) != 2 || !strings.HasPrefix(rep.Runs[0].EngineVersion, tc.v1) || !strings.HasPrefix(rep.Runs[1].EngineVersion, tc.v2) {
+				t.Fatalf("sweep runs: %d, versions %q %q", len(rep.Runs), rep.Runs[0].EngineVersion, rep.Runs[len(rep.Runs)-1].EngineVersion)
+			}
+			for _, r := range rep.Runs {
+				if r.Status != "ok" {
+					t.Errorf("run %d: %s", r.ID, r.Status)
+				}
+			}
 
-	code, out, stderr = runCLI(t, nil, append(args, "--resume")...)
-	if code != 0 || strings.Count(out, "skipped") != 2 || !strings.Contains(out, "15/default") {
-		t.Errorf("resume: exit %d: %s\n%s", code, stderr, out)
-	}
-	if n := len(reportJSON(t, results, "pgsweep/13/default", "pgsweep/15/default").Runs); n != 2 {
-		t.Errorf("resume ran again: %d runs", n)
+			code, out, stderr = runCLI(t, nil, append(args, "--resume")...)
+			if code != 0 || strings.Count(out, "skipped") != 2 || !strings.Contains(out, p2) {
+				t.Errorf("resume: exit %d: %s\n%s", code, stderr, out)
+			}
+			if n := len(reportJSON(t, results, "sw/"+p1, "sw/"+p2).Runs); n != 2 {
+				t.Errorf("resume ran again: %d runs", n)
+			}
+		})
 	}
 }
 

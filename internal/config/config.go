@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -67,6 +68,9 @@ func (r *Run) Validate() error {
 	}
 	if r.ReportInterval <= 0 {
 		add("--report-interval must be positive, got %s", r.ReportInterval)
+	}
+	if r.Label != "" && strings.Trim(r.Label, "0123456789") == "" {
+		add("--label %s: a number names a run id in dbperf report, so runs with this label could never be reported by it: use a label with a letter, e.g. --label run-%s", r.Label, r.Label)
 	}
 	if r.ResultsPath == "" {
 		add("--results must name a file")

@@ -192,17 +192,17 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 		}
 	}
 	c.StepGroups = stepGroups(c.Groups, c.Steps)
-	c.Tables = []Table{
-		c.throughputTable(),
-		c.relativeTable(),
-		c.geomeanTable(),
-		c.byGroupTable(),
-		c.backgroundTable(),
-		c.hwTable(false),
-		c.hwTable(true),
-		c.connCPUTable(),
-		c.latencyTable(),
+	c.Tables = []Table{c.throughputTable()}
+	// One config (one run, or the repeats of one label) has nothing to be relative to:
+	// its relative tables would be all 1.00.
+	if len(c.Groups) > 1 {
+		c.Tables = append(c.Tables, c.relativeTable(), c.geomeanTable(), c.byGroupTable())
 	}
+	c.Tables = append(c.Tables, c.backgroundTable(), c.hwTable(false))
+	if len(c.Groups) > 1 {
+		c.Tables = append(c.Tables, c.hwTable(true))
+	}
+	c.Tables = append(c.Tables, c.connCPUTable(), c.latencyTable())
 	for _, t := range c.Tables {
 		for _, r := range t.Rows {
 			for _, cell := range r.Cells {

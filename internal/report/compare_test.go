@@ -344,3 +344,18 @@ func TestByGroupTable(t *testing.T) {
 		t.Errorf("a geomean: %+v", cell)
 	}
 }
+
+// One config (the repeats of one label) gets no relative tables: they would be all 1.00.
+func TestCompareOneConfigHasNoRelativeTables(t *testing.T) {
+	rep, groups := compareFixture()
+	c := Compare(rep, groups[:1], 0)
+	for _, tb := range c.Tables {
+		switch tb.ID {
+		case "relative", "geomean", "by_group", "hw_relative":
+			t.Errorf("one config has a %s table", tb.ID)
+		}
+	}
+	if len(c.Tables) == 0 || c.Tables[0].ID != "throughput" {
+		t.Errorf("tables: %+v", c.Tables)
+	}
+}

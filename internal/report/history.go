@@ -365,5 +365,5 @@ func (r Regression) String() string {
 		r.Change.ChangePct, fmtNum(r.Change.MeanBefore), fmtNum(r.Change.MeanAfter), r.Change.RunID, r.Change.PValue)
 }
 
-// fmtNum formats a figure with three significant digits.
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+// fmtNum formats a figure with about three significant digits, never in e-notation.
+func fmtNum(v float64) string { return formatMetric(v) }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -152,5 +153,37 @@ func TestCompareVersion(t *testing.T) {
 		if got := compareVersion(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareVersion(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// The history renderers' output on a fixed series, golden (go test -update rewrites).
+func TestHistoryGolden(t *testing.T) {
+	var runs []RunReport
+	for i := range 18 {
+		rate, cpu := 1000.0+float64(i%3)*10, 20.0+float64(i%2)*0.2
+		if i >= 9 {
+			rate, cpu = 600+float64(i%3)*10, 30+float64(i%2)*0.2
+		}
+		r := historyRun(int64(i+1), "h", "15.4", rate, cpu)
+		r.Env["build_id"] = "b" + strings.Repeat("0", 3-len(fmt.Sprint(i))) + fmt.Sprint(i)
+		runs = append(runs, r)
+	}
+	h, err := BuildHistory(runs, HistoryOptions{Metrics: []string{MetricThroughput, "cpupq"}, Detect: testDetect()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		render func(*bytes.Buffer) error
+	}{
+		{"history.txt.golden", func(b *bytes.Buffer) error { return RenderHistoryText(b, h) }},
+		{"history.md.golden", func(b *bytes.Buffer) error { return RenderHistoryMarkdown(b, h) }},
+		{"history.json.golden", func(b *bytes.Buffer) error { return RenderHistoryJSON(b, h) }},
+	} {
+		var buf bytes.Buffer
+		if err := tc.render(&buf); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.name, buf.Bytes())
 	}
 }

@@ -173,6 +173,8 @@ func (p *Params) Validate(cfg *config.Run) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	// The step-dependency rules judge only a selection that is itself right.
+	stepsOK := err == nil
 	if sel[stepLoad] && p.Rows < 1 {
 		add("--rows must be at least 1, got %d", p.Rows)
 	}
@@ -197,7 +199,7 @@ func (p *Params) Validate(cfg *config.Run) error {
 			add("--rows-per-commit: step %s inserts no rows: set it for %s", step, strings.Join(rpcSteps(), ","))
 		case n < 1:
 			add("--rows-per-commit %s=%d: rows per commit must be at least 1", step, n)
-		case len(cfg.Steps) > 0 && !sel[step]:
+		case stepsOK && len(cfg.Steps) > 0 && !sel[step]:
 			add("--rows-per-commit %s=%d: %s is not in --steps %s: add it, or drop the setting", step, n, step, strings.Join(cfg.Steps, ","))
 		}
 	}
@@ -224,13 +226,13 @@ func (p *Params) Validate(cfg *config.Run) error {
 	}
 	// A fresh database (a temporary work dir, or a managed server in one) has no tables
 	// yet; a --dsn server keeps them from an earlier run.
-	if len(cfg.Steps) > 0 && !sel[stepLoad] && cfg.WorkDir == "" && cfg.DSN == "" {
+	if stepsOK && len(cfg.Steps) > 0 && !sel[stepLoad] && cfg.WorkDir == "" && cfg.DSN == "" {
 		add("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep (or --dsn, a server holding them)",
 			strings.Join(cfg.Steps, ","), stepLoad, stepLoad)
 	}
 	// Range queries read the secondary indexes l.x creates: fresh tables (l.i0) without
 	// l.x would fail at the first qr step.
-	if sel[stepLoad] && !sel[stepIndex] {
+	if stepsOK && sel[stepLoad] && !sel[stepIndex] {
 		for _, st := range stepTable() {
 			if sel[st.name] && st.kind == kindReadWrite && !st.point {
 				add("--steps: %s queries the secondary indexes that %s creates: add %s to --steps", st.name, stepIndex, stepIndex)
