@@ -347,7 +347,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		return 0, "", badInput(err)
 	}
 
-	prog := progress.New(env.Out, env.IsTerminal && !cfg.Quiet)
+	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler, HW: hw}
 	status, firstErr := store.RunOK, ""
 	for i, step := range steps {

@@ -1,8 +1,9 @@
 // Package progress shows a running step on a terminal: one live line per step with the
 // elapsed and planned time, ops/s per label and p99 latency, rewritten on every interval
-// tick and finished with the step's outcome. It is silent when output is not a terminal
-// or with --quiet, so CI logs hold nothing but errors. It receives the runner's interval
-// stream (metrics types only).
+// tick and finished with the step's outcome. When output is not a terminal (a log, CI) it
+// prints only the finished line of each step, so a long run shows it is alive without
+// filling the log; --quiet silences it. It receives the runner's interval stream
+// (metrics types only).
 package progress
 
 import (
@@ -17,15 +18,17 @@ import (
 // Progress renders progress lines. A disabled Progress does nothing.
 type Progress struct {
 	w       io.Writer
-	enabled bool
+	enabled bool // the live line (a terminal)
+	steps   bool // a line per finished step (not a terminal)
 	planned time.Duration
 	elapsed time.Duration
 	live    bool
 }
 
-// New returns a Progress writing to w when enabled.
-func New(w io.Writer, enabled bool) *Progress {
-	return &Progress{w: w, enabled: enabled}
+// New returns a Progress writing to w: the live line when w is a terminal, else a line
+// per finished step; nothing when quiet.
+func New(w io.Writer, terminal, quiet bool) *Progress {
+	return &Progress{w: w, enabled: terminal && !quiet, steps: !terminal && !quiet}
 }
 
 // Start begins a step's line; planned is its fixed duration (0 when the step is bounded
@@ -49,7 +52,7 @@ func (p *Progress) Interval(step string, iv metrics.Interval) {
 
 // Finish ends the step's line with its outcome.
 func (p *Progress) Finish(r metrics.StepResult) {
-	if !p.enabled {
+	if !p.enabled && !p.steps {
 		return
 	}
 	var b strings.Builder
@@ -65,6 +68,10 @@ func (p *Progress) Finish(r metrics.StepResult) {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "  %s", firstLine(r.Error))
+	}
+	if p.steps {
+		fmt.Fprintln(p.w, b.String())
+		return
 	}
 	p.print(b.String())
 	fmt.Fprintln(p.w)

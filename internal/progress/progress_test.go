@@ -21,9 +21,9 @@ func TestLine(t *testing.T) {
 	}
 }
 
-func TestDisabledWritesNothing(t *testing.T) {
+func TestQuietWritesNothing(t *testing.T) {
 	var b bytes.Buffer
-	p := New(&b, false)
+	p := New(&b, true, true)
 	p.Start("l.i0", 0)
 	p.Interval("l.i0", metrics.Interval{End: time.Second})
 	p.Finish(metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK})
@@ -34,11 +34,29 @@ func TestDisabledWritesNothing(t *testing.T) {
 
 func TestFinishEndsLine(t *testing.T) {
 	var b bytes.Buffer
-	p := New(&b, true)
+	p := New(&b, true, false)
 	p.Start("l.i0", 0)
 	p.Finish(metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK, Seconds: 2, Primary: "insert",
 		Labels: []metrics.LabelStats{{Label: "insert", Unit: metrics.UnitRows, Rows: 200000}}})
 	if !strings.HasSuffix(b.String(), "insert 100000 rows/s\n") {
 		t.Fatalf("finish line: %q", b.String())
+	}
+}
+
+// Not on a terminal: one plain line per finished step (a log shows the run is alive), no
+// live line and no terminal escapes.
+func TestNotTerminalPrintsFinishedSteps(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b, false, false)
+	p.Start("l.i0", 0)
+	p.Interval("l.i0", metrics.Interval{End: time.Second})
+	p.Finish(metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK, Seconds: 2, Primary: "insert",
+		Labels: []metrics.LabelStats{{Label: "insert", Unit: metrics.UnitRows, Rows: 200000}}})
+	p.Start("l.x", 0)
+	p.Finish(metrics.StepResult{Name: "l.x", Status: metrics.StatusOK, Seconds: 1})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "l.i0") || !strings.HasSuffix(lines[0], "insert 100000 rows/s") ||
+		!strings.HasPrefix(lines[1], "l.x") || strings.Contains(b.String(), "\x1b") || strings.Contains(b.String(), "\r") {
+		t.Fatalf("output %q", b.String())
 	}
 }
