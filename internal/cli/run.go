@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -292,6 +293,13 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 // an error means the environment failed (exit 2) or the store could not be written.
 func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
 	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
+	if cfg.WorkDir == "" {
+		out := io.Discard
+		if !cfg.Quiet {
+			out = env.Out
+		}
+		removeStaleWorkDirs(out, os.TempDir(), false)
+	}
 	tg, err := openTarget(ctx, cfg, eng, func(s string) {
 		if !cfg.Quiet {
 			fmt.Fprintln(env.Out, s)
@@ -463,6 +471,11 @@ func workDir(cfg *config.Run, engineName string) (string, func(), error) {
 	}
 	if cfg.Keep {
 		return dir, func() {}, nil
+	}
+	// Owned by this process: if it dies before removing the dir, a later run removes it.
+	if err := markOwner(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("create a work directory: %w", err)
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
 }

@@ -98,3 +98,14 @@ func bootID() string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// ProcessIdentity identifies a process across pid reuse (procIdentity), for other owners of
+// things a process leaves behind when it dies, such as dbperf's temporary work dirs.
+type ProcessIdentity = procIdentity
+
+// SelfIdentity is the identity of the current process.
+func SelfIdentity() ProcessIdentity { return selfIdentity() }
+
+// Alive reports whether the process may still be running on this machine (true when it
+// cannot tell).
+func (p procIdentity) Alive() bool { return p.alive() }
