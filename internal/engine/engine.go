@@ -62,15 +62,24 @@ type Info struct {
 type Session interface {
 	// Prepare prepares a statement on this connection; it stays valid until the session closes.
 	Prepare(ctx context.Context, query string) (Stmt, error)
+	// PrepareClient returns a statement prepared on the client only, as sysbench's
+	// --db-ps-mode=disable sends statements: query has Prepare's placeholders, and every
+	// execution sends it as one text statement with the arguments inlined as SQL literals
+	// (ClientQuery), which the server parses and plans anew. Like a prepared statement's,
+	// its executions start no goroutine or context watcher and reuse their buffers; rows
+	// come back in the engine's text format.
+	PrepareClient(ctx context.Context, query string) (Stmt, error)
 	// Exec runs a statement that is not worth preparing (DDL, maintenance).
 	Exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
 	Close() error
 }
 
 // Stmt is a prepared statement bound to one session. args may be nil (no arguments); the
-// statement reads it only during the call. A cancelled ctx interrupts the statement in
-// flight by the engine's own mechanism (engines register one watcher per session and
-// context, not one per call, so passing the same ctx to every call costs nothing).
+// statement reads it only during the call. A statement aborted by a conflict with another
+// transaction returns an error wrapping ErrConflict (or ErrDuplicateKey), so a workload
+// can tell it from a failure. A cancelled ctx interrupts the statement in flight by the
+// engine's own mechanism (engines register one watcher per session and context, not one
+// per call, so passing the same ctx to every call costs nothing).
 type Stmt interface {
 	// Exec runs the statement and returns the rows it affected.
 	Exec(ctx context.Context, args *Args) (rowsAffected int64, err error)
@@ -117,6 +126,11 @@ type Dialect interface {
 	// AutoIncrementGaps says whether the engine's auto-increment may leave gaps in
 	// committed keys (InnoDB auto-inc, Postgres sequence caches).
 	AutoIncrementGaps() bool
+	// BeginWrite is the statement that starts a transaction which will write: "BEGIN",
+	// or where a transaction that has read cannot wait for the write lock (SQLite: it
+	// fails at once with SQLITE_BUSY when another connection wrote since), the form that
+	// takes the write lock first, so concurrent writers queue instead of failing.
+	BeginWrite() string
 }
 
 // Maintainer is implemented by engines that can reduce writeback debt between steps

@@ -48,6 +48,12 @@ type Options struct {
 	// process for milliseconds); Session.Exec and Prepare still pass their context to
 	// the driver, which interrupts them its own way.
 	Interrupt func()
+	// Classify names the errors a workload may retry: it returns engine.ErrConflict or
+	// engine.ErrDuplicateKey for a driver error that is one, else nil. Nil: none is.
+	Classify func(error) error
+	// BackslashEscapes: the engine reads a backslash in a string literal as an escape
+	// (MySQL's default SQL mode), so client-side statements (PrepareClient) double it.
+	BackslashEscapes bool
 }
 
 // Session is one driver connection reserved for one worker.
@@ -270,6 +276,17 @@ func (p *stmt) bind(args *engine.Args) error {
 	return nil
 }
 
+// classify wraps the sentinel Options.Classify finds for err, if any.
+func (s *Session) classify(err error) error {
+	if s.o.Classify == nil || err == nil {
+		return err
+	}
+	if c := s.o.Classify(err); c != nil {
+		return fmt.Errorf("%w (%w)", err, c)
+	}
+	return err
+}
+
 func (p *stmt) exec() (driver.Result, error) {
 	if p.s.o.ValueArgs && p.execV != nil {
 		return p.execV.Exec(p.vals)
@@ -302,7 +319,7 @@ func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
 	}
 	res, err := p.exec()
 	if err != nil {
-		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, ctxErr(ctx, err))
+		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, p.s.classify(ctxErr(ctx, err)))
 	}
 	n, err := rowsAffected(res)
 	if err != nil {
@@ -338,32 +355,43 @@ func (p *stmt) rows(ctx context.Context, args *engine.Args, first bool) (n, v in
 	}
 	rows, err := p.query()
 	if err != nil {
-		return fail(ctxErr(ctx, err))
+		return fail(p.s.classify(ctxErr(ctx, err)))
 	}
-	if cols := len(rows.Columns()); cap(p.dest) < cols {
-		p.dest = make([]driver.Value, cols)
+	n, v, ok, err = readRows(rows, &p.dest, first)
+	if err != nil {
+		return fail(p.s.classify(ctxErr(ctx, err)))
+	}
+	return n, v, ok, nil
+}
+
+// readRows reads every row of rows into dest (grown to the column count and reused) and
+// closes rows; with first it also returns the first row's first column as an integer.
+func readRows(rows driver.Rows, dest *[]driver.Value, first bool) (n, v int64, ok bool, err error) {
+	if cols := len(rows.Columns()); cap(*dest) < cols {
+		*dest = make([]driver.Value, cols)
 	} else {
-		p.dest = p.dest[:cols]
+		*dest = (*dest)[:cols]
 	}
+	d := *dest
 	for {
-		err := rows.Next(p.dest)
+		err := rows.Next(d)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			_ = rows.Close()
-			return fail(ctxErr(ctx, err))
+			return n, 0, false, err
 		}
-		if first && n == 0 && len(p.dest) > 0 {
-			if v, ok, err = intValue(p.dest[0]); err != nil {
+		if first && n == 0 && len(d) > 0 {
+			if v, ok, err = intValue(d[0]); err != nil {
 				_ = rows.Close()
-				return fail(err)
+				return n, 0, false, err
 			}
 		}
 		n++
 	}
 	if err := rows.Close(); err != nil {
-		return fail(ctxErr(ctx, err))
+		return n, 0, false, err
 	}
 	return n, v, ok, nil
 }

@@ -92,3 +92,6 @@ func (Dialect) DeleteOrderLimit() bool { return true }
 // MyRocks likewise does not return the values of rolled-back inserts. So committed keys may
 // have gaps, and the deleter resyncs its minimum (reference §1.5).
 func (Dialect) AutoIncrementGaps() bool { return true }
+
+// BeginWrite is BEGIN: row locks are taken as rows are written and waited for.
+func (Dialect) BeginWrite() string { return "BEGIN" }

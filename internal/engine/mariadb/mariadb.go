@@ -158,7 +158,26 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("mariadb new session: %w", err)
 	}
-	return drvconn.New(c, drvconn.Options{Engine: "mariadb", ValueArgs: true, Interrupt: bc.Shutdown}), nil
+	return drvconn.New(c, drvconn.Options{Engine: "mariadb", ValueArgs: true, Interrupt: bc.Shutdown,
+		Classify: classify, BackslashEscapes: true}), nil
+}
+
+// classify names the errors a workload may retry: sysbench's default ignorable errors
+// (--mysql-ignore-errors=1213,1020,1205: deadlock, record changed since it was read,
+// lock wait timeout; MyRocks reports snapshot conflicts as 1213 and its lock waits as
+// 1205) are conflicts; 1062 is a duplicate key.
+func classify(err error) error {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return nil
+	}
+	switch me.Number {
+	case 1213, 1020, 1205:
+		return engine.ErrConflict
+	case 1062:
+		return engine.ErrDuplicateKey
+	}
+	return nil
 }
 
 // Dialect returns the MySQL dialect for the handle's storage engine.

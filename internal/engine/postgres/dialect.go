@@ -66,3 +66,6 @@ func (Dialect) DeleteOrderLimit() bool { return false }
 // (every step opens new ones) starts above a gap of up to 999 ids. Sequences are also not
 // transactional: a failed or rolled-back insert consumes its ids.
 func (Dialect) AutoIncrementGaps() bool { return true }
+
+// BeginWrite is BEGIN: row locks are taken as rows are written and waited for.
+func (Dialect) BeginWrite() string { return "BEGIN" }

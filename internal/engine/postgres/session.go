@@ -191,6 +191,13 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 		_ = p.s.conn.Close(context.Background())
 		return 0, nil, tag, err
 	}
+	return receive(pc, first, &p.first)
+}
+
+// receive reads a statement's results up to ReadyForQuery: the rows (counted, not decoded;
+// with first, the first row's first column is copied into *firstBuf and returned), the
+// command tag, and the statement's error.
+func receive(pc *pgconn.PgConn, first bool, firstBuf *[]byte) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
 	var stmtErr error
 	for {
 		m, err := pc.ReceiveMessage(context.Background())
@@ -200,8 +207,8 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 		switch m := m.(type) {
 		case *pgproto3.DataRow:
 			if first && rows == 0 && len(m.Values) > 0 && m.Values[0] != nil {
-				firstVal = append(p.first[:0], m.Values[0]...)
-				p.first = firstVal
+				firstVal = append((*firstBuf)[:0], m.Values[0]...)
+				*firstBuf = firstVal
 			}
 			rows++
 		case *pgproto3.CommandComplete:
@@ -218,7 +225,7 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
 	_, _, tag, err := p.roundTrip(ctx, args, false)
 	if err != nil {
-		return 0, fmt.Errorf("postgres exec %s: %w", p.text, p.s.ctxErr(ctx, err))
+		return 0, fmt.Errorf("postgres exec %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
 	return tag.RowsAffected(), nil
 }
@@ -229,7 +236,7 @@ func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
 func (p *stmt) Query(ctx context.Context, args *engine.Args) (int64, error) {
 	n, _, _, err := p.roundTrip(ctx, args, false)
 	if err != nil {
-		return n, fmt.Errorf("postgres query %s: %w", p.text, p.s.ctxErr(ctx, err))
+		return n, fmt.Errorf("postgres query %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
 	return n, nil
 }
@@ -239,7 +246,7 @@ func (p *stmt) Query(ctx context.Context, args *engine.Args) (int64, error) {
 func (p *stmt) QueryInt(ctx context.Context, args *engine.Args) (int64, bool, error) {
 	n, raw, _, err := p.roundTrip(ctx, args, true)
 	if err != nil {
-		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, p.s.ctxErr(ctx, err))
+		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
 	if n == 0 || raw == nil || len(p.sd.Fields) == 0 {
 		return 0, false, nil

@@ -60,3 +60,10 @@ func (Dialect) DeleteOrderLimit() bool { return false }
 // is updated in the inserting statement's own transaction. A failed or rolled-back insert
 // rolls the sequence back too, and there is no id cache, so committed ids have no gaps.
 func (Dialect) AutoIncrementGaps() bool { return false }
+
+// BeginWrite is BEGIN IMMEDIATE: it takes the database's write lock at once, waiting in
+// the busy timeout while another connection writes. A deferred BEGIN would take it at the
+// transaction's first write, and a transaction that read first then fails at once with
+// SQLITE_BUSY (its snapshot may be stale; the busy handler is not called), so concurrent
+// read-then-write transactions would fail instead of queueing on SQLite's single writer.
+func (Dialect) BeginWrite() string { return "BEGIN IMMEDIATE" }

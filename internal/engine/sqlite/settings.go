@@ -56,8 +56,9 @@ func Settings() []Setting {
 		},
 		{
 			Param: "_txlock", Value: "immediate", Pragma: "",
-			Why: "benchmark statements run in autocommit mode and issue no BEGIN, so this does not " +
-				"affect them; an explicit transaction opened through database/sql takes the write " +
+			Why: "benchmark statements run in autocommit mode or send their own BEGIN (sysbench's " +
+				"transactions; Dialect.BeginWrite), so this does not affect them; an explicit " +
+				"transaction opened through database/sql takes the write " +
 				"lock at BEGIN and waits in the busy timeout, instead of failing with SQLITE_BUSY " +
 				"when a deferred reader upgrades to a writer (which the busy handler cannot resolve)",
 		},

@@ -107,7 +107,25 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite new session %s: %w", h.path, err)
 	}
-	return drvconn.New(c, drvconn.Options{Engine: "sqlite"}), nil
+	return drvconn.New(c, drvconn.Options{Engine: "sqlite", Classify: classify}), nil
+}
+
+// classify names the errors a workload may retry: SQLITE_BUSY and SQLITE_LOCKED are
+// conflicts (a transaction that read first and then writes gets SQLITE_BUSY at once, not
+// after the busy timeout, when another connection wrote in between), a violated primary
+// key or unique index is a duplicate key.
+func classify(err error) error {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	switch {
+	case se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked:
+		return engine.ErrConflict
+	case se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique:
+		return engine.ErrDuplicateKey
+	}
+	return nil
 }
 
 // Dialect returns SQLite's SQL idioms.
