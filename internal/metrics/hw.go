@@ -102,7 +102,9 @@ const gib = 1 << 30
 
 // InsertedRows is the denominator of wpi and wkbpi: rows of the labels whose role is
 // insert, or for a load step without an inserter (l.x) its primary count (indexed rows),
-// as the reference's insert_rate is for l.x. 0 when the step inserts nothing.
+// as the reference's insert_rate is for l.x, and for a "write" step (a sysbench write
+// test) its primary count, the statements, as the reference's wKB/o. 0 when the step
+// inserts nothing.
 func (r StepResult) InsertedRows() int64 {
 	var n int64
 	found := false
@@ -112,7 +114,7 @@ func (r StepResult) InsertedRows() int64 {
 			found = true
 		}
 	}
-	if !found && r.Kind == "load" {
+	if !found && (r.Kind == "load" || r.Kind == "write") {
 		return r.PrimaryCount()
 	}
 	return n

@@ -27,12 +27,15 @@ type LabelSpec struct {
 	// TargetPerSec is this recorder's share of the label's target (0 = unlimited).
 	TargetPerSec float64
 	Background   bool
+	// StatementsPerOp is how many statements one recorded op sent (0 means 1); the op
+	// counts once as an event.
+	StatementsPerOp int
 }
 
 // acc accumulates one label's measurements.
 type acc struct {
-	statements, rows, errors, late, missed int64
-	service, response                      *hdr.Histogram
+	statements, events, rows, errors, late, missed int64
+	service, response                              *hdr.Histogram
 }
 
 func newAcc(openLoop bool) *acc {
@@ -44,7 +47,7 @@ func newAcc(openLoop bool) *acc {
 }
 
 func (a *acc) reset() {
-	a.statements, a.rows, a.errors, a.late, a.missed = 0, 0, 0, 0, 0
+	a.statements, a.events, a.rows, a.errors, a.late, a.missed = 0, 0, 0, 0, 0, 0
 	a.service.Reset()
 	if a.response != nil {
 		a.response.Reset()
@@ -53,6 +56,7 @@ func (a *acc) reset() {
 
 func (a *acc) merge(b *acc) {
 	a.statements += b.statements
+	a.events += b.events
 	a.rows += b.rows
 	a.errors += b.errors
 	a.late += b.late
@@ -72,11 +76,14 @@ type Recorder struct {
 	cur  *acc
 	// spare is swapped in at each tick so recording never waits for a merge.
 	spare *acc
+	// stmts is the statements one op counts (LabelSpec.StatementsPerOp, at least 1).
+	stmts int64
 }
 
 // Record records one operation: intended is its scheduled start (equal to start for closed
-// loops), start and end bracket the call, rows are the rows it affected or returned.
-// Failed ops count as errors and stay out of the latency histograms.
+// loops), start and end bracket the call, rows are the rows it affected or returned. It
+// counts one event and LabelSpec.StatementsPerOp statements. Failed ops count as errors
+// and stay out of the latency histograms.
 func (r *Recorder) Record(intended, start, end time.Time, rows int64, err error) {
 	svc := end.Sub(start).Microseconds()
 	var resp int64
@@ -90,7 +97,8 @@ func (r *Recorder) Record(intended, start, end time.Time, rows int64, err error)
 	if err != nil {
 		a.errors++
 	} else {
-		a.statements++
+		a.statements += r.stmts
+		a.events++
 		a.rows += rows
 		_ = a.service.RecordValue(clampUS(svc))
 		if a.response != nil {
@@ -175,7 +183,7 @@ func (g *Registry) Recorder(spec LabelSpec) *Recorder {
 		g.order = append(g.order, spec.Label)
 	}
 	ls.target += spec.TargetPerSec
-	r := &Recorder{spec: spec, cur: newAcc(spec.OpenLoop), spare: newAcc(spec.OpenLoop)}
+	r := &Recorder{spec: spec, cur: newAcc(spec.OpenLoop), spare: newAcc(spec.OpenLoop), stmts: max(1, int64(spec.StatementsPerOp))}
 	g.recs = append(g.recs, r)
 	return r
 }
@@ -219,7 +227,7 @@ func (g *Registry) sortedLabels() []string {
 func (ls *labelState) stats(a *acc) LabelStats {
 	s := LabelStats{
 		Label: ls.spec.Label, Role: ls.spec.Role, Unit: ls.spec.Unit,
-		Statements: a.statements, Rows: a.rows, Errors: a.errors, Late: a.late, Missed: a.missed,
+		Statements: a.statements, Events: a.events, Rows: a.rows, Errors: a.errors, Late: a.late, Missed: a.missed,
 		Service:      latencyOf(a.service),
 		TargetPerSec: ls.target, Background: ls.spec.Background,
 	}

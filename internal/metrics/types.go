@@ -40,8 +40,13 @@ type LabelStats struct {
 	Label string
 	Role  string
 	Unit  Unit
-	// Statements is the number of timed operations that succeeded.
+	// Statements is the statements the timed operations that succeeded sent: one per
+	// operation, or the group's StatementsPerOp (a sysbench transaction's BEGIN … COMMIT).
 	Statements int64
+	// Events is the number of timed operations that succeeded (sysbench's events or
+	// transactions); equal to Statements when an operation is one statement. Runs stored
+	// before schema 5 read back with Events = Statements.
+	Events int64
 	// Rows is the rows they affected (writes) or returned (queries).
 	Rows int64
 	// Errors counts failed operations (not in the histograms).

@@ -21,7 +21,7 @@ func lat(p50, p90, p99, p999, mx int64) metrics.Latency {
 func rowsLabel(name string, rows int64, target float64) metrics.LabelStats {
 	l := metrics.LabelStats{
 		Label: name, Role: name, Unit: metrics.UnitRows,
-		Statements: rows / 50, Rows: rows,
+		Statements: rows / 50, Events: rows / 50, Rows: rows,
 		Service: lat(900, 1500, 2100, 4800, 9000),
 	}
 	if target > 0 {
@@ -35,7 +35,7 @@ func rowsLabel(name string, rows int64, target float64) metrics.LabelStats {
 func queryLabel(stmts int64) metrics.LabelStats {
 	return metrics.LabelStats{
 		Label: "point-query", Role: "query", Unit: metrics.UnitOps,
-		Statements: stmts, Rows: stmts * 10, Errors: 2,
+		Statements: stmts, Events: stmts, Rows: stmts * 10, Errors: 2,
 		Service: lat(150, 260, 410, 1200, 5300),
 	}
 }

@@ -118,10 +118,14 @@ type jsonOp struct {
 	Count      int64   `json:"count"`
 	PerSec     float64 `json:"per_sec"`
 	Statements int64   `json:"statements"`
-	Rows       int64   `json:"rows"`
-	Errors     int64   `json:"errors"`
-	Late       int64   `json:"late"`
-	Missed     int64   `json:"missed"`
+	// Events are the timed operations (sysbench's transactions); Statements are what
+	// they sent (16 per read-only transaction), equal to Events for one-statement ops.
+	Events       int64   `json:"events"`
+	EventsPerSec float64 `json:"events_per_sec"`
+	Rows         int64   `json:"rows"`
+	Errors       int64   `json:"errors"`
+	Late         int64   `json:"late"`
+	Missed       int64   `json:"missed"`
 	jsonLatency
 	// Response is present only for rate-limited labels.
 	Response *jsonLatency `json:"response,omitempty"`
@@ -250,6 +254,8 @@ func toJSONStep(s StepReport) jsonStep {
 			Count:        o.Count,
 			PerSec:       finite(o.PerSec),
 			Statements:   o.Statements,
+			Events:       o.Events,
+			EventsPerSec: finite(o.EventsPerSec),
 			Rows:         o.Rows,
 			Errors:       o.Errors,
 			Late:         o.Late,

@@ -87,6 +87,9 @@ type Op struct {
 	Count int64
 	// PerSec is Count over the span's seconds.
 	PerSec float64
+	// EventsPerSec is LabelStats.Events over the span's seconds: transactions per second
+	// where an op is several statements (sysbench), else the same as statements per second.
+	EventsPerSec float64
 }
 
 // IntervalReport is one interval of a step.
@@ -176,7 +179,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 
 func op(l metrics.LabelStats, seconds float64) Op {
 	l.TargetPerSec = finite(l.TargetPerSec)
-	return Op{LabelStats: l, Count: l.Count(), PerSec: perSec(l.Count(), seconds)}
+	return Op{LabelStats: l, Count: l.Count(), PerSec: perSec(l.Count(), seconds), EventsPerSec: perSec(l.Events, seconds)}
 }
 
 // perSec is count per second, 0 when seconds is not positive.

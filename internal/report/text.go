@@ -213,7 +213,13 @@ func opsCells(s StepReport) []string {
 	return cells
 }
 
+// opCell is "label rate/s p99 latency"; an op of several statements (a sysbench
+// transaction) also shows its events: "read-only 16000/s (1000 tx/s) p99 2.1ms", the
+// latency being the transaction's.
 func opCell(o Op) string {
+	if o.Events != o.Statements && o.Events > 0 {
+		return fmt.Sprintf("%s %s/s (%s tx/s) p99 %s", o.Label, formatRate(o.PerSec), formatRate(o.EventsPerSec), formatUS(o.Service.P99))
+	}
 	return fmt.Sprintf("%s %s/s p99 %s", o.Label, formatRate(o.PerSec), formatUS(o.Service.P99))
 }
 

@@ -217,6 +217,7 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metri
 			wk.rec = reg.Recorder(metrics.LabelSpec{
 				Label: g.Label, Role: g.Role, Unit: metrics.Unit(g.Unit),
 				OpenLoop: g.Rate > 0, TargetPerSec: perWorker, Background: g.Background,
+				StatementsPerOp: g.StatementsPerOp,
 			})
 		}
 	}

@@ -166,7 +166,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		b.steps[id] = &runs[ref.run].Steps[ref.idx]
 	}
 
-	err = b.query("step labels", `SELECT step_id, `+labelColumns+` FROM step_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, ord`,
+	err = b.query("step labels", `SELECT step_id, `+labelSelect+` FROM step_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, ord`,
 		func(rows *sql.Rows) error {
 			var stepID int64
 			l, err := scanLabel(rows, &stepID)
@@ -209,7 +209,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		}
 	}
 
-	err = b.query("interval labels", `SELECT step_id, seq, `+labelColumns+` FROM interval_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, seq, ord`,
+	err = b.query("interval labels", `SELECT step_id, seq, `+labelSelect+` FROM interval_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, seq, ord`,
 		func(rows *sql.Rows) error {
 			var stepID, seq int64
 			l, err := scanLabel(rows, &stepID, &seq)

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -175,6 +175,14 @@ ALTER TABLE interval_hw ADD COLUMN cpu_tasks_sec REAL;
 		`
 ALTER TABLE runs ADD COLUMN step_groups TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE steps ADD COLUMN step_group TEXT NOT NULL DEFAULT '';
+`,
+		// 5 (issue #10): per label, the timed operations (events: sysbench's
+		// transactions) beside the statements they sent (statement_count; a sysbench
+		// read-only transaction is 16 statements, one event). NULL in rows written
+		// before, when every operation was one statement: read back as statement_count.
+		`
+ALTER TABLE step_labels ADD COLUMN event_count INTEGER;
+ALTER TABLE interval_labels ADD COLUMN event_count INTEGER;
 `,
 	}
 }

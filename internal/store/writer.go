@@ -221,24 +221,29 @@ func mustAffectOne(res sql.Result, what string) error {
 }
 
 // labelColumns are the columns of step_labels and interval_labels that hold one
-// metrics.LabelStats, in the order of labelArgs and scanLabel.
-const labelColumns = `label, role, unit, statement_count, row_count, error_count, late_count, missed_count,
+// metrics.LabelStats, in the order of labelArgs; labelSelect reads them back in the order
+// of scanLabel, event_count of rows stored before schema 5 (NULL) as statement_count.
+const (
+	labelColumnsV1 = `label, role, unit, statement_count, row_count, error_count, late_count, missed_count,
 	p50_us, p90_us, p99_us, p999_us, max_us, has_response,
 	response_p50_us, response_p90_us, response_p99_us, response_p999_us, response_max_us,
 	target_per_sec, background`
+	labelColumns = labelColumnsV1 + `, event_count`
+	labelSelect  = labelColumnsV1 + `, COALESCE(event_count, statement_count)`
+)
 
-const labelPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+const labelPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 
 func labelArgs(l metrics.LabelStats) []any {
 	return []any{
 		l.Label, l.Role, string(l.Unit), l.Statements, l.Rows, l.Errors, l.Late, l.Missed,
 		l.Service.P50, l.Service.P90, l.Service.P99, l.Service.P999, l.Service.Max, l.HasResponse,
 		l.Response.P50, l.Response.P90, l.Response.P99, l.Response.P999, l.Response.Max,
-		l.TargetPerSec, l.Background,
+		l.TargetPerSec, l.Background, l.Events,
 	}
 }
 
-// scanLabel scans labelColumns preceded by the given extra destinations.
+// scanLabel scans labelSelect preceded by the given extra destinations.
 func scanLabel(rows *sql.Rows, extra ...any) (metrics.LabelStats, error) {
 	var l metrics.LabelStats
 	var unit string
@@ -246,7 +251,7 @@ func scanLabel(rows *sql.Rows, extra ...any) (metrics.LabelStats, error) {
 		&l.Label, &l.Role, &unit, &l.Statements, &l.Rows, &l.Errors, &l.Late, &l.Missed,
 		&l.Service.P50, &l.Service.P90, &l.Service.P99, &l.Service.P999, &l.Service.Max, &l.HasResponse,
 		&l.Response.P50, &l.Response.P90, &l.Response.P99, &l.Response.P999, &l.Response.Max,
-		&l.TargetPerSec, &l.Background)
+		&l.TargetPerSec, &l.Background, &l.Events)
 	if err := rows.Scan(dest...); err != nil {
 		return metrics.LabelStats{}, err
 	}

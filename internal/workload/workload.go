@@ -93,8 +93,11 @@ type Noter interface {
 
 // Load is the timed part of a step.
 type Load struct {
-	// Kind is "load" for steps whose primary op counts inserted or indexed rows, and
-	// "read-write" for steps whose primary op is a query (reference §2.2).
+	// Kind is "load" for steps whose primary op counts inserted or indexed rows,
+	// "read-write" for steps whose primary op is a query (reference §2.2), "read" and
+	// "write" for steps whose primary op is a statement that only reads or that writes
+	// (sysbench's tests: writes per op, wpi and wkbpi, are then per primary op), and
+	// "cleanup" for a writeback-debt cleanup.
 	Kind string
 	// Primary is the label whose throughput is the step's throughput.
 	Primary string
@@ -125,8 +128,13 @@ type Group struct {
 	Unit Unit
 	// Workers, one session each.
 	Workers []Worker
-	// Rate is the scheduled ops (statements) per second of each worker; 0 = closed loop.
+	// Rate is the scheduled ops per second of each worker; 0 = closed loop.
 	Rate float64
+	// StatementsPerOp is how many statements one Op sends (0 means 1): a sysbench
+	// transaction's BEGIN … COMMIT, 16 in read-only. The label's statement count (its
+	// count for UnitOps: queries per second as sysbench counts them) grows by it per op
+	// and its event count (transactions) by one.
+	StatementsPerOp int
 	// RowsPerOp converts Rate into the target rows/s of a rate-limited, row-counting
 	// group: target = Rate × RowsPerOp × len(Workers).
 	RowsPerOp int
@@ -143,8 +151,11 @@ func (g Group) TargetPerSec() float64 {
 		return 0
 	}
 	per := 1.0
-	if g.Unit == UnitRows && g.RowsPerOp > 0 {
+	switch {
+	case g.Unit == UnitRows && g.RowsPerOp > 0:
 		per = float64(g.RowsPerOp)
+	case g.Unit == UnitOps && g.StatementsPerOp > 1:
+		per = float64(g.StatementsPerOp)
 	}
 	return g.Rate * per * float64(len(g.Workers))
 }
