@@ -13,12 +13,14 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
+	"github.com/dbperf/dbperf/internal/workload/sysbench"
 )
 
 // Workloads returns every workload, in the order `--help` lists them.
 func Workloads() []workload.Workload {
 	return []workload.Workload{
 		insertbench.New(),
+		sysbench.New(),
 	}
 }
 

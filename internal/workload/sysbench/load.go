@@ -1,0 +1,198 @@
+package sysbench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"unsafe"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+var (
+	_ workload.Step   = (*loadStep)(nil)
+	_ workload.Worker = (*loader)(nil)
+	_ workload.Worker = (*indexer)(nil)
+)
+
+// loadStep is the load (§3.1, sysbench's prepare; run.sh's setup=1 before
+// point-query.warm): it drops and creates the tables, inserts --table-size rows into each
+// in multi-row INSERTs of 1,000 rows with ids assigned by the engine (1..N), k uniform in
+// [1, N] and c and pad as §3.1 says, then creates the secondary index k_<n> on k. One
+// loader per table runs at once (sysbench prepares them one after the other on one
+// thread), each followed by its table's index. The step's throughput is inserted rows
+// per second over the whole step, index builds included, as the reference's "Load
+// seconds … ips" line.
+type loadStep struct {
+	stepBase
+}
+
+// Prepare drops and creates the tables (primary key only).
+func (s *loadStep) Prepare(ctx context.Context, h engine.Handle) error {
+	sess, err := h.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("sysbench %s: create tables: %w", s.name, err)
+	}
+	defer sess.Close()
+	d := h.Dialect()
+	for _, t := range s.p.tables {
+		stmts := append([]string{d.DropTable(t.name)}, d.CreateTable(t.name, tableColumns(d))...)
+		for _, q := range stmts {
+			if _, err := sess.Exec(ctx, q); err != nil {
+				return fmt.Errorf("sysbench %s: create table %s: %w", s.name, t.name, err)
+			}
+		}
+	}
+	s.p.resetTables()
+	return nil
+}
+
+// Load has one loader per table and one index builder per table that waits for its
+// loader; the step ends when every index exists.
+func (s *loadStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+	d := h.Dialect()
+	ins := workload.Group{Label: labelInsert, Role: roleInsert, Unit: workload.UnitRows, UntilDone: true}
+	idx := workload.Group{Label: labelIndex, Role: roleIndex, Unit: workload.UnitRows, UntilDone: true}
+	for _, t := range s.p.tables {
+		loaded := make(chan struct{})
+		ins.Workers = append(ins.Workers, &loader{
+			step: s.name, t: t, d: d, size: s.p.p.TableSize, loaded: loaded,
+			rng: workload.Stream(s.p.seed, Name, s.name, "table", strconv.Itoa(t.n)),
+		})
+		idx.Workers = append(idx.Workers, &indexer{
+			step: s.name, t: t, loaded: loaded,
+			stmts: d.CreateIndexes(t.name, []engine.Index{{Name: indexName(t.n), Columns: []string{"k"}}}),
+		})
+	}
+	return workload.Load{Kind: kindLoad, Primary: labelInsert, Groups: []workload.Group{ins, idx}}, nil
+}
+
+// Verify is the data check: every table holds its rows and their sum(k).
+func (s *loadStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	return s.p.checkAll(ctx, h, s.name)
+}
+
+// loader inserts one table's rows, loadBatch per statement, then closes loaded.
+type loader struct {
+	step   string
+	t      *table
+	d      engine.Dialect
+	size   int64
+	rng    *rand.Rand
+	loaded chan struct{}
+
+	full, tail engine.Stmt
+	args       engine.Args
+	buf        []byte
+	inserted   int64
+}
+
+// Init prepares the batch INSERT and the smaller last one.
+func (w *loader) Init(ctx context.Context, s engine.Session) error {
+	var err error
+	if w.full, err = s.Prepare(ctx, insertSQL(w.d, w.t.name, int(min(loadBatch, w.size)))); err != nil {
+		return fmt.Errorf("sysbench %s %s: prepare insert: %w", w.step, w.t.name, err)
+	}
+	if n := w.size % loadBatch; n != 0 && w.size > loadBatch {
+		if w.tail, err = s.Prepare(ctx, insertSQL(w.d, w.t.name, int(n))); err != nil {
+			return fmt.Errorf("sysbench %s %s: prepare insert: %w", w.step, w.t.name, err)
+		}
+	}
+	return nil
+}
+
+// Ready never waits.
+func (w *loader) Ready(context.Context) error { return nil }
+
+// Op inserts one batch and returns its rows; once the table is full it lets the index
+// builder go and returns ErrDone.
+func (w *loader) Op(ctx context.Context) (int64, error) {
+	left := w.size - w.inserted
+	if left <= 0 {
+		if w.loaded != nil {
+			close(w.loaded)
+			w.loaded = nil
+		}
+		return 0, workload.ErrDone
+	}
+	st, n := w.full, min(left, loadBatch)
+	if n < loadBatch && w.tail != nil {
+		st = w.tail
+	}
+	w.args.Reset()
+	var sum int64
+	for range n {
+		k := 1 + w.rng.Int64N(w.size)
+		sum += k
+		w.args.Int(k)
+		w.buf = appendDigits(w.buf[:0], w.rng, cGroups)
+		w.args.Text(view(w.buf))
+		w.buf = appendDigits(w.buf[:0], w.rng, padGroups)
+		w.args.Text(view(w.buf))
+	}
+	rows, err := st.Exec(ctx, &w.args)
+	if err != nil {
+		return 0, fmt.Errorf("sysbench %s %s: insert: %w", w.step, w.t.name, err)
+	}
+	if rows != n {
+		return 0, fmt.Errorf("sysbench %s %s: an INSERT of %d rows reported %d", w.step, w.t.name, n, rows)
+	}
+	w.inserted += n
+	w.t.count.Add(n)
+	w.t.sumK.Add(sum)
+	return n, nil
+}
+
+// Close releases the statements.
+func (w *loader) Close() error { return closeStmts(w.full, w.tail) }
+
+// indexer creates one table's secondary index once its loader is done.
+type indexer struct {
+	step   string
+	t      *table
+	stmts  []string
+	loaded <-chan struct{}
+	s      engine.Session
+	done   bool
+}
+
+// Init keeps the session.
+func (w *indexer) Init(_ context.Context, s engine.Session) error {
+	w.s = s
+	return nil
+}
+
+// Ready waits for the table's rows (not timed as the index build).
+func (w *indexer) Ready(ctx context.Context) error {
+	if w.done {
+		return nil
+	}
+	select {
+	case <-w.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Op creates the index and returns the rows indexed; then ErrDone.
+func (w *indexer) Op(ctx context.Context) (int64, error) {
+	if w.done {
+		return 0, workload.ErrDone
+	}
+	w.done = true
+	for _, q := range w.stmts {
+		if _, err := w.s.Exec(ctx, q); err != nil {
+			return 0, fmt.Errorf("sysbench %s %s: create index: %w", w.step, w.t.name, err)
+		}
+	}
+	return w.t.count.Load(), nil
+}
+
+// Close has nothing to release.
+func (w *indexer) Close() error { return nil }
+
+// view is b as a string without copying: for engine.Args.Text, which copies it.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
