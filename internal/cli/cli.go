@@ -173,11 +173,11 @@ func writeFileAtomic(path string, write func(w io.Writer) error) error {
 	return nil
 }
 
-// hideEmptyDefaults keeps --help from printing "(default [])" for map and list flags
-// whose default is empty (pflag prints it for stringToInt).
+// hideEmptyDefaults keeps --help from printing "(default [])" for map flags whose default
+// is empty (pflag knows list flags' empty default, not maps').
 func hideEmptyDefaults(c *cobra.Command) {
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.DefValue == "[]" {
+		if f.DefValue == "[]" && strings.HasPrefix(f.Value.Type(), "stringTo") {
 			f.DefValue = ""
 		}
 	})

@@ -141,8 +141,10 @@ func TestVersion(t *testing.T) {
 
 // --help shows no "(default [])" for empty list and map flags, and no doubled default.
 func TestHelpDefaults(t *testing.T) {
-	code, out, _ := runCLI(t, nil, "run", "insertbench", "--help")
-	if code != 0 || strings.Contains(out, "(default [])") || strings.Contains(out, "(default, cached) (default") {
-		t.Errorf("run insertbench --help: exit %d:\n%s", code, out)
+	for _, wl := range []string{"insertbench", "sysbench"} {
+		code, out, _ := runCLI(t, nil, "run", wl, "--help")
+		if code != 0 || strings.Contains(out, "(default [])") || strings.Contains(out, "(default )") || strings.Contains(out, "(default, cached) (default") {
+			t.Errorf("run %s --help: exit %d:\n%s", wl, code, out)
+		}
 	}
 }
