@@ -335,7 +335,9 @@ func TestFiguresAddUpOnPostgres(t *testing.T) {
 		if d := ownAll - hw.CPU.BusySec(); d < -0.05 || d > 0.1*ownAll+0.2 {
 			t.Errorf("machine busy: step %.2fs, the test's reading of every process %.2fs", hw.CPU.BusySec(), ownAll)
 		}
-		if ownAll < ownProcs-0.05 || ownAll > notIdle+0.1 {
+		// Per-process times are tick samples scaled to the exact runtime: on a saturated
+		// machine their sum can pass the CPUs' not-idle time by a little.
+		if ownAll < ownProcs-0.05 || ownAll > notIdle*1.03+0.1 {
 			t.Errorf("the test's own readings: every process %.2fs, dbperf and the server %.2fs, CPUs not idle %.2fs", ownAll, ownProcs, notIdle)
 		}
 		if own := s1.cpuSec - s0.cpuSec; math.Abs(own-hw.Server.CPUSec) > 0.1*own+0.05 {
