@@ -114,19 +114,20 @@ type jsonLatency struct {
 }
 
 type jsonOp struct {
-	Unit       string  `json:"unit"`
-	Count      int64   `json:"count"`
-	PerSec     float64 `json:"per_sec"`
-	Statements int64   `json:"statements"`
+	Unit  string `json:"unit"`
+	Count int64  `json:"count"`
+	// PerSec, EventsPerSec and the latencies are absent when no op finished.
+	PerSec     *float64 `json:"per_sec,omitempty"`
+	Statements int64    `json:"statements"`
 	// Events are the timed operations (sysbench's transactions); Statements are what
 	// they sent (16 per read-only transaction), equal to Events for one-statement ops.
-	Events       int64   `json:"events"`
-	EventsPerSec float64 `json:"events_per_sec"`
-	Rows         int64   `json:"rows"`
-	Errors       int64   `json:"errors"`
-	Late         int64   `json:"late"`
-	Missed       int64   `json:"missed"`
-	jsonLatency
+	Events       int64    `json:"events"`
+	EventsPerSec *float64 `json:"events_per_sec,omitempty"`
+	Rows         int64    `json:"rows"`
+	Errors       int64    `json:"errors"`
+	Late         int64    `json:"late"`
+	Missed       int64    `json:"missed"`
+	*jsonLatency
 	// Response is present only for rate-limited labels.
 	Response *jsonLatency `json:"response,omitempty"`
 	// TargetPerSec is present only when the label has a target.
@@ -252,18 +253,19 @@ func toJSONStep(s StepReport) jsonStep {
 		jo := jsonOp{
 			Unit:         string(o.Unit),
 			Count:        o.Count,
-			PerSec:       finite(o.PerSec),
 			Statements:   o.Statements,
 			Events:       o.Events,
-			EventsPerSec: finite(o.EventsPerSec),
 			Rows:         o.Rows,
 			Errors:       o.Errors,
 			Late:         o.Late,
 			Missed:       o.Missed,
-			jsonLatency:  jsonLatency(o.Service),
 			TargetPerSec: finite(o.TargetPerSec),
 		}
-		if o.HasResponse {
+		if measured(o) {
+			perSec, evPerSec, lat := finite(o.PerSec), finite(o.EventsPerSec), jsonLatency(o.Service)
+			jo.PerSec, jo.EventsPerSec, jo.jsonLatency = &perSec, &evPerSec, &lat
+		}
+		if o.HasResponse && measured(o) {
 			resp := jsonLatency(o.Response)
 			jo.Response = &resp
 		}

@@ -313,3 +313,53 @@ func TestBuildFixtureVerdicts(t *testing.T) {
 		t.Errorf("l.i0 client_cpu_us_per_op = %v, want 8 (0.8 s / 100000 rows)", got)
 	}
 }
+
+// A step interrupted before its first op finished shows "-", never a 0 that was not
+// measured, in text and JSON; a single-op step (a cleanup's wait) shows its one op's time,
+// not a rate and percentiles of one sample.
+func TestUnmeasuredAndSingleOpFigures(t *testing.T) {
+	run := store.Run{ID: 1, Status: store.RunInterrupted, RunMeta: store.RunMeta{Workload: "insertbench", WorkloadVersion: 1, Engine: "sqlite"},
+		Steps: []store.Step{
+			{ID: 1, Seq: 0, Result: metrics.StepResult{Name: "cleanup", Status: metrics.StatusOK, Seconds: 10, Kind: "cleanup", Primary: "cleanup",
+				Labels: []metrics.LabelStats{{Label: "cleanup", Role: "cleanup", Unit: metrics.UnitOps, Statements: 1, Events: 1,
+					Service: lat(9_900_000, 9_900_000, 9_900_000, 9_900_000, 9_900_000)}}, ClientCPUSec: 3}},
+			{ID: 2, Seq: 1, Result: metrics.StepResult{Name: "l.i1", Status: metrics.StatusInterrupted, Seconds: 0.2, Kind: "load", Primary: "insert",
+				Labels: []metrics.LabelStats{{Label: "insert", Role: "insert", Unit: metrics.UnitRows}}}},
+		}}
+	rep := Build([]store.Run{run})
+	var buf bytes.Buffer
+	if err := RenderText(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	for _, want := range []string{"cleanup 1 op in 9.90s", "insert -"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"0.10", "300000", "0µs", " 0/s"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("text shows %q:\n%s", bad, text)
+		}
+	}
+	buf.Reset()
+	if err := RenderJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Runs []struct {
+			Steps []struct {
+				Ops map[string]map[string]any `json:"ops"`
+			} `json:"steps"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	ins := out.Runs[0].Steps[1].Ops["insert"]
+	for _, k := range []string{"per_sec", "p50_us", "p99_us", "max_us"} {
+		if _, ok := ins[k]; ok {
+			t.Errorf("JSON has %s for an op that never finished: %v", k, ins)
+		}
+	}
+}

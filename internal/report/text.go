@@ -131,10 +131,10 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 				if o.HasResponse || o.TargetPerSec > 0 {
 					lateMissed = []string{fmt.Sprint(o.Late), fmt.Sprint(o.Missed)}
 				}
-				t.row(append([]string{name, o.Label, "service"}, append(latencyCells(o.Service),
+				t.row(append([]string{name, o.Label, "service"}, append(opLatencyCells(o, o.Service),
 					fmt.Sprintf("%d %s", o.Count, o.Unit), fmt.Sprint(o.Errors), lateMissed[0], lateMissed[1])...)...)
 				if o.HasResponse {
-					t.row(append([]string{"", "", "response"}, latencyCells(o.Response)...)...)
+					t.row(append([]string{"", "", "response"}, opLatencyCells(o, o.Response)...)...)
 				}
 				name = ""
 			}
@@ -217,6 +217,12 @@ func opsCells(s StepReport) []string {
 // transaction) also shows its events: "read-only 16000/s (1000 tx/s) p99 2.1ms", the
 // latency being the transaction's.
 func opCell(o Op) string {
+	switch {
+	case !measured(o):
+		return o.Label + " -"
+	case single(o):
+		return fmt.Sprintf("%s 1 op in %s", o.Label, formatUS(o.Service.Max))
+	}
 	if o.Events != o.Statements && o.Events > 0 {
 		return fmt.Sprintf("%s %s/s (%s tx/s) p99 %s", o.Label, formatRate(o.PerSec), formatRate(o.EventsPerSec), formatUS(o.Service.P99))
 	}
@@ -238,8 +244,8 @@ func backgroundCells(s StepReport) []string {
 // throughput is the primary label's rate with its unit, e.g. "52341 rows/s" or "1234 q/s".
 func throughput(s StepReport) string {
 	p, ok := s.PrimaryOp()
-	if !ok {
-		return "-"
+	if !ok || !measured(p) || single(p) && p.Unit != metrics.UnitRows {
+		return "-" // nothing finished, or one op (a cleanup): its duration is the step's secs
 	}
 	return formatRate(p.PerSec) + " " + unitPerSec(p.LabelStats)
 }
@@ -255,7 +261,7 @@ func unitPerSec(l metrics.LabelStats) string {
 }
 
 func cpuPerOp(s StepReport) string {
-	if p, ok := s.PrimaryOp(); !ok || p.Count == 0 {
+	if p, ok := s.PrimaryOp(); !ok || p.Count == 0 || single(p) && p.Unit != metrics.UnitRows {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", s.ClientCPUPerOpUS)
@@ -264,6 +270,24 @@ func cpuPerOp(s StepReport) string {
 func latencyCells(l metrics.Latency) []string {
 	return []string{formatUS(l.P50), formatUS(l.P90), formatUS(l.P99), formatUS(l.P999), formatUS(l.Max)}
 }
+
+// opLatencyCells are an op's percentiles: "-" when no op finished (never a 0 that was not
+// measured), only the max for a single op (its percentiles would all be that one op).
+func opLatencyCells(o Op, l metrics.Latency) []string {
+	switch {
+	case !measured(o):
+		return []string{"-", "-", "-", "-", "-"}
+	case single(o):
+		return []string{"-", "-", "-", "-", formatUS(l.Max)}
+	}
+	return latencyCells(l)
+}
+
+// measured says some op of the label finished: its rate and latencies mean something.
+func measured(o Op) bool { return o.Events > 0 }
+
+// single says the label is one op (a cleanup's wait, l.x's index build).
+func single(o Op) bool { return o.Events == 1 }
 
 // formatRate prints a rate compactly: whole numbers from 100 up, else 3 significant digits.
 func formatRate(v float64) string {
