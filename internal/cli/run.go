@@ -224,6 +224,8 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Stat(cfg.ResultsPath)
+	created := errors.Is(statErr, os.ErrNotExist)
 	st, err := store.Open(ctx, cfg.ResultsPath)
 	if err != nil {
 		return badInput(err)
@@ -234,6 +236,15 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	}
 	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
 	if err != nil {
+		var ee *exitError
+		if created && len(runIDs) == 0 && errors.As(err, &ee) && ee.code == ExitBadInput {
+			// Refused before a run began (e.g. more clients than the engine accepts): leave
+			// no results store behind that this command created.
+			st.Close()
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(cfg.ResultsPath + suffix)
+			}
+		}
 		return err
 	}
 	if cfg.Repeat > 1 && !cfg.Quiet {
@@ -310,6 +321,9 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	defer tg.close()
 	h, dir := tg.h, tg.dir
+	if err := checkSessions(ctx, cfg, wl, eng, h); err != nil {
+		return 0, "", err
+	}
 	info, err := h.Info(ctx)
 	if err != nil {
 		return 0, "", badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
@@ -517,4 +531,24 @@ func runEnv(env Env, s *hwstat.Sampler, dir string) map[string]string {
 	e["dbperf_version"] = env.Version
 	e["git_commit"] = env.Commit
 	return e
+}
+
+// checkSessions refuses a run that would open more sessions than the engine accepts,
+// before it opens any, with one line naming the limit.
+func checkSessions(ctx context.Context, cfg *config.Run, wl workload.Workload, eng engine.Engine, h engine.Handle) error {
+	lim, ok := h.(engine.SessionLimiter)
+	if !ok {
+		return nil
+	}
+	limit, why, err := lim.MaxSessions(ctx)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: how many sessions it accepts: %w", cfg.Engine, err))
+	}
+	need := wl.Meta().Sessions(cfg.Clients)
+	if need <= limit {
+		return nil
+	}
+	fit := max((limit-1)/max(wl.Meta().SessionsPerClient, 1), 0)
+	return badInput(fmt.Errorf("--clients %d needs %d sessions but %s accepts %d (%s): use at most --clients %d%s",
+		cfg.Clients, need, eng.Meta().Name, limit, why, fit, map[bool]string{true: "", false: ", or raise max_connections in the server's profile"}[eng.Meta().Embedded]))
 }

@@ -31,6 +31,16 @@ type Meta struct {
 	Groups []StepGroup
 	// Summary is one line for `dbperf run --help`.
 	Summary string
+	// SessionsPerClient is the most sessions one client (--clients) holds open at once in
+	// any step (0 means 1), so a run is refused before it opens more than the engine
+	// accepts.
+	SessionsPerClient int
+}
+
+// Sessions is the most sessions a run of m with clients clients holds open at once: its
+// clients' and one of dbperf's own (baseline, audit, size).
+func (m Meta) Sessions(clients int) int {
+	return clients*max(m.SessionsPerClient, 1) + 1
 }
 
 // StepGroup is one family of steps in reports.

@@ -147,6 +147,8 @@ var _ workload.Workload = (*Workload)(nil)
 func (*Workload) Meta() workload.Meta {
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames(),
 		Summary: "the Insert Benchmark: l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000",
+		// The read-write steps: a query, an insert and a delete actor per client.
+		SessionsPerClient: 3,
 		Groups: []workload.StepGroup{
 			{Name: groupWrite, Title: "write (l.*)"},
 			{Name: groupRange, Title: "range (qr*)"},
