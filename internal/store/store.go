@@ -61,7 +61,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 }
 
 // OpenExisting opens an existing results store for reading (`dbperf runs`, `dbperf report`).
-// It never creates a file; it migrates an older file forward like Open does.
+// It never creates a file and needs no write access: the file is opened read-only, and
+// immutable when even the read-only WAL index cannot be made (a read-only medium, another
+// user's directory). Only a file of an older schema is opened for writing, once, to be
+// migrated forward like Open does.
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	abs, err := absPath(path)
 	if err != nil {
@@ -76,7 +79,46 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	case fi.IsDir():
 		return nil, fmt.Errorf("results store %s is a directory: pass a file path to --results", path)
 	}
-	return open(ctx, path, abs, "rw")
+	s, v, err := openReadOnly(ctx, path, abs)
+	if err != nil {
+		return nil, err
+	}
+	if v == SchemaVersion {
+		return s, nil
+	}
+	_ = s.db.Close()
+	rw, err := open(ctx, path, abs, "rw")
+	if err != nil && v < SchemaVersion {
+		return nil, fmt.Errorf("results store %s has schema version %d, older than this dbperf's %d, and bringing it forward needs write access once: %w",
+			path, v, SchemaVersion, err)
+	}
+	return rw, err
+}
+
+// openReadOnly opens the file read-only and reads its schema version: plain read-only
+// first (it sees a run's writes as they happen), then immutable.
+func openReadOnly(ctx context.Context, path, abs string) (*Store, int, error) {
+	var firstErr error
+	for _, mode := range []string{"ro", "ro&immutable=1"} {
+		dsn := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", (&url.URL{Path: abs}).EscapedPath(), mode, busyTimeoutMS)
+		db, err := sql.Open("sqlite3", dsn)
+		if err != nil {
+			return nil, 0, fmt.Errorf("results store %s: %w", path, err)
+		}
+		s := &Store{db: db, path: path}
+		v, err := s.userVersion(ctx, db)
+		if err == nil && v == 0 {
+			err = s.checkOurs(ctx)
+		}
+		if err == nil {
+			return s, v, nil
+		}
+		_ = db.Close()
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, 0, firstErr
 }
 
 // Path is the path the store was opened with.
@@ -158,12 +200,8 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if v == 0 {
 		// Refuse to add our tables to somebody else's database.
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
-			return fmt.Errorf("results store %s: %w", s.path, err)
-		}
-		if n > 0 {
-			return fmt.Errorf("results store %s is an SQLite database but not a dbperf results store: pass another --results file", s.path)
+		if err := s.checkOurs(ctx); err != nil {
+			return err
 		}
 	}
 	// WAL lets `dbperf runs` read while a run writes. The mode is stored in the file, so
@@ -221,6 +259,19 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results store %s: commit migration to schema version %d: %w", s.path, SchemaVersion, err)
+	}
+	return nil
+}
+
+// checkOurs refuses a file of schema version 0 that already holds tables: somebody else's
+// SQLite database.
+func (s *Store) checkOurs(ctx context.Context) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+		return fmt.Errorf("results store %s: %w", s.path, err)
+	}
+	if n > 0 {
+		return fmt.Errorf("results store %s is an SQLite database but not a dbperf results store: pass another --results file", s.path)
 	}
 	return nil
 }
