@@ -300,7 +300,7 @@ func (c Comparison) throughputUnit(step string) string {
 
 func (c Comparison) throughputTable() Table {
 	t := Table{ID: "throughput", Title: "Throughput (absolute)", HeadColumns: []string{"config"}, Columns: c.Steps,
-		Legend: []string{"rows/s inserted (l.i*), indexed rows/s (l.x), queries/s (qr*, qp*): the step's primary op",
+		Legend: []string{"the step's primary op per second: rows/s where it counts rows (inserted, indexed, scanned), queries/s (statements, BEGIN and COMMIT included) where it counts statements",
 			"repeated runs: median [min–max] (n runs); ! marks a spread over 5% of the median (noisy)"}}
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
