@@ -372,17 +372,26 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler, HW: hw}
 	status, firstErr := store.RunOK, ""
+	stored := 0 // steps finished and stored
+	// storeFailed: the results store failed mid-run (a full disk, a lost mount). What was
+	// stored before stays, consistent (one transaction per write); the run is a failed
+	// run, exit status 1, not bad input.
+	storeFailed := func(what string, err error) (int64, string, error) {
+		return runID, "", &exitError{code: ExitStepFailed, err: fmt.Errorf(
+			"results store failed %s, the run stops: %w (run %d keeps the %s stored before; dbperf report %d)",
+			what, err, runID, plural(stored, "finished step"), runID)}
+	}
 	for i, step := range steps {
 		if status != store.RunOK {
 			res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + firstErr}
 			if err := recordSkipped(wctx, st, runID, i, step.Group(), res); err != nil {
-				return runID, "", err
+				return storeFailed("recording the skipped step "+step.Name(), err)
 			}
 			continue
 		}
 		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), step.Group(), time.Now())
 		if err != nil {
-			return runID, "", err
+			return storeFailed("at the start of step "+step.Name(), err)
 		}
 		obs := &observer{ctx: wctx, st: st, stepID: stepID, prog: prog}
 		res := r.Run(ctx, step, obs)
@@ -391,8 +400,12 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		}
 		prog.Finish(res)
 		if err := st.FinishStep(wctx, stepID, res); err != nil {
-			return runID, "", err
+			return storeFailed("at the end of step "+step.Name(), err)
 		}
+		if obs.err != nil {
+			return storeFailed("during step "+step.Name(), obs.err)
+		}
+		stored++
 		switch res.Status {
 		case metrics.StatusInterrupted:
 			status, firstErr = store.RunInterrupted, "interrupted during "+step.Name()
@@ -402,7 +415,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		}
 	}
 	if err := st.FinishRun(wctx, runID, status, time.Now()); err != nil {
-		return runID, "", err
+		return storeFailed("at the end of the run", err)
 	}
 	if !cfg.Quiet {
 		runs, err := st.Results(wctx, []int64{runID})
@@ -551,4 +564,12 @@ func checkSessions(ctx context.Context, cfg *config.Run, wl workload.Workload, e
 	fit := max((limit-1)/max(wl.Meta().SessionsPerClient, 1), 0)
 	return badInput(fmt.Errorf("--clients %d needs %d sessions but %s accepts %d (%s): use at most --clients %d%s",
 		cfg.Clients, need, eng.Meta().Name, limit, why, fit, map[bool]string{true: "", false: ", or raise max_connections in the server's profile"}[eng.Meta().Embedded]))
+}
+
+// plural is "1 noun" or "n nouns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -54,10 +54,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := checkDirWritable(path, filepath.Dir(abs)); err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+	fi, statErr := os.Stat(abs)
+	if statErr == nil && fi.IsDir() {
 		return nil, fmt.Errorf("results store %s is a directory: pass a file path to --results", path)
 	}
-	return open(ctx, path, abs, "rwc")
+	s, err := open(ctx, path, abs, "rwc")
+	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+		// Leave nothing behind that this call created (a full disk leaves a 0-byte file).
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			_ = os.Remove(abs + suffix)
+		}
+	}
+	return s, err
 }
 
 // OpenExisting opens an existing results store for reading (`dbperf runs`, `dbperf report`).
