@@ -6,7 +6,9 @@
 //
 // Files: insertbench.go (plan, shared state), gen.go (row generation, §1.4), sql.go
 // (statement shapes), insert.go / delete.go / query.go (the actors), load.go (l.i0, l.i1,
-// l.i2), index.go (l.x), cleanup.go, rw.go (qr*, qp*), audit.go (the audit after every step).
+// l.i2), index.go (l.x), cleanup.go, rw.go (qr*, qp*), audit.go (the audit after every step),
+// content.go (its check of the rows' contents against the generator), auditstate.go (its
+// expectations, kept in the benchmark database for a later run on the same data).
 package insertbench
 
 import (
@@ -254,8 +256,11 @@ type plan struct {
 	// hasLoad: l.i0 is in the run; it creates the tables, so every table starts empty.
 	hasLoad bool
 
+	// mu guards the baseline and the audit's state (client.model, client.noContent, buffers).
 	mu           sync.Mutex
 	baselineDone bool
+	// buffers are the data buffers of other seeds than the run's (stored segments).
+	buffers map[int64]*DataBuffer
 }
 
 // client is one client's table and what its actors did to it during the run. Counters are
@@ -274,6 +279,11 @@ type client struct {
 	minEst atomic.Int64
 	// indexed: the secondary indexes exist (l.x created them, or they were found at baseline).
 	indexed atomic.Bool
+
+	// model is what the table must contain, for the audit's content check; nil when it is
+	// not known, for the reason in noContent. Used by Prepare and Verify only.
+	model     *contentModel
+	noContent string
 }
 
 // rpcOf returns the rows per commit of a step: the override keyed by step name, or the
@@ -305,13 +315,24 @@ func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
 	return s.p.ensureBaseline(ctx, h, s.name)
 }
 
-// Verify audits every client's table.
+// Verify audits every client's table (a step without insert actors).
 func (s *stepBase) Verify(ctx context.Context, h engine.Handle) (string, error) {
-	return s.p.auditAll(ctx, h, s.name)
+	return s.p.auditAll(ctx, h, s.name, 0)
+}
+
+// prepareWrites is the Prepare of a step that inserts or deletes: the baseline, then the
+// stored expectations are marked open until the step's audit passes.
+func (s *stepBase) prepareWrites(ctx context.Context, h engine.Handle) error {
+	if err := s.p.ensureBaseline(ctx, h, s.name); err != nil {
+		return err
+	}
+	return s.p.markOpen(ctx, h, s.name)
 }
 
 // ensureBaseline counts every table once when the run does not create them (no l.i0), and
-// probes whether the secondary indexes exist, so the audit knows what to expect.
+// probes whether the secondary indexes exist, so the audit knows what to expect. Where the
+// run that wrote a table stored its expectations (auditstate.go), the table is audited
+// against them at once, contents included, and they become this run's baseline.
 func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -332,6 +353,20 @@ func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string)
 		}
 		c.baseline.Store(n)
 		c.indexed.Store(indexesExist(ctx, s, d, c.table))
+		st, err := readState(ctx, s, d, c.table)
+		switch {
+		case errors.Is(err, errNoState):
+			c.model, c.noContent = nil, err.Error()
+		case err != nil:
+			return fmt.Errorf("insertbench %s client %d: %w", step, c.id, err)
+		default:
+			if err := p.checkStored(ctx, s, d, c, st); err != nil {
+				return fmt.Errorf("insertbench %s client %d: before the run's first step, %s is not as the run that wrote it left it (kept in %s): %w",
+					step, c.id, c.table, stateTable, err)
+			}
+			c.model, c.noContent = st.model, ""
+			c.baseline.Store(st.rowsLeft)
+		}
 	}
 	p.baselineDone = true
 	return nil
@@ -347,6 +382,7 @@ func (p *plan) resetTables() {
 		c.deleted.Store(0)
 		c.minEst.Store(0)
 		c.indexed.Store(false)
+		c.model, c.noContent = &contentModel{}, ""
 	}
 	p.baselineDone = true
 }

@@ -26,7 +26,7 @@ type writeStep struct {
 // baseline if needed.
 func (s *writeStep) Prepare(ctx context.Context, h engine.Handle) error {
 	if !s.create {
-		return s.stepBase.Prepare(ctx, h)
+		return s.prepareWrites(ctx, h)
 	}
 	sess, err := h.NewSession(ctx)
 	if err != nil {
@@ -42,8 +42,17 @@ func (s *writeStep) Prepare(ctx context.Context, h engine.Handle) error {
 			}
 		}
 	}
+	if err := clearStates(ctx, sess, d, s.p.tables); err != nil {
+		return fmt.Errorf("insertbench %s: forget the old tables' expectations in %s: %w", s.name, stateTable, err)
+	}
 	s.p.resetTables()
 	return nil
+}
+
+// Verify audits every client's table; the rows inserted in the step are expected as the
+// insert actors generated them, rpc per statement.
+func (s *writeStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	return s.p.auditAll(ctx, h, s.name, s.rpc)
 }
 
 // Load has one insert actor per client (closed loop, until its quota is done) and, for

@@ -33,6 +33,16 @@ func newRWStep(base stepBase, st stepSpec, ib *Params) *rwStep {
 	}
 }
 
+// Prepare records the baseline if needed and marks the stored expectations open.
+func (s *rwStep) Prepare(ctx context.Context, h engine.Handle) error {
+	return s.prepareWrites(ctx, h)
+}
+
+// Verify audits every client's table, expecting the rows the insert actors generated.
+func (s *rwStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	return s.p.auditAll(ctx, h, s.name, s.rpc)
+}
+
 func (s *rwStep) queryLabel() string {
 	if s.point {
 		return labelPointQuery

@@ -70,6 +70,11 @@ func runStep(t *testing.T, h engine.Handle, s workload.Step, maxDur time.Duratio
 			}
 			go func() {
 				defer all.Done()
+				// After the worker and its session are closed: once every UntilDone worker
+				// is done the step is stopped, which ends a server session at once.
+				if g.UntilDone {
+					defer untilDone.Done()
+				}
 				defer sess.Close()
 				defer func() {
 					if err := w.Close(); err != nil {
@@ -78,9 +83,6 @@ func runStep(t *testing.T, h engine.Handle, s workload.Step, maxDur time.Duratio
 						mu.Unlock()
 					}
 				}()
-				if g.UntilDone {
-					defer untilDone.Done()
-				}
 				start := time.Now()
 				for i := 0; ; i++ {
 					if g.Rate > 0 {
@@ -460,7 +462,8 @@ func TestVerifyFailsOnTamperedTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = steps[0].Verify(context.Background(), h)
-	want := "insertbench l.i0 client 2: audit pi2: count(*)=99 but inserted−deleted=100 (inserted 100, deleted 0)"
+	want := "insertbench l.i0 client 2: audit pi2: count(*)=99 but inserted−deleted=100 (inserted 100, deleted 0); " +
+		"contents: row 100 of the 100 that must remain is missing (l.i0's row 100 of 100, seed 42): the table ends at transactionid 99"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Verify error:\n got %v\nwant %s", err, want)
 	}
