@@ -220,3 +220,49 @@ func serverTree(root int) []int {
 	}
 	return out
 }
+
+// With as many clients as SQLite's cap allows (341: 1,023 sessions), Ctrl-C during the
+// sessions' work stops the run in under 2 s.
+func TestManyClientsStopPromptly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a benchmark process")
+	}
+	bin, tmp := buildBinary(t), t.TempDir()
+	results := filepath.Join(tmp, "r.db")
+	cmd := exec.Command(bin, "run", "insertbench", "--scale", "tiny", "--clients", "341", "--rows", "100000",
+		"--steps", "l.i0", "--results", results, "--quiet")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// Wait until the step has stored an interval: every session is open and working.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		db, err := sql.Open("sqlite3", "file:"+results+"?mode=ro")
+		n := 0
+		if err == nil {
+			_ = db.QueryRow("SELECT count(*) FROM intervals").Scan(&n)
+			db.Close()
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no interval stored within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if d := time.Since(sent); d > 2*time.Second {
+		t.Errorf("341 clients took %v to stop after SIGINT, want under 2 s", d)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, ExitInterrupted)
+	}
+	integrityOK(t, results)
+}
