@@ -556,6 +556,12 @@ class Server:
                                % (self.engine, p.returncode, p.stdout.strip()[-800:]))
         with open(os.path.join(self.workdir, self.engine + ".json")) as f:
             self.state = json.load(f)
+        # The state file's DSN is redacted; the DSN with the server's password is in
+        # dsn_file (mode 0600). "dsn" becomes the usable one, "dsn_redacted" is for records.
+        self.state["dsn_redacted"] = self.state.get("dsn")
+        if self.state.get("dsn_file"):
+            with open(self.state["dsn_file"]) as f:
+                self.state["dsn"] = f.readline().strip()
         return self.state
 
     def stop(self):
@@ -598,6 +604,12 @@ def _kill_wait(pid):
             time.sleep(0.2)
         if not _alive(pid):
             return
+
+
+def redact_argv(argv):
+    """argv as recorded: the value of a --db_password= argument replaced by xxxxx."""
+    return [x if not x.startswith("--db_password=") or x == "--db_password=" else "--db_password=xxxxx"
+            for x in argv]
 
 
 def parse_dsn(dsn):
@@ -912,7 +924,9 @@ class EngineRun:
         st = self.server.start()
         self.pid = st["pid"]
         self.dsn_text = st["dsn"]
-        self.res["server"] = {"pid": self.pid, "version": st.get("version"), "dsn": st.get("dsn"),
+        # dbperf reads the DSN from its file (no password on a command line or in argv below).
+        self.dsn_arg = "@" + st["dsn_file"] if st.get("dsn_file") else st["dsn"]
+        self.res["server"] = {"pid": self.pid, "version": st.get("version"), "dsn": st.get("dsn_redacted"),
                               "socket": st.get("socket"), "profile": st.get("profile")}
         dsn = self.dsn = parse_dsn(st["dsn"])
         # dbperf connects as the printed DSN says; iibench.py as the reference drivers do
@@ -968,7 +982,7 @@ class EngineRun:
     def run_dbperf(self, step, rnd):
         a = self.a
         results = os.path.join(self.edir, "dbperf-%s-r%d.db" % (step, rnd))
-        argv = [a.dbperf, "run", "insertbench", "--engine", self.dbengine, "--dsn", self.dsn_text,
+        argv = [a.dbperf, "run", "insertbench", "--engine", self.dbengine, "--dsn", self.dsn_arg,
                 "--steps", step, "--rows", str(a.rows), "--rows2", str(a.rows2),
                 "--time", "%g" % a.time, "--clients", "1", "--results", results,
                 "--seed", str(DBPERF_SEED + rnd - 1),
@@ -1045,7 +1059,7 @@ class EngineRun:
         cpu1, busy1 = tree_cpu_sec(self.pid), machine_busy_sec()
         rec["t_end"] = self.now()
         p = parse_iibench(os.path.join(sdir, "out.txt"))
-        rec.update({"argv": argv, "rusage": r,
+        rec.update({"argv": redact_argv(argv), "rusage": r,
                     "client_cpu_sec": r["user_sec"] + r["sys_sec"] if r["user_sec"] is not None else None,
                     "server_cpu_sec": _delta(cpu0, cpu1), "machine_busy_sec": busy1 - busy0,
                     "seconds": r["wall_sec"], **p})

@@ -105,7 +105,7 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Found from the unix socket of the DSN, and from the TCP port for a TCP DSN.
-	tcp, err := mariadb.New("innodb").Open(ctx, engine.Target{DSN: fmt.Sprintf("mysql://root@tcp(127.0.0.1:%d)/ib", in.Port)})
+	tcp, err := mariadb.New("innodb").Open(ctx, engine.Target{DSN: in.TCPDSN()})
 	if err != nil {
 		t.Fatal(err)
 	}

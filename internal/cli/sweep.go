@@ -79,7 +79,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
-	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (files in profiles/<engine>/), e.g. default,cached; default: --profile")
+	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (built in, or in --profiles-dir), e.g. default,cached; default: --profile")
 	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip points already stored with --repeat finished runs")
 	return cmd
 }

@@ -122,9 +122,13 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out fun
 			}
 		}
 	default:
-		tg.DSN = cfg.DSN
+		dsn, err := readDSN(cfg.DSN)
+		if err != nil {
+			return fail(err)
+		}
+		tg.DSN = dsn
 		t.settings["dbperf.managed"] = "false"
-		t.settings["dbperf.dsn"] = RedactDSN(cfg.DSN)
+		t.settings["dbperf.dsn"] = RedactDSN(dsn)
 	}
 	h, err := eng.Open(ctx, tg)
 	if err != nil {
@@ -224,19 +228,34 @@ func ensureMariaDB(ctx context.Context, version, cacheDir string) error {
 	return nil
 }
 
-// defaultProfilesDir finds the profiles: $DBPERF_PROFILES, then ../profiles beside the
-// binary (bin/dbperf in a checkout), then ./profiles.
+// readDSN is the DSN --dsn names: the value itself, or for @FILE the first line of FILE
+// (as `dbperf server start` writes it), so a password need not appear on a command line,
+// where every local user can read it.
+func readDSN(v string) (string, error) {
+	path, ok := strings.CutPrefix(v, "@")
+	if !ok {
+		return v, nil
+	}
+	if path == "" {
+		return "", errors.New("--dsn @FILE: name the file holding the DSN")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--dsn @%s: %w", path, err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	dsn := strings.TrimSpace(line)
+	if dsn == "" {
+		return "", fmt.Errorf("--dsn @%s: the file's first line is empty: it must hold the DSN", path)
+	}
+	return dsn, nil
+}
+
+// defaultProfilesDir is the directory of config profiles that add to and override the
+// built-in ones when --profiles-dir is not given: $DBPERF_PROFILES, or none ("": the
+// built-in profiles only, wherever the binary is and whatever the working directory).
 func defaultProfilesDir(env Env) string {
-	if d := env.getenv("DBPERF_PROFILES"); d != "" {
-		return d
-	}
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Join(filepath.Dir(exe), "..", "profiles")
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return filepath.Clean(d)
-		}
-	}
-	return "profiles"
+	return env.getenv("DBPERF_PROFILES")
 }
 
 // defaultCacheDir is where downloaded server versions go: $DBPERF_CACHE_DIR, else the

@@ -38,7 +38,7 @@ type Run struct {
 	DSN     string
 	// EngineVersion picks a managed server's binaries ("" = the default, e.g. Debian's).
 	EngineVersion string
-	// Profile names the managed server's config profile (profiles/<engine>/<name>.*).
+	// Profile names the managed server's config profile (built in, or <ProfilesDir>/<engine>/<name>.*).
 	Profile     string
 	ProfilesDir string
 	// CacheDir holds downloaded server versions.

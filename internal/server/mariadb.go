@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,8 +24,10 @@ import (
 // mariadb-server mariadb-plugin-rocksdb); other versions are installed from Maven Central
 // into the cache dir (InstallMariaDB, mariadb_install.go).
 const (
-	mariadbd           = "/usr/sbin/mariadbd"
-	mariadbInstallDB   = "mariadb-install-db"
+	mariadbd         = "/usr/sbin/mariadbd"
+	mariadbInstallDB = "mariadb-install-db"
+	// mariadbTmpDir is the instance's own tmpdir, under its dir.
+	mariadbTmpDir      = "tmp"
 	mariadbSeries      = "10.11"
 	mariadbPluginDir   = "/usr/lib/mysql/plugin"
 	mariadbReadyWait   = 60 * time.Second
@@ -41,9 +45,12 @@ const (
 // StartMariaDB initialises a fresh MariaDB data directory under o.WorkDir and starts
 // mariadbd on it with the profile o.Profile (ProfilesDir/mariadb/<Profile>.cnf, "default"
 // when empty) and the storage engine o.StorageEngine ("innodb" when empty, or "rocksdb",
-// which loads ha_rocksdb.so). The server listens on 127.0.0.1:<free port> and a unix socket;
-// root has no password. The instance's DSN reaches it through the unix socket,
-// mysql://root@unix(<socket>)/ib, as the reference client connects to MySQL (reference
+// which loads ha_rocksdb.so). The server listens on 127.0.0.1:<free port> and a unix socket
+// in the instance dir (0700). Every root account has a password generated for the
+// instance (set during mariadb-install-db's bootstrap, before the server listens, as a
+// mysql_native_password hash), and there are no anonymous accounts: no password-less
+// login at all. The instance's DSN reaches it through the unix socket,
+// mysql://root:<password>@unix(<socket>)/ib, as the reference client connects to MySQL (reference
 // §1.1: cheaper than loopback TCP for client and server alike), with the database ib
 // created; Port is for clients that need TCP. o.Version "" or one of the 10.11 series
 // ("10.11", "10.11.19") is Debian's MariaDB 10.11; any other version ("11.4", "11.4.5") is
@@ -80,7 +87,7 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	if profile == "" {
 		profile = mariadbDefaultProf
 	}
-	profText, err := readProfile(o.ProfilesDir, "mariadb", profile)
+	profText, src, err := readProfile(o.ProfilesDir, "mariadb", profile)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +111,13 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
+	password, err := newPassword()
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
 	in := &Instance{
 		detached: o.Detached,
+		password: password,
 		Engine:   "mariadb",
 		Version:  bins.version,
 		DataDir:  filepath.Join(dir, "data"),
@@ -116,13 +128,18 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 		LogPath:  filepath.Join(dir, mariadbLogName),
 		Profile:  profile,
 
+		ProfileSource:  src.Source(),
 		ProfileSkipped: skipped,
 	}
 	// shortDir, when set, holds the socket; it is removed when the server exits or the
-	// start fails.
+	// start fails. Private (0700) as the instance dir.
 	var shortDir string
 	if len(in.Socket) >= maxSocketPath {
 		if shortDir, err = os.MkdirTemp("/tmp", mariadbShortSocketPrefix); err != nil {
+			return nil, fmt.Errorf("mariadb: socket dir: %w", err)
+		}
+		if err := os.Chmod(shortDir, 0o700); err != nil {
+			_ = os.RemoveAll(shortDir)
 			return nil, fmt.Errorf("mariadb: socket dir: %w", err)
 		}
 		in.Socket = filepath.Join(shortDir, mariadbSocketName)
@@ -136,13 +153,24 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 	if err := os.Mkdir(in.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, mariadbTmpDir), 0o700); err != nil {
+		return nil, fmt.Errorf("mariadb: tmpdir: %w", err)
+	}
 	in.Config = mariadbConfig(in, profile, profText, storage, bins)
 	cnf := filepath.Join(dir, mariadbConfigName)
 	if err := os.WriteFile(cnf, []byte(in.Config), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: write %s: %w", cnf, err)
 	}
 
-	args := []string{"--defaults-file=" + cnf, "--auth-root-authentication-method=normal", "--skip-test-db"}
+	// The accounts' passwords are set by SQL run at the end of the bootstrap (--extra-file),
+	// before the server ever listens: it holds the password's hash only, and goes at once.
+	accounts := filepath.Join(dir, "accounts.sql")
+	if err := writePrivateFile(accounts, []byte(mariadbAccountsSQL(in.password))); err != nil {
+		return nil, fmt.Errorf("mariadb: write %s: %w", accounts, err)
+	}
+	defer os.Remove(accounts)
+	args := []string{"--defaults-file=" + cnf, "--auth-root-authentication-method=normal", "--skip-test-db",
+		"--extra-file=" + accounts}
 	if bins.basedir != "" {
 		// The script finds mariadbd, my_print_defaults, resolveip and the bootstrap SQL
 		// (share/) of the version under --basedir.
@@ -155,6 +183,7 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 		// log-error sends the bootstrap server's messages to the log, not to the output.
 		return nil, fmt.Errorf("mariadb: initialise %s: %w\nlast lines of %s:\n%s", in.DataDir, err, in.LogPath, in.LogTail(20))
 	}
+	_ = os.Remove(accounts)
 
 	if err := in.start(exec.Command(bins.mariadbd, "--defaults-file="+cnf)); err != nil {
 		return nil, err
@@ -170,15 +199,35 @@ func StartMariaDB(ctx context.Context, o Options) (*Instance, error) {
 		_ = in.stop(syscall.SIGTERM, mariadbStopGrace)
 		return nil, err
 	}
-	in.DSN = fmt.Sprintf("mysql://root@unix(%s)/%s", in.Socket, mariadbDatabase)
+	in.DSN = fmt.Sprintf("mysql://root:%s@unix(%s)/%s", in.password, in.Socket, mariadbDatabase)
 	return in, nil
+}
+
+// mariadbAccountsSQL is the SQL that mariadb-install-db runs at the end of its bootstrap
+// (--extra-file): every root account (localhost, 127.0.0.1, ::1, the host name) gets the
+// instance's password, no anonymous account is left. The bootstrap runs without the
+// grant tables loaded, so it writes them directly, as MariaDB's own bootstrap SQL does,
+// with the password's mysql_native_password hash: the text never holds the password.
+func mariadbAccountsSQL(password string) string {
+	return "UPDATE mysql.global_priv SET Priv = JSON_SET(Priv, '$.plugin', 'mysql_native_password', " +
+		"'$.authentication_string', '" + mysqlNativeHash(password) + "') WHERE User = 'root';\n" +
+		"DELETE FROM mysql.global_priv WHERE User = '';\n" +
+		"DELETE FROM mysql.proxies_priv WHERE User = '';\n"
+}
+
+// mysqlNativeHash is a password's mysql_native_password hash: "*" and the upper-case hex
+// of SHA1(SHA1(password)).
+func mysqlNativeHash(password string) string {
+	h1 := sha1.Sum([]byte(password))
+	h2 := sha1.Sum(h1[:])
+	return "*" + strings.ToUpper(hex.EncodeToString(h2[:]))
 }
 
 // mariadbSetup waits until the started server accepts root over TCP, creates the
 // benchmark database and reads the server's version.
 func mariadbSetup(ctx context.Context, in *Instance) error {
 	cfg := mysql.NewConfig()
-	cfg.User = "root"
+	cfg.User, cfg.Passwd = "root", in.password
 	cfg.Net = "tcp"
 	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", in.Port)
 	cfg.Timeout = 2 * time.Second
@@ -220,6 +269,10 @@ func mariadbConfig(in *Instance, profile, profText, storage string, bins mariadb
 		"bind-address=127.0.0.1",
 		"pid-file=" + filepath.Join(in.Dir, "mariadbd.pid"),
 		"log-error=" + in.LogPath,
+		// A private tmpdir: at start mariadbd deletes every #sql* file in its tmpdir, so
+		// with the shared /tmp one instance starting removed another's bootstrap temporary
+		// tables (mariadb-install-db failed with "Unknown table 'mysql.tmp_proxies_priv'").
+		"tmpdir=" + filepath.Join(in.Dir, mariadbTmpDir),
 		"skip-name-resolve",
 		"default-storage-engine=" + storage,
 	}

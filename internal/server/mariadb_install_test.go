@@ -348,7 +348,7 @@ func installRealMariaDB(t *testing.T) string {
 // setting MariaDB 11 removed (innodb_change_buffering, 10.11 only).
 func sweepProfiles(t *testing.T) string {
 	t.Helper()
-	def, err := os.ReadFile(filepath.Join(mariadbProfilesDir, "mariadb", "default.cnf"))
+	def, err := builtinProfiles.ReadFile("profiles/mariadb/default.cnf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestMariaDB114Real(t *testing.T) {
 	cache := installRealMariaDB(t)
 	// MyRocks on 11.4 is refused before anything starts.
 	if _, err := StartMariaDB(context.Background(), Options{WorkDir: t.TempDir(), Version: "11.4", CacheDir: cache,
-		ProfilesDir: mariadbProfilesDir, StorageEngine: "rocksdb"}); err == nil || !strings.Contains(err.Error(), "no RocksDB plugin") {
+		StorageEngine: "rocksdb"}); err == nil || !strings.Contains(err.Error(), "no RocksDB plugin") {
 		t.Errorf("rocksdb on 11.4: %v", err)
 	}
 

@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// mariadbProfilesDir is the repository's profiles directory.
-const mariadbProfilesDir = "../../profiles"
-
 func needMariaDB(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(mariadbd); err != nil {
@@ -28,9 +25,6 @@ func startMariaDB(t *testing.T, o Options) *Instance {
 	needMariaDB(t)
 	if o.WorkDir == "" {
 		o.WorkDir = t.TempDir()
-	}
-	if o.ProfilesDir == "" {
-		o.ProfilesDir = mariadbProfilesDir
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -107,7 +101,7 @@ func TestMariaDBStartStopInnoDB(t *testing.T) {
 		t.Errorf("Version = %q", in.Version)
 	}
 	// Clients connect through the unix socket, as the reference's MySQL client does.
-	if want := "mysql://root@unix(" + in.Socket + ")/ib"; in.DSN != want {
+	if want := "mysql://root:" + in.password + "@unix(" + in.Socket + ")/ib"; in.DSN != want || len(in.password) < 32 {
 		t.Errorf("DSN = %q, want %q", in.DSN, want)
 	}
 	if !strings.Contains(in.Config, "innodb_buffer_pool_size=128M") || !strings.Contains(in.Config, "bind-address=127.0.0.1") {
@@ -133,7 +127,7 @@ func TestMariaDBStartStopInnoDB(t *testing.T) {
 		t.Errorf("@@datadir = %q, want %q", got, in.DataDir)
 	}
 	// The unix socket works too.
-	sock, err := sql.Open("mysql", "root@unix("+in.Socket+")/ib")
+	sock, err := sql.Open("mysql", "root:"+in.password+"@unix("+in.Socket+")/ib")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +178,8 @@ func TestMariaDBLongWorkDirSocket(t *testing.T) {
 	if len(in.Socket) >= maxSocketPath || !strings.HasPrefix(in.Socket, "/tmp/dbperf-my-") {
 		t.Fatalf("Socket = %q (%d bytes)", in.Socket, len(in.Socket))
 	}
-	sock, err := sql.Open("mysql", "root@unix("+in.Socket+")/ib")
+	checkPrivateDir(t, filepath.Dir(in.Socket))
+	sock, err := sql.Open("mysql", "root:"+in.password+"@unix("+in.Socket+")/ib")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +249,7 @@ func TestMariaDBBadProfile(t *testing.T) {
 
 func TestMariaDBUnknownProfile(t *testing.T) {
 	needMariaDB(t)
-	_, err := StartMariaDB(context.Background(), Options{WorkDir: t.TempDir(), ProfilesDir: mariadbProfilesDir, Profile: "nope"})
+	_, err := StartMariaDB(context.Background(), Options{WorkDir: t.TempDir(), Profile: "nope"})
 	if err == nil || !strings.Contains(err.Error(), `unknown mariadb profile "nope"`) || !strings.Contains(err.Error(), "cached, default") {
 		t.Fatalf("err = %v", err)
 	}
@@ -266,7 +261,7 @@ func TestMariaDBOptionsErrors(t *testing.T) {
 		{StorageEngine: "myisam"},
 		{Version: "11.4"},
 	} {
-		o.WorkDir, o.ProfilesDir = t.TempDir(), mariadbProfilesDir
+		o.WorkDir = t.TempDir()
 		if in, err := StartMariaDB(context.Background(), o); err == nil {
 			stopMariaDB(t, in)
 			t.Errorf("%+v: started", o)

@@ -25,7 +25,7 @@ const (
 	pgDefaultMajor = "15"
 	// pgDebianRoot holds Debian's server packages: /usr/lib/postgresql/<major>/bin.
 	pgDebianRoot = "/usr/lib/postgresql"
-	// pgSuperuser is the bootstrap superuser initdb creates; local connections are trusted.
+	// pgSuperuser is the bootstrap superuser initdb creates, with the instance's password.
 	pgSuperuser = "postgres"
 	// pgDatabase is the database the benchmark runs in (the reference's `ib`, §1.2).
 	pgDatabase = "ib"
@@ -95,9 +95,14 @@ func findPostgres(version, cacheDir string) (pgBinaries, error) {
 // StartPostgres initialises a fresh PostgreSQL data directory in a new directory under
 // o.WorkDir from the profile o.Profile, starts the server listening on 127.0.0.1 at a free
 // port and on a unix socket, waits until it accepts connections, and creates the database
-// `ib`. The returned Instance's DSN reaches `ib` as the superuser `postgres` over TCP.
+// `ib`. The returned Instance's DSN reaches `ib` as the superuser `postgres` over TCP,
+// with the password generated for the instance: every connection, TCP or unix socket,
+// authenticates with SCRAM-SHA-256 (password_encryption = scram-sha-256, pg_hba.conf
+// scram-sha-256 everywhere), and the socket's directory is the instance dir, 0700.
 // When dbperf runs as root the server runs as the `postgres` system user (or a created
-// system user `dbperf`), because initdb and postgres refuse to run as root.
+// system user `dbperf`), because initdb and postgres refuse to run as root; the instance
+// dir (and a short socket dir) then belong to that user, still 0700: root enters it by
+// its privilege, the server's user as owner, no other user at all.
 // On any failure after the server started, it is stopped before StartPostgres returns.
 func StartPostgres(ctx context.Context, o Options) (*Instance, error) {
 	bins, err := findPostgres(o.Version, o.CacheDir)
@@ -108,7 +113,7 @@ func StartPostgres(ctx context.Context, o Options) (*Instance, error) {
 	if profile == "" {
 		profile = "default"
 	}
-	conf, err := readProfile(o.ProfilesDir, "postgres", profile)
+	conf, src, err := readProfile(o.ProfilesDir, "postgres", profile)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +131,16 @@ func StartPostgres(ctx context.Context, o Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	password, err := newPassword()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
 	in := &Instance{
-		detached: o.Detached,
-		Engine:   "postgres", Dir: dir, DataDir: filepath.Join(dir, "data"), Host: "127.0.0.1",
+		detached: o.Detached, password: password,
+		Engine: "postgres", Dir: dir, DataDir: filepath.Join(dir, "data"), Host: "127.0.0.1",
 		LogPath: filepath.Join(dir, "postgres.log"), Profile: profile, Config: conf,
+		ProfileSource: src.Source(),
 	}
 	bins, cred, err := in.initPostgres(ctx, bins, conf)
 	if err != nil {
@@ -146,7 +157,8 @@ func StartPostgres(ctx context.Context, o Options) (*Instance, error) {
 	return in, nil
 }
 
-// initPostgres runs initdb (as an unprivileged user when dbperf is root) and appends the
+// initPostgres runs initdb (as an unprivileged user when dbperf is root) with the
+// instance's password and SCRAM authentication, writes pg_hba.conf, and appends the
 // profile and dbperf's connection settings to postgresql.conf.
 // It returns the binaries to run (a copy when root's user cannot reach the originals) and
 // the credential to run them with (nil when dbperf is not root).
@@ -171,10 +183,11 @@ func (in *Instance) initPostgres(ctx context.Context, bins pgBinaries, conf stri
 	in.Port = port
 	sockDir := in.Dir
 	if len(filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(port))) >= maxSocketPath {
+		// MkdirTemp's directory is 0700, as the instance dir: private to the server's user.
 		if sockDir, err = os.MkdirTemp("", pgShortSocketPrefix); err != nil {
 			return fail(fmt.Errorf("postgres: socket dir: %w", err))
 		}
-		if err := os.Chmod(sockDir, 0o755); err != nil {
+		if err := os.Chmod(sockDir, 0o700); err != nil {
 			return fail(fmt.Errorf("postgres: socket dir: %w", err))
 		}
 	}
@@ -187,8 +200,21 @@ func (in *Instance) initPostgres(ctx context.Context, bins pgBinaries, conf stri
 		}
 	}
 
+	// The superuser's password reaches initdb in a file only the server's user can read,
+	// removed at once; initdb stores it as a SCRAM-SHA-256 verifier (-A scram-sha-256).
+	pwfile := filepath.Join(in.Dir, "pwfile")
+	if err := writePrivateFile(pwfile, []byte(in.password+"\n")); err != nil {
+		return fail(fmt.Errorf("postgres: password file: %w", err))
+	}
+	defer os.Remove(pwfile)
+	if cred != nil {
+		if err := os.Chown(pwfile, int(cred.Uid), int(cred.Gid)); err != nil {
+			return fail(fmt.Errorf("postgres: chown %s: %w", pwfile, err))
+		}
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(bins.bin, "initdb"),
-		"-D", in.DataDir, "-U", pgSuperuser, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+		"-D", in.DataDir, "-U", pgSuperuser, "-A", "scram-sha-256", "--pwfile="+pwfile,
+		"-E", "UTF8", "--locale=C", "--no-sync")
 	cmd.Dir, cmd.Env = in.Dir, bins.env()
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -196,11 +222,15 @@ func (in *Instance) initPostgres(ctx context.Context, bins pgBinaries, conf stri
 	if err := runCmd(cmd); err != nil {
 		return fail(fmt.Errorf("postgres: %w", err))
 	}
+	_ = os.Remove(pwfile)
+	if err := rewriteFile(filepath.Join(in.DataDir, "pg_hba.conf"), pgHBA); err != nil {
+		return fail(fmt.Errorf("postgres: write pg_hba.conf: %w", err))
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# ---- dbperf profile %q ----\n%s\n", in.Profile, strings.TrimRight(conf, "\n"))
-	b.WriteString("\n# ---- dbperf managed instance: loopback and unix socket only ----\n")
-	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\n",
+	b.WriteString("\n# ---- dbperf managed instance: loopback and a private unix socket dir only, passwords as SCRAM ----\n")
+	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\npassword_encryption = scram-sha-256\n",
 		port, strings.ReplaceAll(sockDir, "'", "''"))
 	f, err := os.OpenFile(filepath.Join(in.DataDir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -228,7 +258,7 @@ func (in *Instance) startPostgres(ctx context.Context, bins pgBinaries, cred *sy
 	if err := in.start(cmd); err != nil {
 		return err
 	}
-	admin := pgURL(in.Port, "postgres")
+	admin := pgURL(in.Port, "postgres", in.password)
 	var conn *pgx.Conn
 	err := in.waitReady(ctx, pgReadyTimeout, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -250,13 +280,49 @@ func (in *Instance) startPostgres(ctx context.Context, bins pgBinaries, cred *sy
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&in.Version); err != nil {
 		return fmt.Errorf("postgres: server_version: %w", err)
 	}
-	in.DSN = pgURL(in.Port, pgDatabase)
+	in.DSN = pgURL(in.Port, pgDatabase, in.password)
 	return nil
 }
 
-// pgURL is the URL of database db on a managed server: superuser, loopback, no TLS.
-func pgURL(port int, db string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", pgSuperuser, port, db)
+// pgHBA is a managed server's pg_hba.conf: the superuser's password (SCRAM-SHA-256) on
+// every connection, through the unix socket too, and TCP from 127.0.0.1 only.
+const pgHBA = `# pg_hba.conf written by dbperf: every connection needs the instance's password
+# (SCRAM-SHA-256); TCP from 127.0.0.1 only (the server listens nowhere else), the unix
+# socket's directory is private to the server's user.
+# TYPE  DATABASE     USER  ADDRESS       METHOD
+local   all          all                 scram-sha-256
+host    all          all   127.0.0.1/32  scram-sha-256
+local   replication  all                 scram-sha-256
+host    replication  all   127.0.0.1/32  scram-sha-256
+`
+
+// pgURL is the URL of database db on a managed server: superuser with the instance's
+// password, loopback, no TLS.
+func pgURL(port int, db, password string) string {
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", pgSuperuser, password, port, db)
+}
+
+// TCPDSN is a DSN reaching the instance's benchmark database over TCP on 127.0.0.1, as its
+// superuser with the instance's password (PostgreSQL's DSN is that already).
+func (in *Instance) TCPDSN() string {
+	if in.Engine == "mariadb" {
+		return fmt.Sprintf("mysql://root:%s@tcp(127.0.0.1:%d)/%s", in.password, in.Port, mariadbDatabase)
+	}
+	return pgURL(in.Port, pgDatabase, in.password)
+}
+
+// rewriteFile replaces the contents of the existing file path, keeping its owner and mode
+// (files in the data dir belong to the server's user when dbperf runs as root).
+func rewriteFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Stop stops the server: PostgreSQL gets SIGINT (fast shutdown: active transactions are

@@ -25,8 +25,6 @@ import (
 	"github.com/ulikunitz/xz"
 )
 
-const testProfilesDir = "../../profiles"
-
 // needDebianPostgres skips the test when no PostgreSQL server binaries are installed.
 func needDebianPostgres(t *testing.T) {
 	t.Helper()
@@ -53,9 +51,6 @@ func workDir(t *testing.T) string {
 
 func startPG(t *testing.T, o Options) *Instance {
 	t.Helper()
-	if o.ProfilesDir == "" {
-		o.ProfilesDir = testProfilesDir
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	in, err := StartPostgres(ctx, o)
@@ -90,7 +85,7 @@ func pgShow(t *testing.T, dsn string, names ...string) []string {
 }
 
 func TestPostgresProfiles(t *testing.T) {
-	got, err := Profiles(testProfilesDir, "postgres")
+	got, err := Profiles("", "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,9 +95,12 @@ func TestPostgresProfiles(t *testing.T) {
 		}
 	}
 	for _, name := range got {
-		text, err := readProfile(testProfilesDir, "postgres", name)
+		text, src, err := readProfile("", "postgres", name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if src.Source() != BuiltinProfiles {
+			t.Errorf("profile %s comes from %s, want the built-in one", name, src.Source())
 		}
 		// Every setting line carries a comment saying why.
 		for _, line := range strings.Split(text, "\n") {
@@ -111,11 +109,11 @@ func TestPostgresProfiles(t *testing.T) {
 			}
 		}
 	}
-	_, err = readProfile(testProfilesDir, "postgres", "nosuch")
+	_, _, err = readProfile("", "postgres", "nosuch")
 	if err == nil || !strings.Contains(err.Error(), "cached, default") {
 		t.Errorf("unknown profile error = %v", err)
 	}
-	if _, err := readProfile(testProfilesDir, "postgres", "../postgres/default"); err == nil {
+	if _, _, err := readProfile("", "postgres", "../postgres/default"); err == nil {
 		t.Error("a profile name with a path was accepted")
 	}
 }
@@ -152,7 +150,7 @@ func TestPostgresStartStop(t *testing.T) {
 	if !strings.Contains(in.Config, "shared_buffers = 128MB") {
 		t.Errorf("Config = %q", in.Config)
 	}
-	if want := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/ib?sslmode=disable", in.Port); in.DSN != want {
+	if want := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/ib?sslmode=disable", in.password, in.Port); in.DSN != want || len(in.password) < 32 {
 		t.Errorf("DSN = %q, want %q", in.DSN, want)
 	}
 	got := pgShow(t, in.DSN, "listen_addresses", "shared_buffers", "unix_socket_directories")
@@ -201,6 +199,7 @@ func TestPostgresLongWorkDirAndCachedProfile(t *testing.T) {
 	if strings.HasPrefix(sockDir, in.Dir) || len(in.Socket) >= maxSocketPath {
 		t.Errorf("socket %s for instance %s", in.Socket, in.Dir)
 	}
+	checkPrivateDir(t, sockDir)
 	if got := pgShow(t, in.DSN, "shared_buffers", "max_wal_size"); !slices.Equal(got, []string{"4GB", "16GB"}) {
 		t.Errorf("cached profile: SHOW = %q", got)
 	}
@@ -233,11 +232,11 @@ func TestPostgresStartFailure(t *testing.T) {
 	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
 		t.Errorf("left behind in the work dir: %v", ents)
 	}
-	if _, err := StartPostgres(context.Background(), Options{WorkDir: wd, ProfilesDir: testProfilesDir, Profile: "nosuch"}); err == nil ||
+	if _, err := StartPostgres(context.Background(), Options{WorkDir: wd, Profile: "nosuch"}); err == nil ||
 		!strings.Contains(err.Error(), "available") {
 		t.Errorf("unknown profile: %v", err)
 	}
-	if _, err := StartPostgres(context.Background(), Options{WorkDir: wd, ProfilesDir: testProfilesDir, Version: "9.1", CacheDir: t.TempDir()}); err == nil ||
+	if _, err := StartPostgres(context.Background(), Options{WorkDir: wd, Version: "9.1", CacheDir: t.TempDir()}); err == nil ||
 		!strings.Contains(err.Error(), `run "dbperf server install postgres@9.1"`) {
 		t.Errorf("uninstalled version: %v", err)
 	}

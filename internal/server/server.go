@@ -1,21 +1,28 @@
 // Package server starts and stops throwaway database servers for dbperf: it installs
 // versions, initialises a fresh data directory under a work dir from a named config
-// profile, starts the server listening only on 127.0.0.1 (a free port) and a unix socket
-// in the data dir, and stops it — also on failure and on Ctrl-C — so no process outlives
-// dbperf. It imports nothing of ours; the cli turns an Instance's DSN into an engine.Target.
+// profile (built into the binary, or a file in a profiles directory), starts the server
+// listening only on 127.0.0.1 (a free port) and a unix socket in the instance's private
+// directory (0700), its superuser reachable only with a password generated for the
+// instance, and stops it — also on failure and on Ctrl-C — so no process outlives dbperf.
+// It imports nothing of ours; the cli turns an Instance's DSN into an engine.Target.
 package server
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +34,8 @@ type Options struct {
 	WorkDir string
 	// Version selects the server binaries ("" = the default for the engine, e.g. Debian's).
 	Version string
-	// Profile names a config profile file in ProfilesDir/<engine>/<Profile>.conf (or .cnf).
+	// Profile names a config profile: ProfilesDir/<engine>/<Profile>.conf (or .cnf) when
+	// ProfilesDir is set and has it, else the built-in profile of that name.
 	Profile     string
 	ProfilesDir string
 	// CacheDir holds downloaded server versions.
@@ -49,12 +57,15 @@ type Instance struct {
 	Port    int
 	Socket  string // unix socket path, when the server has one
 	LogPath string
-	// DSN reaches the server as its superuser over TCP on loopback. It holds no password:
-	// managed servers trust local connections.
+	// DSN reaches the server as its superuser, with the instance's password (never print,
+	// log or store it unredacted): PostgreSQL over TCP on loopback, MariaDB through the
+	// unix socket.
 	DSN string
-	// Profile is the profile's name and Config its file's text, stored with the run.
-	Profile string
-	Config  string
+	// Profile is the profile's name and Config its file's text, stored with the run;
+	// ProfileSource is where the profile came from (a file, or BuiltinProfiles).
+	Profile       string
+	Config        string
+	ProfileSource string
 	// ProfileSkipped notes the profile lines left out because this server version does
 	// not know them (MariaDB: a setting of another version, or of a plugin not loaded),
 	// one per line: "innodb_change_buffering=none (line 12): not a setting of MariaDB
@@ -63,6 +74,9 @@ type Instance struct {
 
 	// detached: do not tie the server's life to dbperf's (Options.Detached).
 	detached bool
+	// password is the superuser's password, generated for this instance: no local
+	// connection is trusted without it.
+	password string
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the server process has exited
@@ -176,14 +190,49 @@ func (in *Instance) LogTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+// FreePort finds a free TCP port on 127.0.0.1 for a server to listen on, below the
+// kernel's ephemeral range (ip_local_port_range; 32768 on Linux by default). A port the
+// kernel hands out for 127.0.0.1:0 is an ephemeral one: between the check and the
+// server's bind, any outgoing connection on the machine (dbperf's own clients among them)
+// may take it as its local port, and the server then fails with "Address already in use".
+// Ports below the range are never given to outgoing connections; one is picked at random
+// (so concurrent dbperf processes rarely try the same) and checked by listening on it.
+// When the range starts too low to leave room, the kernel picks.
 func FreePort() (int, error) {
+	lo := ephemeralLow()
+	const first = 10000
+	if lo-first >= 1000 {
+		for range 200 {
+			p := first + mrand.IntN(lo-first)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+				l.Close()
+				return p, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768 when unknown).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return lo
 }
 
 // run runs a helper command (initdb, mariadb-install-db) and returns its output in the
@@ -254,61 +303,201 @@ func pidAlive(pid int) bool {
 	return true
 }
 
-// newInstanceDir creates a fresh <workDir>/<engine>-<pid>-<random> directory.
+// newInstanceDir creates a fresh <workDir>/<engine>-<pid>-<random> directory, private to
+// its owner (0700): it holds the server's unix socket, so only the invoking user (and,
+// when dbperf runs as root, the server's own unprivileged user, to whom StartPostgres
+// gives it) can reach the socket; other local users cannot even enter it.
 func newInstanceDir(workDir, engine string) (string, error) {
 	dir, err := os.MkdirTemp(workDir, fmt.Sprintf("%s-%d-", engine, os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("%s: create instance dir: %w", engine, err)
 	}
-	// MkdirTemp makes it private; the server's (unprivileged) user must be able to enter it.
-	return dir, os.Chmod(dir, 0o755)
+	// MkdirTemp makes it 0700 already; stated, whatever the umask.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("%s: create instance dir: %w", engine, err)
+	}
+	return dir, nil
 }
+
+// passwordBytes is the entropy of a managed server's password: 192 bits.
+const passwordBytes = 24
+
+// newPassword is a fresh random password for one managed instance (crypto/rand), in
+// characters that need no quoting in a URL, a MySQL DSN or SQL: [A-Za-z0-9_-].
+func newPassword() (string, error) {
+	b := make([]byte, passwordBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate a password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// writePrivateFile writes data to a new file path readable by its owner only (0600),
+// replacing any file there.
+func writePrivateFile(path string, data []byte) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		_ = os.Remove(path)
+		return err
+	}
+	return f.Close()
+}
+
+// The built-in config profiles, compiled into the binary: profiles/<engine>/<name>.conf
+// (PostgreSQL) and .cnf (MariaDB). The repository's top-level profiles/ is a symlink to
+// this directory, so `--profiles-dir profiles` in a checkout names the same files.
+//
+//go:embed profiles
+var builtinProfiles embed.FS
+
+// BuiltinProfiles is how dbperf names where the built-in profiles come from.
+const BuiltinProfiles = "built into dbperf"
 
 // profileExts are the file extensions of config profiles.
 func profileExts() []string { return []string{".conf", ".cnf"} }
 
-// Profiles lists the config profiles available for engine: the names of the .conf (or
-// .cnf) files in <profilesDir>/<engine>/, sorted.
-func Profiles(profilesDir, engine string) ([]string, error) {
-	dir := filepath.Join(profilesDir, engine)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s profiles: %w", engine, err)
+// Profile is one config profile dbperf can start an engine's server with.
+type Profile struct {
+	Name string
+	// Path is the file in the profiles directory, or "" for a built-in profile (or a
+	// built-in one that a file of the same name overrides: then Path is that file).
+	Path string
+}
+
+// Source says where the profile comes from: its file, or BuiltinProfiles.
+func (p Profile) Source() string {
+	if p.Path == "" {
+		return BuiltinProfiles
 	}
-	var names []string
-	for _, e := range ents {
-		for _, ext := range profileExts() {
-			if name, ok := strings.CutSuffix(e.Name(), ext); ok && e.Type().IsRegular() {
-				names = append(names, name)
+	return p.Path
+}
+
+// profileNames lists the profile names among dir entries (regular files named *.conf or
+// *.cnf) and the file each name comes from (.conf before .cnf).
+func profileNames(ents []fs.DirEntry) map[string]string {
+	out := map[string]string{}
+	for _, ext := range profileExts() {
+		for _, e := range ents {
+			if name, ok := strings.CutSuffix(e.Name(), ext); ok && name != "" && e.Type().IsRegular() {
+				if _, seen := out[name]; !seen {
+					out[name] = e.Name()
+				}
 			}
 		}
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	return out
 }
 
-// readProfile returns the text of <profilesDir>/<engine>/<name>.conf (or .cnf); an unknown
-// name is an error listing the available profiles. An empty profilesDir is "profiles".
-func readProfile(profilesDir, engine, name string) (string, error) {
+// checkProfilesDir fails when a profiles directory was named but is not one.
+func checkProfilesDir(profilesDir string) error {
 	if profilesDir == "" {
-		profilesDir = "profiles"
+		return nil
 	}
+	st, err := os.Stat(profilesDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("profiles directory %s (--profiles-dir or $DBPERF_PROFILES) does not exist", profilesDir)
+	}
+	if err != nil {
+		return fmt.Errorf("profiles directory (--profiles-dir or $DBPERF_PROFILES): %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("profiles directory (--profiles-dir or $DBPERF_PROFILES) %s is not a directory", profilesDir)
+	}
+	return nil
+}
+
+// ListProfiles lists the config profiles available for engine, sorted by name: the
+// built-in ones, and those in <profilesDir>/<engine>/ (when profilesDir is not ""), a file
+// there overriding the built-in profile of its name.
+func ListProfiles(profilesDir, engine string) ([]Profile, error) {
+	ents, err := builtinProfiles.ReadDir("profiles/" + engine)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s profiles: %w", engine, err)
+	}
+	byName := map[string]Profile{}
+	for name := range profileNames(ents) {
+		byName[name] = Profile{Name: name}
+	}
+	if err := checkProfilesDir(profilesDir); err != nil {
+		return nil, err
+	}
+	if profilesDir != "" {
+		dir := filepath.Join(profilesDir, engine)
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s profiles in %s: %w", engine, dir, err)
+		}
+		for name, file := range profileNames(ents) {
+			byName[name] = Profile{Name: name, Path: filepath.Join(dir, file)}
+		}
+	}
+	out := make([]Profile, 0, len(byName))
+	for _, p := range byName {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Profile) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Profiles lists the names of the config profiles available for engine (ListProfiles).
+func Profiles(profilesDir, engine string) ([]string, error) {
+	ps, err := ListProfiles(profilesDir, engine)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return names, nil
+}
+
+// readProfile returns the text of the profile name of engine and where it came from:
+// <profilesDir>/<engine>/<name>.conf (or .cnf) when profilesDir is not "" and has it, else
+// the built-in profile of that name. An unknown name is an error listing the available
+// profiles.
+func readProfile(profilesDir, engine, name string) (string, Profile, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return "", fmt.Errorf("%s: invalid profile name %q", engine, name)
+		return "", Profile{}, fmt.Errorf("%s: invalid profile name %q", engine, name)
+	}
+	if err := checkProfilesDir(profilesDir); err != nil {
+		return "", Profile{}, err
+	}
+	if profilesDir != "" {
+		for _, ext := range profileExts() {
+			p := filepath.Join(profilesDir, engine, name+ext)
+			b, err := os.ReadFile(p)
+			if err == nil {
+				return string(b), Profile{Name: name, Path: p}, nil
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return "", Profile{}, fmt.Errorf("%s profile %q: %w", engine, name, err)
+			}
+		}
 	}
 	for _, ext := range profileExts() {
-		b, err := os.ReadFile(filepath.Join(profilesDir, engine, name+ext))
+		b, err := builtinProfiles.ReadFile("profiles/" + engine + "/" + name + ext)
 		if err == nil {
-			return string(b), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%s profile %q: %w", engine, name, err)
+			return string(b), Profile{Name: name}, nil
 		}
 	}
 	avail, err := Profiles(profilesDir, engine)
 	if err != nil {
-		return "", fmt.Errorf("unknown %s profile %q: %w", engine, name, err)
+		return "", Profile{}, fmt.Errorf("unknown %s profile %q: %w", engine, name, err)
 	}
-	return "", fmt.Errorf("unknown %s profile %q (available in %s: %s)", engine, name,
-		filepath.Join(profilesDir, engine), strings.Join(avail, ", "))
+	where := BuiltinProfiles
+	if profilesDir != "" {
+		where += ", or in " + filepath.Join(profilesDir, engine)
+	} else {
+		where += "; --profiles-dir or $DBPERF_PROFILES adds more"
+	}
+	return "", Profile{}, fmt.Errorf("unknown %s profile %q (available: %s; %s)", engine, name, strings.Join(avail, ", "), where)
 }
