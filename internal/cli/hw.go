@@ -91,7 +91,11 @@ func localServer(ctx context.Context, h engine.Handle, s *hwstat.Sampler) (int, 
 		}
 		whyNot = err.Error() + "; "
 	}
-	sess, err := h.NewSession(ctx)
+	sh, ok := h.(engine.SQL)
+	if !ok {
+		return 0, whyNot + "no session to ask the server for its process"
+	}
+	sess, err := sh.NewSession(ctx)
 	if err != nil {
 		return 0, fmt.Sprintf("%sopen a session to find the server's process: %v", whyNot, err)
 	}

@@ -13,7 +13,7 @@ import (
 // remoteHandle is a server handle that says its server is on another machine. Only the
 // methods hwTargets calls are real; the rest are never reached.
 type remoteHandle struct {
-	engine.Handle
+	engine.SQL
 	local bool
 }
 

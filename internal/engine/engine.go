@@ -29,6 +29,8 @@ type Target struct {
 	Dir string
 	// DSN reaches a running server (server engines). Never printed unredacted.
 	DSN string
+	// KV are the options a key-value engine opens with (the workload's LSM options).
+	KV KVOptions
 }
 
 // Engine opens handles to one kind of database.
@@ -37,16 +39,23 @@ type Engine interface {
 	Open(ctx context.Context, t Target) (Handle, error)
 }
 
-// Handle is an open database. It is safe for concurrent use; sessions are not.
+// Handle is an open database of either kind: a SQL engine's (SQL) or a key-value
+// engine's (KV). It is safe for concurrent use. Workloads get the kind they need with
+// AsSQL or AsKV (the catalog has already checked that the kinds match).
 type Handle interface {
-	// NewSession opens one connection. Each worker gets its own session and never shares it.
-	NewSession(ctx context.Context) (Session, error)
-	Dialect() Dialect
 	// Info reports the engine version and its effective settings, stored with every run.
 	Info(ctx context.Context) (Info, error)
 	// Size reports the database's size on disk in bytes.
 	Size(ctx context.Context) (int64, error)
 	Close() error
+}
+
+// SQL is an open SQL database. It is safe for concurrent use; sessions are not.
+type SQL interface {
+	Handle
+	// NewSession opens one connection. Each worker gets its own session and never shares it.
+	NewSession(ctx context.Context) (Session, error)
+	Dialect() Dialect
 }
 
 // Info describes the engine as it runs.

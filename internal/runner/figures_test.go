@@ -186,7 +186,7 @@ func readMachine(t *testing.T) machineReading {
 }
 
 // startPostgres starts a managed PostgreSQL for a test and opens a handle on it.
-func startPostgres(t *testing.T) (*server.Instance, engine.Handle) {
+func startPostgres(t *testing.T) (*server.Instance, engine.SQL) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a database server")
@@ -215,13 +215,13 @@ func startPostgres(t *testing.T) (*server.Instance, engine.Handle) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	return in, h
+	return in, h.(engine.SQL)
 }
 
 // cleanupWorker asks the engine for its cleanup once, as the Insert Benchmark's cleanup
 // step does: the engine opens connections of its own.
 type cleanupWorker struct {
-	h      engine.Handle
+	h      engine.SQL
 	tables []string
 	done   bool
 	// init runs when the worker's session is open, just before the step's first sample.

@@ -205,9 +205,14 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metri
 			perWorker = g.TargetPerSec() / float64(len(g.Workers))
 		}
 		for i, w := range g.Workers {
-			s, err := r.Handle.NewSession(ctx)
-			if err != nil {
-				return out, fmt.Errorf("%s worker %d: open session: %w", g.Label, i+1, err)
+			// A SQL engine's worker gets its own session; a key-value engine's opens its
+			// KVSession in Init from the KV its step captured (s is nil).
+			var s engine.Session
+			if sh, ok := r.Handle.(engine.SQL); ok {
+				var err error
+				if s, err = sh.NewSession(ctx); err != nil {
+					return out, fmt.Errorf("%s worker %d: open session: %w", g.Label, i+1, err)
+				}
 			}
 			wk := &worker{w: w, s: s, group: g, id: i + 1}
 			out = append(out, wk)
@@ -227,7 +232,9 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metri
 func closeWorkers(ws []*worker) {
 	for _, w := range ws {
 		_ = w.w.Close()
-		_ = w.s.Close()
+		if w.s != nil {
+			_ = w.s.Close()
+		}
 	}
 }
 

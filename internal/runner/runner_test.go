@@ -62,7 +62,7 @@ type testStep struct {
 func (s *testStep) Name() string  { return "test" }
 func (s *testStep) Group() string { return "" }
 func (s *testStep) Prepare(ctx context.Context, h engine.Handle) error {
-	sess, err := h.NewSession(ctx)
+	sess, err := h.(engine.SQL).NewSession(ctx)
 	if err != nil {
 		return err
 	}

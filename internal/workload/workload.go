@@ -172,6 +172,8 @@ func (g Group) TargetPerSec() float64 {
 
 // Worker is one actor. The runner calls Init once with the worker's own session before
 // the clock starts, then Ready and Op until Op returns ErrDone or the step stops, then Close.
+// On a key-value engine the session is nil: the worker opens its engine.KVSession in Init
+// from the engine.KV its step's Load captured.
 type Worker interface {
 	Init(ctx context.Context, s engine.Session) error
 	// Ready blocks until the next op may run (e.g. a deleter waiting for the inserter). It

@@ -21,7 +21,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 )
 
-// Options are what the suite needs to know about an engine beyond engine.Handle.
+// Options are what the suite needs to know about an engine beyond engine.SQL.
 type Options struct {
 	// Slow is a query with one integer argument n that returns one row after running for
 	// about n seconds, unless it is interrupted: the cancellation case runs it with 0 under
@@ -34,7 +34,7 @@ type Options struct {
 	StmtNotInterrupted bool
 	// AfterCancel, when set, checks the engine after a statement was cancelled (PostgreSQL:
 	// the server does not keep running it).
-	AfterCancel func(t *testing.T, h engine.Handle)
+	AfterCancel func(t *testing.T, h engine.SQL)
 	// IndexExists is a query with two text arguments, a table's and an index's name, that
 	// returns the number of indexes of that name on that table (0 or 1), from the engine's
 	// catalog.
@@ -54,7 +54,7 @@ type Options struct {
 // handles on a server share its database, so the cases use tables of their own (named
 // ct_…), dropped before and after use. The engine runs on this machine (Info's DataDir is
 // checked here).
-func Run(t *testing.T, open func(t *testing.T) engine.Handle, opts Options) {
+func Run(t *testing.T, open func(t *testing.T) engine.SQL, opts Options) {
 	t.Helper()
 	if opts.Slow == "" || opts.IndexExists == "" {
 		t.Fatal("enginetest.Options: Slow and IndexExists are required")
@@ -73,7 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Handle, opts Options) {
 
 // env is what a case runs against.
 type env struct {
-	open func(t *testing.T) engine.Handle
+	open func(t *testing.T) engine.SQL
 	opts Options
 }
 
@@ -93,7 +93,7 @@ func (e *env) check(t *testing.T, name string, ok bool, format string, args ...a
 }
 
 // NewSession opens a session on h; it is closed, and the close checked, when the test ends.
-func NewSession(t testing.TB, h engine.Handle) engine.Session {
+func NewSession(t testing.TB, h engine.SQL) engine.Session {
 	t.Helper()
 	s, err := h.NewSession(context.Background())
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 func TestConformance(t *testing.T) {
 	for _, storage := range []string{InnoDB, RocksDB} {
 		t.Run(storage, func(t *testing.T) {
-			enginetest.Run(t, func(t *testing.T) engine.Handle { return open(t, storage) }, enginetest.Options{
+			enginetest.Run(t, func(t *testing.T) engine.SQL { return open(t, storage) }, enginetest.Options{
 				Slow: "SELECT SLEEP(?)",
 				IndexExists: "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS " +
 					"WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?",

@@ -379,3 +379,5 @@ func (h *handle) Close() error {
 func quoteIdent(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
+
+var _ engine.SQL = (*handle)(nil)

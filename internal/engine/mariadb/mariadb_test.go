@@ -97,7 +97,7 @@ func instance(t *testing.T, storage string) *server.Instance {
 	return st.in
 }
 
-func open(t *testing.T, storage string) engine.Handle {
+func open(t *testing.T, storage string) engine.SQL {
 	t.Helper()
 	in := instance(t, storage)
 	h, err := New(storage).Open(context.Background(), engine.Target{DSN: in.DSN})
@@ -109,7 +109,7 @@ func open(t *testing.T, storage string) engine.Handle {
 			t.Error(err)
 		}
 	})
-	return h
+	return h.(engine.SQL)
 }
 
 func queryString(t *testing.T, s engine.Session, q string) string {
@@ -123,7 +123,7 @@ func queryString(t *testing.T, s engine.Session, q string) string {
 
 // createPi creates an iibench-like table through the dialect, fills it with n rows in
 // multi-row prepared INSERTs and creates the three secondary indexes.
-func createPi(t *testing.T, h engine.Handle, s engine.Session, table string, n int) {
+func createPi(t *testing.T, h engine.SQL, s engine.Session, table string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	d := h.Dialect()

@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 
 // noSleepLeft checks that the server stopped running the cancelled statement: the session
 // sent a cancel request besides shutting its socket down.
-func noSleepLeft(t *testing.T, h engine.Handle) {
+func noSleepLeft(t *testing.T, h engine.SQL) {
 	t.Helper()
 	s := enginetest.NewSession(t, h)
 	deadline := time.Now().Add(5 * time.Second)

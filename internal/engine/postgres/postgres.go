@@ -229,3 +229,5 @@ func (h *handle) SessionPID(s engine.Session) (int, error) {
 	}
 	return int(ps.conn.PgConn().PID()), nil
 }
+
+var _ engine.SQL = (*handle)(nil)

@@ -47,7 +47,7 @@ func runWithServer(m *testing.M) int {
 	return m.Run()
 }
 
-func open(t *testing.T) engine.Handle {
+func open(t *testing.T) engine.SQL {
 	t.Helper()
 	if testDSN == "" {
 		t.Skip("no PostgreSQL binaries installed (/usr/lib/postgresql/*/bin/postgres): apt-get install postgresql")
@@ -61,7 +61,7 @@ func open(t *testing.T) engine.Handle {
 			t.Error(err)
 		}
 	})
-	return h
+	return h.(engine.SQL)
 }
 
 func queryString(t *testing.T, s engine.Session, q string) string {

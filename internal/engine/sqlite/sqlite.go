@@ -177,3 +177,5 @@ func (h *handle) Close() error {
 	}
 	return nil
 }
+
+var _ engine.SQL = (*handle)(nil)

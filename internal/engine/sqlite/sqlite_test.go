@@ -10,7 +10,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/enginetest"
 )
 
-func open(t *testing.T) engine.Handle {
+func open(t *testing.T) engine.SQL {
 	t.Helper()
 	h, err := New().Open(context.Background(), engine.Target{Dir: t.TempDir()})
 	if err != nil {
@@ -21,7 +21,7 @@ func open(t *testing.T) engine.Handle {
 			t.Error(err)
 		}
 	})
-	return h
+	return h.(engine.SQL)
 }
 
 func TestMeta(t *testing.T) {

@@ -168,7 +168,7 @@ func auditChecks(ctx context.Context, s engine.Session, d engine.Dialect, table 
 // auditAll audits every client's table after a step whose insert actors (if any) inserted
 // rpc rows per statement, and stores the expectations of every table that passed, for the
 // next audit and for a later run on the same data.
-func (p *plan) auditAll(ctx context.Context, h engine.Handle, step string, rpc int) (string, error) {
+func (p *plan) auditAll(ctx context.Context, h engine.SQL, step string, rpc int) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s, err := h.NewSession(ctx)
@@ -264,7 +264,7 @@ func (p *plan) checkStored(ctx context.Context, s engine.Session, d engine.Diale
 
 // markOpen records in the database that step is about to change the tables whose
 // expectations are stored (see auditstate.go).
-func (p *plan) markOpen(ctx context.Context, h engine.Handle, step string) error {
+func (p *plan) markOpen(ctx context.Context, h engine.SQL, step string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var tables []string

@@ -49,7 +49,7 @@ func TestAuditWithoutStoredExpectations(t *testing.T) {
 // last 100 rows of l.i0 and the 200 of l.i1) catches every kind of tampering with the
 // column, the row and the generator's numbers named; later runs on the same data (l.i2
 // only) audit against what run A stored, before their first step.
-func auditScenario(t *testing.T, h engine.Handle) {
+func auditScenario(t *testing.T, h engine.SQL) {
 	// Chunks of 16 ids: the 300 rows span many, and PostgreSQL's key gaps (up to 999 ids
 	// between steps) are wider than one.
 	defer func(n int) { maxChunkRows = n }(maxChunkRows)

@@ -26,7 +26,11 @@ type cleanupStep struct {
 }
 
 // Load has a single cleanup actor; the step then idles until CleanupWait has passed.
-func (s *cleanupStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *cleanupStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	g := workload.Group{
 		Label: labelCleanup, Role: labelCleanup, Unit: workload.UnitOps, UntilDone: true,
 		Workers: []workload.Worker{&cleaner{s: s, h: h}},
@@ -53,7 +57,7 @@ func (s *cleanupStep) setNote(n string) {
 // cleaner runs the engine's Maintainer once.
 type cleaner struct {
 	s    *cleanupStep
-	h    engine.Handle
+	h    engine.SQL
 	done bool
 }
 

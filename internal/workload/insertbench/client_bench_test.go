@@ -62,7 +62,7 @@ func benchEngines() []benchEngine {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = h.Close() })
-			return &benchSetup{h: h}
+			return &benchSetup{h: h.(engine.SQL)}
 		}},
 		{"postgres", func(b testing.TB) *benchSetup {
 			return benchServer(b, "/usr/lib/postgresql/15/bin/postgres", server.StartPostgres, server.Options{}, postgres.New())
@@ -107,12 +107,12 @@ func benchServer(b testing.TB, bin string, start func(context.Context, server.Op
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = h.Close() })
-	return &benchSetup{h: h, serverPID: in.PID()}
+	return &benchSetup{h: h.(engine.SQL), serverPID: in.PID()}
 }
 
 // benchSetup is one engine under benchmark.
 type benchSetup struct {
-	h         engine.Handle
+	h         engine.SQL
 	serverPID int
 	// queryPlan is the plan whose table holds the query benchmarks' rows and secondary
 	// indexes (nil: not loaded, or changed since by another benchmark).

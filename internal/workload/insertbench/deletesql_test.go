@@ -29,7 +29,7 @@ func TestOnEveryEngine(t *testing.T) {
 // deleteSQLOn runs the deleter's statement (reference §1.5, in the engine's shape): it
 // deletes exactly the n lowest keys ≥ its argument, skipping holes, and nothing past the
 // highest key.
-func deleteSQLOn(t *testing.T, h engine.Handle) {
+func deleteSQLOn(t *testing.T, h engine.SQL) {
 	ctx := context.Background()
 	s, err := h.NewSession(ctx)
 	if err != nil {

@@ -22,7 +22,11 @@ type indexStep struct {
 }
 
 // Load has one index actor per client.
-func (s *indexStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *indexStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	d := h.Dialect()
 	g := workload.Group{Label: labelIndex, Role: labelIndex, Unit: workload.UnitRows, UntilDone: true}
 	for _, c := range s.p.clients {

@@ -311,18 +311,26 @@ func (s *stepBase) Group() string { return s.group }
 
 // Prepare records the tables' row counts as the audit's baseline when the run did not
 // start with l.i0 (once, at the first step).
-func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
+func (s *stepBase) Prepare(ctx context.Context, hh engine.Handle) error {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return sqlErr
+	}
 	return s.p.ensureBaseline(ctx, h, s.name)
 }
 
 // Verify audits every client's table (a step without insert actors).
-func (s *stepBase) Verify(ctx context.Context, h engine.Handle) (string, error) {
+func (s *stepBase) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return "", sqlErr
+	}
 	return s.p.auditAll(ctx, h, s.name, 0)
 }
 
 // prepareWrites is the Prepare of a step that inserts or deletes: the baseline, then the
 // stored expectations are marked open until the step's audit passes.
-func (s *stepBase) prepareWrites(ctx context.Context, h engine.Handle) error {
+func (s *stepBase) prepareWrites(ctx context.Context, h engine.SQL) error {
 	if err := s.p.ensureBaseline(ctx, h, s.name); err != nil {
 		return err
 	}
@@ -333,7 +341,7 @@ func (s *stepBase) prepareWrites(ctx context.Context, h engine.Handle) error {
 // probes whether the secondary indexes exist, so the audit knows what to expect. Where the
 // run that wrote a table stored its expectations (auditstate.go), the table is audited
 // against them at once, contents included, and they become this run's baseline.
-func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string) error {
+func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.baselineDone || p.hasLoad {

@@ -24,7 +24,11 @@ type writeStep struct {
 
 // Prepare creates the tables for l.i0 (reference §1.2, `--setup`); other steps record the
 // baseline if needed.
-func (s *writeStep) Prepare(ctx context.Context, h engine.Handle) error {
+func (s *writeStep) Prepare(ctx context.Context, hh engine.Handle) error {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return sqlErr
+	}
 	if !s.create {
 		return s.prepareWrites(ctx, h)
 	}
@@ -51,14 +55,22 @@ func (s *writeStep) Prepare(ctx context.Context, h engine.Handle) error {
 
 // Verify audits every client's table; the rows inserted in the step are expected as the
 // insert actors generated them, rpc per statement.
-func (s *writeStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+func (s *writeStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return "", sqlErr
+	}
 	return s.p.auditAll(ctx, h, s.name, s.rpc)
 }
 
 // Load has one insert actor per client (closed loop, until its quota is done) and, for
 // l.i1/l.i2 with deletes on, one delete actor per client (closed loop, deleting as many
 // rows as the inserter inserts; the step ends when both are done). The step's throughput is the insert rate.
-func (s *writeStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *writeStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	d := h.Dialect()
 	ins := workload.Group{Label: labelInsert, Role: labelInsert, Unit: workload.UnitRows, UntilDone: true}
 	// The deleter deletes as many rows as the inserter inserts, so the table's size is the

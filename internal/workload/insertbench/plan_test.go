@@ -17,7 +17,7 @@ import (
 // dialectOnly is a Handle that only knows its dialect: enough for Load, which composes
 // statements but does no I/O.
 type dialectOnly struct {
-	engine.Handle
+	engine.SQL
 }
 
 func (dialectOnly) Dialect() engine.Dialect { return sqlite.Dialect{} }

@@ -34,12 +34,20 @@ func newRWStep(base stepBase, st stepSpec, ib *Params) *rwStep {
 }
 
 // Prepare records the baseline if needed and marks the stored expectations open.
-func (s *rwStep) Prepare(ctx context.Context, h engine.Handle) error {
+func (s *rwStep) Prepare(ctx context.Context, hh engine.Handle) error {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return sqlErr
+	}
 	return s.prepareWrites(ctx, h)
 }
 
 // Verify audits every client's table, expecting the rows the insert actors generated.
-func (s *rwStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+func (s *rwStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return "", sqlErr
+	}
 	return s.p.auditAll(ctx, h, s.name, s.rpc)
 }
 
@@ -53,7 +61,11 @@ func (s *rwStep) queryLabel() string {
 // Load has, per client, a closed-loop query actor and the background insert and delete
 // actors on a schedule of rate/rpc statements per second (spec "Rate limiting"). The
 // inserter never waits for the deleter here: its achieved rate is what is judged.
-func (s *rwStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	d := h.Dialect()
 	stmtsPerSec := float64(s.rate) / float64(s.rpc)
 	q := workload.Group{Label: s.queryLabel(), Role: roleQuery, Unit: workload.UnitOps}

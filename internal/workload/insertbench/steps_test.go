@@ -16,14 +16,14 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-func openSQLite(t *testing.T, dir string) engine.Handle {
+func openSQLite(t *testing.T, dir string) engine.SQL {
 	t.Helper()
 	h, err := sqlite.New().Open(context.Background(), engine.Target{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	return h
+	return h.(engine.SQL)
 }
 
 // stepRun is what driving one step produced.
@@ -37,7 +37,7 @@ type stepRun struct {
 // session, Ready/Op until ErrDone (rate-limited groups on a simple schedule of start
 // times), stop the other groups once the UntilDone groups are done (or after maxDur when
 // the load has a Duration), Close, Verify.
-func runStep(t *testing.T, h engine.Handle, s workload.Step, maxDur time.Duration) stepRun {
+func runStep(t *testing.T, h engine.SQL, s workload.Step, maxDur time.Duration) stepRun {
 	t.Helper()
 	ctx := context.Background()
 	if err := s.Prepare(ctx, h); err != nil {
@@ -132,7 +132,7 @@ func runStep(t *testing.T, h engine.Handle, s workload.Step, maxDur time.Duratio
 	return res
 }
 
-func count(t *testing.T, h engine.Handle, q string) int64 {
+func count(t *testing.T, h engine.SQL, q string) int64 {
 	t.Helper()
 	s, err := h.NewSession(context.Background())
 	if err != nil {
@@ -255,7 +255,7 @@ func TestStepsOnSQLite(t *testing.T) {
 }
 
 // checkPlan checks that SQLite's plan for q mentions want.
-func checkPlan(t *testing.T, h engine.Handle, q, want string) {
+func checkPlan(t *testing.T, h engine.SQL, q, want string) {
 	t.Helper()
 	info, err := h.Info(context.Background())
 	if err != nil {
@@ -375,7 +375,7 @@ func TestDeleterWaitsForInserter(t *testing.T) {
 
 // auditFixture creates a table with the benchmark's columns, where transactionid is an
 // ordinary column when unique is false, and inserts the given ids.
-func auditFixture(t *testing.T, h engine.Handle, table string, unique bool, ids ...int64) engine.Session {
+func auditFixture(t *testing.T, h engine.SQL, table string, unique bool, ids ...int64) engine.Session {
 	t.Helper()
 	ctx := context.Background()
 	s, err := h.NewSession(ctx)
@@ -504,4 +504,4 @@ func (d lossyIndex) FromIndex(table, index string) (string, bool) {
 }
 
 // noMaintainer hides the handle's Maintainer.
-type noMaintainer struct{ engine.Handle }
+type noMaintainer struct{ engine.SQL }

@@ -46,7 +46,7 @@ func checkTable(ctx context.Context, s engine.Session, table string, wantCount, 
 
 // checkAll is the data check of every table after a step that wrote (reference §3.3's
 // statements as counted by the workers, spec: "a lost or doubled write fails the test").
-func (p *plan) checkAll(ctx context.Context, h engine.Handle, step string) (string, error) {
+func (p *plan) checkAll(ctx context.Context, h engine.SQL, step string) (string, error) {
 	s, err := h.NewSession(ctx)
 	if err != nil {
 		return "", fmt.Errorf("sysbench %s data check: %w", step, err)

@@ -30,7 +30,11 @@ type loadStep struct {
 }
 
 // Prepare drops and creates the tables (primary key only).
-func (s *loadStep) Prepare(ctx context.Context, h engine.Handle) error {
+func (s *loadStep) Prepare(ctx context.Context, hh engine.Handle) error {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return sqlErr
+	}
 	sess, err := h.NewSession(ctx)
 	if err != nil {
 		return fmt.Errorf("sysbench %s: create tables: %w", s.name, err)
@@ -51,7 +55,11 @@ func (s *loadStep) Prepare(ctx context.Context, h engine.Handle) error {
 
 // Load has one loader per table and one index builder per table that waits for its
 // loader; the step ends when every index exists.
-func (s *loadStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *loadStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	d := h.Dialect()
 	ins := workload.Group{Label: labelInsert, Role: roleInsert, Unit: workload.UnitRows, UntilDone: true}
 	idx := workload.Group{Label: labelIndex, Role: roleIndex, Unit: workload.UnitRows, UntilDone: true}
@@ -70,7 +78,11 @@ func (s *loadStep) Load(_ context.Context, h engine.Handle) (workload.Load, erro
 }
 
 // Verify is the data check: every table holds its rows and their sum(k).
-func (s *loadStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+func (s *loadStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return "", sqlErr
+	}
 	return s.p.checkAll(ctx, h, s.name)
 }
 

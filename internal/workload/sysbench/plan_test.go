@@ -201,7 +201,7 @@ func TestResolve(t *testing.T) {
 
 // dialectOnly is a Handle that only knows its dialect: enough for Load, which composes
 // statements but does no I/O.
-type dialectOnly struct{ engine.Handle }
+type dialectOnly struct{ engine.SQL }
 
 func (dialectOnly) Dialect() engine.Dialect { return sqlite.Dialect{} }
 

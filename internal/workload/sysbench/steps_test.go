@@ -15,14 +15,14 @@ import (
 
 // These tests run the suite's steps through the runner against real SQLite.
 
-func openSQLite(t *testing.T) engine.Handle {
+func openSQLite(t *testing.T) engine.SQL {
 	t.Helper()
 	h, err := sqlite.New().Open(context.Background(), engine.Target{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	return h
+	return h.(engine.SQL)
 }
 
 type quiet struct{}
@@ -31,7 +31,7 @@ func (quiet) StepStarted(string, workload.Load) {}
 func (quiet) Interval(string, metrics.Interval) {}
 
 // run runs a step through the runner and fails the test unless it is ok.
-func run(t *testing.T, h engine.Handle, s workload.Step) metrics.StepResult {
+func run(t *testing.T, h engine.SQL, s workload.Step) metrics.StepResult {
 	t.Helper()
 	res := (&runner.Runner{Handle: h, Interval: time.Second}).Run(context.Background(), s, quiet{})
 	if res.Status != metrics.StatusOK {
@@ -51,7 +51,7 @@ func label(t *testing.T, res metrics.StepResult, name string) metrics.LabelStats
 	return metrics.LabelStats{}
 }
 
-func exec(t *testing.T, h engine.Handle, q string) {
+func exec(t *testing.T, h engine.SQL, q string) {
 	t.Helper()
 	s, err := h.NewSession(context.Background())
 	if err != nil {

@@ -161,12 +161,16 @@ func (s *stepBase) Group() string { return s.group }
 
 // Prepare records the tables' row counts and sums as the data check's baseline when the
 // run has no load (once, at the first step).
-func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
+func (s *stepBase) Prepare(ctx context.Context, hh engine.Handle) error {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return sqlErr
+	}
 	return s.p.ensureBaseline(ctx, h, s.name)
 }
 
 // ensureBaseline measures every table once when the run does not create them.
-func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string) error {
+func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.baselineDone || p.hasLoad {

@@ -42,7 +42,11 @@ type testStep struct {
 }
 
 // Load has one group of --threads testers.
-func (s *testStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {
+func (s *testStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return workload.Load{}, sqlErr
+	}
 	g := workload.Group{Label: s.t.name, Role: roleQuery, Unit: workload.UnitOps,
 		StatementsPerOp: s.t.statements()}
 	if s.t.kind == kScan {
@@ -63,7 +67,11 @@ func (s *testStep) Load(_ context.Context, h engine.Handle) (workload.Load, erro
 }
 
 // Verify is the data check after a test that writes; a read test checks nothing.
-func (s *testStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+func (s *testStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	h, sqlErr := engine.AsSQL(hh)
+	if sqlErr != nil {
+		return "", sqlErr
+	}
 	if !s.t.writes() {
 		return "", nil
 	}
