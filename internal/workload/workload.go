@@ -148,6 +148,11 @@ type Group struct {
 	// RowsPerOp converts Rate into the target rows/s of a rate-limited, row-counting
 	// group: target = Rate × RowsPerOp × len(Workers).
 	RowsPerOp int
+	// BytesPerOp is the user data one op reads or writes (key + value bytes per key ×
+	// keys per op: db_bench's MB/s), 0 when the workload does not count bytes. The
+	// step's MB/s and a KV engine's write amplification (bytes flushed and compacted per
+	// byte written) are computed from it.
+	BytesPerOp int64
 	// Background marks rate-limited writers whose achieved rate is judged against the SLA.
 	Background bool
 	// UntilDone: the step ends (subject to MinDuration) once every worker of every such
