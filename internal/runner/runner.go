@@ -64,11 +64,21 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		res.Error = err.Error()
 		return res
 	}
+	skipped := func(err error) metrics.StepResult {
+		res.Status, res.Error = metrics.StatusSkipped, err.Error()
+		return res
+	}
 	if err := step.Prepare(ctx, r.Handle); err != nil {
+		if errors.Is(err, workload.ErrSkip) {
+			return skipped(err)
+		}
 		return fail(fmt.Errorf("prepare: %w", err))
 	}
 	load, err := step.Load(ctx, r.Handle)
 	if err != nil {
+		if errors.Is(err, workload.ErrSkip) {
+			return skipped(err)
+		}
 		return fail(fmt.Errorf("load: %w", err))
 	}
 	res.Kind, res.Primary = load.Kind, load.Primary

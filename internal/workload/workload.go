@@ -190,5 +190,18 @@ type Worker interface {
 	Close() error
 }
 
+// ErrSkip is wrapped by the error a step's Prepare or Load returns when the step cannot
+// run on this engine (an operation the engine does not have): the runner records the step
+// as skipped with the error's text as the reason, and the run goes on. Use Skip.
+var ErrSkip = errors.New("skipped")
+
+// Skip returns an error wrapping ErrSkip whose text is the reason.
+func Skip(reason string) error { return skipError(reason) }
+
+type skipError string
+
+func (e skipError) Error() string        { return string(e) }
+func (e skipError) Is(target error) bool { return target == ErrSkip }
+
 // ErrDone is returned by Worker.Op when the worker has nothing left to do.
 var ErrDone = errors.New("worker done")
