@@ -35,6 +35,7 @@ func allowed() map[string][]string {
 		"internal/workload":             {"internal/engine", "internal/config"},
 		"internal/workload/insertbench": {"internal/workload", "internal/engine", "internal/config"},
 		"internal/workload/sysbench":    {"internal/workload", "internal/engine", "internal/config"},
+		"internal/workload/dbbench":     {"internal/workload", "internal/engine", "internal/config"},
 		"internal/metrics":              {"internal/hwstat"},
 		"internal/hwstat":               {},
 		"internal/runner":               {"internal/engine", "internal/workload", "internal/metrics", "internal/hwstat"},

@@ -12,6 +12,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/dbbench"
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
 	"github.com/dbperf/dbperf/internal/workload/sysbench"
 )
@@ -21,6 +22,7 @@ func Workloads() []workload.Workload {
 	return []workload.Workload{
 		insertbench.New(),
 		sysbench.New(),
+		dbbench.New(),
 	}
 }
 

@@ -311,7 +311,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		}
 		removeStaleWorkDirs(out, os.TempDir(), false)
 	}
-	tg, err := openTarget(ctx, cfg, eng, func(s string) {
+	tg, err := openTarget(ctx, cfg, eng, params, func(s string) {
 		if !cfg.Quiet {
 			fmt.Fprintln(env.Out, s)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/workload"
 )
 
 // storageEngines are the values of --mysql-storage-engine (sysbench's flag name).
@@ -64,9 +65,10 @@ type target struct {
 }
 
 // openTarget opens the engine: in a work directory (embedded), on a server dbperf starts
-// and always stops again (--managed), or on the user's server (--dsn). Every error is the
-// environment's: the caller reports it with exit status 2 before any step runs.
-func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out func(string)) (*target, error) {
+// and always stops again (--managed), or on the user's server (--dsn). A key-value engine
+// opens with the LSM options of the workload's parameters (workload.KVOptioner). Every
+// error is the environment's: the caller reports it with exit status 2 before any step runs.
+func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params workload.Params, out func(string)) (*target, error) {
 	meta := eng.Meta()
 	t := &target{settings: map[string]string{}, close: func() {}}
 	var closers []func()
@@ -88,6 +90,9 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, out fun
 		}
 		closers = append(closers, cleanup)
 		tg.Dir, t.dir = dir, dir
+		if o, ok := params.(workload.KVOptioner); ok && meta.Kind == engine.KindKV {
+			tg.KV = o.KVOptions()
+		}
 	case cfg.Managed:
 		base, cleanup, err := workDir(cfg, meta.Name)
 		if err != nil {

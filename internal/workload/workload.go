@@ -79,6 +79,13 @@ type Params interface {
 	Stored() map[string]any
 }
 
+// KVOptioner is implemented by the Params of a key-value workload: the LSM options the
+// engine opens with (engine.Target.KV), which the cli passes when it opens an embedded KV
+// engine. Steps that need other options reopen the engine themselves (engine.KV.Reopen).
+type KVOptioner interface {
+	KVOptions() engine.KVOptions
+}
+
 // Step is one named phase of a workload.
 type Step interface {
 	// Name is exactly the spec's step name ("l.i0", "qr100").

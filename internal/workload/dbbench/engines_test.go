@@ -1,0 +1,185 @@
+package dbbench_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/dbbench"
+)
+
+// These tests run whole tiny sequences through the runner: on an in-memory fake (the
+// workload's own logic) and on every key-value engine of the catalog (real engines).
+
+type quiet struct{}
+
+func (quiet) StepStarted(string, workload.Load) {}
+func (quiet) Interval(string, metrics.Interval) {}
+
+// params resolves the tiny preset with args as `dbperf run dbbench` would.
+func params(t *testing.T, args ...string) (*config.Run, *dbbench.Params) {
+	t.Helper()
+	cfg := &config.Run{Seed: 7, Scale: "tiny"}
+	fs := pflag.NewFlagSet("dbbench", pflag.ContinueOnError)
+	p := dbbench.New().NewParams().(*dbbench.Params)
+	p.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resolve(cfg, fs.Changed); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, p
+}
+
+// runSequence runs every step of the plan on kv and checks what §4.1 promises: every
+// step ok (or skipped with a reason), the fill wrote --num keys, after flush_mt_l0 (and
+// every other flush) the memtable is empty and after compact0 L0 has no file.
+func runSequence(t *testing.T, kv engine.KV, cfg *config.Run, p *dbbench.Params) map[string]metrics.StepResult {
+	t.Helper()
+	steps, err := dbbench.New().Plan(cfg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := &runner.Runner{Handle: kv, Interval: time.Second}
+	out := map[string]metrics.StepResult{}
+	for _, s := range steps {
+		res := r.Run(ctx, s, quiet{})
+		out[s.Name()] = res
+		switch {
+		case res.Status == metrics.StatusSkipped && strings.TrimSpace(res.Error) != "":
+			t.Logf("%s: skipped: %s", s.Name(), res.Error)
+			continue
+		case res.Status != metrics.StatusOK:
+			t.Fatalf("%s: %s: %s (audit %s)", s.Name(), res.Status, res.Error, res.Audit.Detail)
+		}
+		t.Logf("%s: %.2fs, audit: %s; note: %s", s.Name(), res.Seconds, res.Audit.Detail, strings.ReplaceAll(res.Note, "\n", " | "))
+		pr, err := kv.Properties(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasPrefix(s.Name(), "fill"):
+			if n := label(res, "put").Events; n != p.Num {
+				t.Errorf("%s put %d keys, want --num %d", s.Name(), n, p.Num)
+			}
+		case s.Name() == "flush_mt_l0" || s.Name() == "post_flush" || s.Name() == "compact_l0":
+			if pr.MemtableEntries > 0 {
+				t.Errorf("%s: memtable holds %d entries after flush", s.Name(), pr.MemtableEntries)
+			}
+			if s.Name() != "post_flush" && !strings.Contains(res.Note, "compact0: skipped") && pr.Levels[0].Files != 0 {
+				t.Errorf("%s: L0 holds %d files after compact0", s.Name(), pr.Levels[0].Files)
+			}
+		}
+	}
+	return out
+}
+
+func label(res metrics.StepResult, name string) metrics.LabelStats {
+	for _, l := range res.Labels {
+		if l.Label == name {
+			return l
+		}
+	}
+	return metrics.LabelStats{}
+}
+
+func TestSequencesOnFake(t *testing.T) {
+	for _, seq := range []string{"current", "legacy", "shape"} {
+		t.Run(seq, func(t *testing.T) {
+			cfg, p := params(t, "--sequence", seq, "--duration", "0.2", "--settle-time", "0.2", "--num", "5000")
+			kv := newFakeKV(p.KVOptions())
+			res := runSequence(t, kv, cfg, p)
+			if seq == "current" {
+				if kv.reopens != 2 {
+					t.Errorf("%d reopens, want 2 (fillseq_disable_wal's options, then the run's)", kv.reopens)
+				}
+				if rw := res["readwhilewriting"]; label(rw, "put").Events == 0 || label(rw, "get").Events == 0 {
+					t.Errorf("readwhilewriting: %+v", rw.Labels)
+				}
+				if l := label(res["overwritesome"], "put"); l.Events != 2*(5000/2/10) {
+					t.Errorf("overwritesome put %d keys", l.Events)
+				}
+			}
+		})
+	}
+}
+
+// An operation the engine does not have: a read step is skipped with the engine's reason;
+// a shape command is noted as skipped, and the shape sequence skips the reads of a shape
+// it could not make.
+func TestUnsupported(t *testing.T) {
+	cfg, p := params(t, "--sequence", "shape", "--duration", "0.1", "--num", "3000")
+	kv := newFakeKV(p.KVOptions())
+	kv.unsupported["compact1"] = true
+	res := runSequence(t, kv, cfg, p)
+	if r := res["compact_l1"]; r.Status != metrics.StatusOK || !strings.Contains(r.Note, "compact1: skipped: fake: compact1: not supported") {
+		t.Errorf("compact_l1: %s, note %q", r.Status, r.Note)
+	}
+	if r := res["readrandom.compact_l1.bloom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "the compact_l1 shape was not made") {
+		t.Errorf("readrandom.compact_l1.bloom: %s %q", r.Status, r.Error)
+	}
+	if r := res["readrandom.compact_all.bloom"]; r.Status != metrics.StatusOK {
+		t.Errorf("readrandom.compact_all.bloom: %s %q", r.Status, r.Error)
+	}
+
+	cfg, p = params(t, "--duration", "0.1", "--settle-time", "0.1", "--num", "3000")
+	kv = newFakeKV(p.KVOptions())
+	kv.unsupported["multiget"] = true
+	kv.unsupported["compact0"] = true
+	res = runSequence(t, kv, cfg, p)
+	if r := res["multireadrandom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "multiget: fake: multiget: not supported by this engine") {
+		t.Errorf("multireadrandom: %s %q", r.Status, r.Error)
+	}
+	if r := res["flush_mt_l0"]; r.Status != metrics.StatusOK || !strings.Contains(r.Audit.Detail, "compact0 skipped") {
+		t.Errorf("flush_mt_l0: %s %q", r.Status, r.Audit.Detail)
+	}
+}
+
+// TestTinyCurrentOnEngines runs the whole tiny current sequence on every key-value engine
+// of the catalog.
+func TestTinyCurrentOnEngines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real engines")
+	}
+	ran := 0
+	for _, eng := range catalog.Engines(catalog.EngineOptions{}) {
+		if eng.Meta().Kind != engine.KindKV {
+			continue
+		}
+		ran++
+		t.Run(eng.Meta().Name, func(t *testing.T) {
+			cfg, p := params(t)
+			dir := t.TempDir()
+			h, err := eng.Open(context.Background(), engine.Target{Dir: dir, KV: p.KVOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			kv, err := engine.AsKV(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			runSequence(t, kv, cfg, p)
+			t.Logf("%s: tiny current sequence in %v", eng.Meta().Name, time.Since(start))
+		})
+	}
+	if ran == 0 {
+		if os.Getenv("CI") != "" {
+			t.Log("no key-value engine in the catalog yet")
+		}
+		t.Skip("no key-value engine in the catalog yet")
+	}
+}
