@@ -9,6 +9,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/engine/mariadb"
+	"github.com/dbperf/dbperf/internal/engine/pebble"
 	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -37,6 +38,7 @@ func Engines(o EngineOptions) []engine.Engine {
 		sqlite.New(),
 		postgres.New(),
 		mariadb.New(o.StorageEngine),
+		pebble.New(),
 	}
 }
 

@@ -1,0 +1,167 @@
+package pebble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+// session is one worker's view of the database: its write options, its pending batch and
+// a value buffer reused by every Get.
+type session struct {
+	db    *pebble.DB
+	wo    *pebble.WriteOptions
+	batch *pebble.Batch
+	buf   []byte
+}
+
+var _ engine.KVSession = (*session)(nil)
+
+// NewKVSession opens a worker's session on the database as it is now open (a Reopen
+// needs new sessions).
+func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pebble: session: %w", err)
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.db == nil {
+		return nil, errors.New("pebble: the database is closed")
+	}
+	wo := pebble.NoSync
+	if h.opts.Sync {
+		wo = pebble.Sync
+	}
+	return &session{db: h.db, wo: wo}, nil
+}
+
+// Get copies the value into the session's buffer (Pebble's own slice is valid only until
+// its closer is closed).
+func (s *session) Get(key []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("pebble: get: %w", err)
+	}
+	s.buf = append(s.buf[:0], v...)
+	if err := closer.Close(); err != nil {
+		return nil, false, fmt.Errorf("pebble: get: %w", err)
+	}
+	return s.buf, true, nil
+}
+
+// MultiGet is a loop of Gets: Pebble has no batched point lookup.
+func (s *session) MultiGet(keys [][]byte) (int, int64, error) {
+	found, n := 0, int64(0)
+	for _, k := range keys {
+		v, closer, err := s.db.Get(k)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return found, n, fmt.Errorf("pebble: multiget: %w", err)
+		}
+		found++
+		n += int64(len(v))
+		if err := closer.Close(); err != nil {
+			return found, n, fmt.Errorf("pebble: multiget: %w", err)
+		}
+	}
+	return found, n, nil
+}
+
+// Put writes one key.
+func (s *session) Put(key, value []byte) error {
+	if err := s.db.Set(key, value, s.wo); err != nil {
+		return fmt.Errorf("pebble: put: %w", err)
+	}
+	return nil
+}
+
+// Delete deletes one key.
+func (s *session) Delete(key []byte) error {
+	if err := s.db.Delete(key, s.wo); err != nil {
+		return fmt.Errorf("pebble: delete: %w", err)
+	}
+	return nil
+}
+
+func (s *session) pending() *pebble.Batch {
+	if s.batch == nil {
+		s.batch = s.db.NewBatch()
+	}
+	return s.batch
+}
+
+// BatchPut adds a put to the pending batch (Pebble copies key and value).
+func (s *session) BatchPut(key, value []byte) { _ = s.pending().Set(key, value, nil) }
+
+// BatchDelete adds a delete to the pending batch.
+func (s *session) BatchDelete(key []byte) { _ = s.pending().Delete(key, nil) }
+
+// Commit writes the pending batch and empties it for reuse.
+func (s *session) Commit() error {
+	if s.batch == nil || s.batch.Empty() {
+		return nil
+	}
+	if err := s.batch.Commit(s.wo); err != nil {
+		return fmt.Errorf("pebble: commit: %w", err)
+	}
+	s.batch.Reset()
+	return nil
+}
+
+// NewIterator returns an iterator over every key.
+func (s *session) NewIterator() (engine.KVIterator, error) {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("pebble: iterator: %w", err)
+	}
+	return &iterator{it: it}, nil
+}
+
+// Close releases the pending batch.
+func (s *session) Close() error {
+	if s.batch != nil {
+		err := s.batch.Close()
+		s.batch = nil
+		if err != nil {
+			return fmt.Errorf("pebble: close batch: %w", err)
+		}
+	}
+	return nil
+}
+
+// iterator wraps Pebble's; succ is the buffer SeekLE builds the key's successor in.
+type iterator struct {
+	it   *pebble.Iterator
+	succ []byte
+}
+
+func (i *iterator) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
+
+// SeekLE positions at the last key ≤ key: Pebble's SeekLT of key's successor (key + 0x00).
+func (i *iterator) SeekLE(key []byte) bool {
+	i.succ = append(append(i.succ[:0], key...), 0)
+	return i.it.SeekLT(i.succ)
+}
+
+func (i *iterator) Next() bool    { return i.it.Next() }
+func (i *iterator) Prev() bool    { return i.it.Prev() }
+func (i *iterator) Valid() bool   { return i.it.Valid() }
+func (i *iterator) Key() []byte   { return i.it.Key() }
+func (i *iterator) Value() []byte { return i.it.Value() }
+func (i *iterator) Err() error    { return i.it.Error() }
+
+func (i *iterator) Close() error {
+	if err := i.it.Close(); err != nil {
+		return fmt.Errorf("pebble: close iterator: %w", err)
+	}
+	return nil
+}
