@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building (deps.sh build) or testing (deps.sh test) dbperf needs beyond Go
-# itself, on Debian, as root: a C compiler for the cgo SQLite driver; for the tests also
+# itself, on Debian, as root: a C compiler for the cgo SQLite driver and RocksDB's library
+# and headers (librocksdb-dev 7.8.3, which grocksdb v1.7.14 links); for the tests also
 # the database servers the conformance suite starts itself (PostgreSQL 15, MariaDB 10.11
 # with the MyRocks plugin) and Chromium, in which the HTML report is opened headless.
 # Idempotent and quiet when all is there. Package services are
@@ -12,11 +13,13 @@ need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -e /usr/include/stdlib.h ] || need+=(libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+[ -e /usr/include/rocksdb/c.h ] || need+=(librocksdb-dev)
 if [ "$what" = test ]; then
 	ls /usr/lib/postgresql/15/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
 	[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 	ls /usr/lib/mysql/plugin/ha_rocksdb.so >/dev/null 2>&1 || need+=(mariadb-plugin-rocksdb)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+	command -v db_bench >/dev/null 2>&1 || need+=(rocksdb-tools)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -11,6 +11,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/mariadb"
 	"github.com/dbperf/dbperf/internal/engine/pebble"
 	"github.com/dbperf/dbperf/internal/engine/postgres"
+	"github.com/dbperf/dbperf/internal/engine/rocksdb"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/dbbench"
@@ -38,6 +39,7 @@ func Engines(o EngineOptions) []engine.Engine {
 		sqlite.New(),
 		postgres.New(),
 		mariadb.New(o.StorageEngine),
+		rocksdb.New(),
 		pebble.New(),
 	}
 }

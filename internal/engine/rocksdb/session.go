@@ -1,0 +1,171 @@
+package rocksdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/linxGnu/grocksdb"
+
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+// session is one worker's view: its read and write options, its pending write batch and
+// a value buffer reused by every Get. It holds the handle's read lock only during a call,
+// so a Reopen waits for calls in flight, not for sessions.
+type session struct {
+	h     *handle
+	ro    *grocksdb.ReadOptions
+	wo    *grocksdb.WriteOptions
+	batch *grocksdb.WriteBatch
+	buf   []byte
+}
+
+var _ engine.KVSession = (*session)(nil)
+
+// NewKVSession opens a worker's session with the write options in force (WAL, sync).
+func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rocksdb: session: %w", err)
+	}
+	h.mu.RLock()
+	o := h.opts
+	closed := h.db == nil
+	h.mu.RUnlock()
+	if closed {
+		return nil, errors.New("rocksdb: the database is closed")
+	}
+	s := &session{h: h, ro: grocksdb.NewDefaultReadOptions(), wo: grocksdb.NewDefaultWriteOptions(), batch: grocksdb.NewWriteBatch()}
+	s.wo.DisableWAL(o.DisableWAL)
+	s.wo.SetSync(o.Sync)
+	return s, nil
+}
+
+// Get copies the value into the session's buffer and frees RocksDB's copy.
+func (s *session) Get(key []byte) (v []byte, found bool, err error) {
+	err = s.h.locked(func(db *grocksdb.DB) error {
+		sl, err := db.Get(s.ro, key)
+		if err != nil {
+			return fmt.Errorf("rocksdb: get: %w", err)
+		}
+		defer sl.Free()
+		if found = sl.Exists(); found {
+			s.buf = append(s.buf[:0], sl.Data()...)
+			v = s.buf
+		}
+		return nil
+	})
+	return v, found, err
+}
+
+// MultiGet reads keys with RocksDB's MultiGet (one call for the batch).
+func (s *session) MultiGet(keys [][]byte) (found int, n int64, err error) {
+	err = s.h.locked(func(db *grocksdb.DB) error {
+		vals, err := db.MultiGet(s.ro, keys...)
+		if err != nil {
+			return fmt.Errorf("rocksdb: multiget: %w", err)
+		}
+		defer vals.Destroy()
+		for _, v := range vals {
+			if v.Exists() {
+				found++
+				n += int64(v.Size())
+			}
+		}
+		return nil
+	})
+	return found, n, err
+}
+
+// Put writes one key.
+func (s *session) Put(key, value []byte) error {
+	return s.h.locked(func(db *grocksdb.DB) error {
+		if err := db.Put(s.wo, key, value); err != nil {
+			return fmt.Errorf("rocksdb: put: %w", err)
+		}
+		return nil
+	})
+}
+
+// Delete deletes one key.
+func (s *session) Delete(key []byte) error {
+	return s.h.locked(func(db *grocksdb.DB) error {
+		if err := db.Delete(s.wo, key); err != nil {
+			return fmt.Errorf("rocksdb: delete: %w", err)
+		}
+		return nil
+	})
+}
+
+// BatchPut adds a put to the pending batch (RocksDB copies key and value).
+func (s *session) BatchPut(key, value []byte) { s.batch.Put(key, value) }
+
+// BatchDelete adds a delete to the pending batch.
+func (s *session) BatchDelete(key []byte) { s.batch.Delete(key) }
+
+// Commit writes the pending batch and clears it for reuse.
+func (s *session) Commit() error {
+	if s.batch.Count() == 0 {
+		return nil
+	}
+	err := s.h.locked(func(db *grocksdb.DB) error {
+		if err := db.Write(s.wo, s.batch); err != nil {
+			return fmt.Errorf("rocksdb: commit: %w", err)
+		}
+		return nil
+	})
+	s.batch.Clear()
+	return err
+}
+
+// NewIterator returns an iterator over every key. It keeps the handle's read lock until
+// it is closed (RocksDB's iterator pins the database's state).
+func (s *session) NewIterator() (engine.KVIterator, error) {
+	s.h.mu.RLock()
+	if s.h.db == nil {
+		s.h.mu.RUnlock()
+		return nil, errors.New("rocksdb: the database is closed")
+	}
+	return &iterator{h: s.h, it: s.h.db.NewIterator(s.ro)}, nil
+}
+
+// Close frees the session's options and batch.
+func (s *session) Close() error {
+	if s.batch != nil {
+		s.batch.Destroy()
+		s.ro.Destroy()
+		s.wo.Destroy()
+		s.batch = nil
+	}
+	return nil
+}
+
+// iterator wraps RocksDB's; its Key and Value point into RocksDB's memory until the next
+// move.
+type iterator struct {
+	h  *handle
+	it *grocksdb.Iterator
+}
+
+func (i *iterator) SeekGE(key []byte) bool { i.it.Seek(key); return i.it.Valid() }
+func (i *iterator) SeekLE(key []byte) bool { i.it.SeekForPrev(key); return i.it.Valid() }
+func (i *iterator) Next() bool             { i.it.Next(); return i.it.Valid() }
+func (i *iterator) Prev() bool             { i.it.Prev(); return i.it.Valid() }
+func (i *iterator) Valid() bool            { return i.it.Valid() }
+func (i *iterator) Key() []byte            { return i.it.Key().Data() }
+func (i *iterator) Value() []byte          { return i.it.Value().Data() }
+func (i *iterator) Err() error {
+	if err := i.it.Err(); err != nil {
+		return fmt.Errorf("rocksdb: iterator: %w", err)
+	}
+	return nil
+}
+
+func (i *iterator) Close() error {
+	if i.it != nil {
+		i.it.Close()
+		i.it = nil
+		i.h.mu.RUnlock()
+	}
+	return nil
+}
