@@ -202,6 +202,13 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	if len(c.Groups) > 1 {
 		c.Tables = append(c.Tables, c.hwTable(true))
 	}
+	if kv := c.kvTable(false); len(kv.Rows) > 0 {
+		c.Tables = append(c.Tables, kv)
+		if len(c.Groups) > 1 {
+			c.Tables = append(c.Tables, c.kvTable(true))
+		}
+		c.Tables = append(c.Tables, c.shapeTable())
+	}
 	c.Tables = append(c.Tables, c.connCPUTable(), c.latencyTable())
 	for _, t := range c.Tables {
 		for _, r := range t.Rows {
@@ -576,6 +583,100 @@ func (c Comparison) hwTable(relative bool) Table {
 			rows = append(rows, row)
 		}
 		if any { // a metric no run measured (e.g. server_cpupq on SQLite) is left out
+			t.Rows = append(t.Rows, rows...)
+		}
+	}
+	return t
+}
+
+// kvHigherBetter says which key-value metrics are better higher (throughput); the others
+// (amplification, stalls, compaction work, size) are better lower.
+func kvHigherBetter(m string) bool { return m == metrics.MetricKVMBPerSec }
+
+func kvUnit(m string) string {
+	switch m {
+	case metrics.MetricKVMBPerSec, metrics.MetricKVCompactMBPerSec:
+		return "MB/s"
+	case metrics.MetricKVStallPct:
+		return "%"
+	case metrics.MetricKVCompactWallSec, metrics.MetricKVCompactCPUSec:
+		return "s"
+	case metrics.MetricKVLSMGB, metrics.MetricKVIngestGB, metrics.MetricKVCompactWriteGB, metrics.MetricKVCompactReadGB,
+		metrics.MetricKVFlushGB, metrics.MetricKVPendingCompactionGB:
+		return "GiB"
+	}
+	return ""
+}
+
+// kvTable is the key-value engines' metrics per step (db_bench's report.tsv figures,
+// reference §4.3), absolute or relative to the base; empty for SQL runs.
+func (c Comparison) kvTable(relative bool) Table {
+	base := c.Groups[c.Base]
+	t := Table{ID: "kv", Title: "Key-value engine (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
+		Legend: []string{"mb_sec: user MB/s of the primary op; w_amp: (compaction + flush bytes written) / bytes the writers wrote; c_mbps: compaction MB written/s;",
+			"c_wsecs, c_csecs: compaction wall and CPU s; stall_pct: write-stall time % of the step; nstall: stalls; lsm_gb: live SST GiB at the end (README \"Key-value metrics\")"}}
+	if relative {
+		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
+		t.Legend = []string{"median ÷ the base's median; mb_sec: higher is better, the others lower", c.significanceLegend()}
+	}
+	for _, m := range metrics.KVMetricNames() {
+		any := false
+		var rows []Row
+		for gi, g := range c.Groups {
+			row := Row{Head: []string{m, g.Name}, Base: gi == c.Base}
+			for _, step := range c.Steps {
+				get := metricOf(step, m)
+				var cell Cell
+				if relative {
+					cell = relCell(values(base, get), values(g, get), kvHigherBetter(m))
+				} else {
+					cell = cellOf(values(g, get), kvUnit(m))
+				}
+				any = any || cell.Present
+				row.Cells = append(row.Cells, cell)
+			}
+			rows = append(rows, row)
+		}
+		if any {
+			t.Rows = append(t.Rows, rows...)
+		}
+	}
+	return t
+}
+
+// shapeTable is the LSM tree after each step: files (and MiB) per level, the memtables'
+// entries and the immutable memtables, per config (medians of its runs).
+func (c Comparison) shapeTable() Table {
+	t := Table{ID: "lsm_shape", Title: "LSM tree shape after each step", HeadColumns: []string{"level", "config"}, Columns: c.Steps,
+		Legend: []string{"files per level at the end of the step (the shape before it is stored too: shape.before.* in JSON); mem_entries: entries in the memtables, imm: immutable memtables"}}
+	type line struct{ head, metric, unit string }
+	var lines []line
+	for lvl := 0; lvl < 16; lvl++ {
+		lines = append(lines, line{fmt.Sprintf("L%d files", lvl), metrics.ShapeLevelFiles("after", lvl), "files"},
+			line{fmt.Sprintf("L%d MiB", lvl), metrics.ShapeLevelBytes("after", lvl), "MiB"})
+	}
+	lines = append(lines, line{"mem_entries", metrics.ShapeMemtableEntries("after"), ""}, line{"imm", metrics.ShapeImmutable("after"), ""})
+	for _, l := range lines {
+		nonZero := false
+		var rows []Row
+		for gi, g := range c.Groups {
+			row := Row{Head: []string{l.head, g.Name}, Base: gi == c.Base}
+			for _, step := range c.Steps {
+				get := metricOf(step, l.metric)
+				vals := values(g, get)
+				if l.unit == "MiB" {
+					for i := range vals {
+						vals[i] /= 1 << 20
+					}
+				}
+				for _, v := range vals {
+					nonZero = nonZero || v != 0 || l.metric == metrics.ShapeMemtableEntries("after")
+				}
+				row.Cells = append(row.Cells, cellOf(vals, ""))
+			}
+			rows = append(rows, row)
+		}
+		if nonZero { // empty levels are left out
 			t.Rows = append(t.Rows, rows...)
 		}
 	}

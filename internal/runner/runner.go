@@ -50,7 +50,11 @@ type worker struct {
 // otherwise; everything measured up to that point is in the result either way.
 func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
 	res := r.run(ctx, step, obs)
+	kv := res.Metrics // a key-value step's metrics (kvMetrics), set by run
 	res.Metrics = res.Efficiency()
+	for k, v := range kv {
+		res.Metrics[k] = v
+	}
 	return res
 }
 
@@ -86,6 +90,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		return fail(errors.New("load has neither a duration nor a group to wait for"))
 	}
 
+	kvBefore, kvKnown := r.kvProps(ctx)
 	reg := metrics.NewRegistry(time.Now())
 	workers, err := r.openWorkers(ctx, load, reg)
 	defer closeWorkers(workers)
@@ -131,6 +136,11 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 
 	res.Seconds = end.Sub(start).Seconds()
 	res.Labels = reg.Totals()
+	if kvKnown {
+		if kvAfter, ok := r.kvProps(context.WithoutCancel(ctx)); ok {
+			res.Metrics = kvMetrics(kvBefore, kvAfter, res.Seconds, load, res.Labels)
+		}
+	}
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
 	}
