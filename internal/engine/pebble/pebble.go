@@ -28,6 +28,11 @@ import (
 // modulePath is the Go module whose version Info reports.
 const modulePath = "github.com/cockroachdb/pebble/v2"
 
+// goModVersion is modulePath's version in go.mod, reported when the binary carries no
+// module information (test binaries do not list their dependencies); a test keeps it
+// equal to go.mod's.
+const goModVersion = "v2.1.7"
+
 // Engine opens Pebble databases.
 type Engine struct{}
 
@@ -100,7 +105,10 @@ func (h *handle) options(o engine.KVOptions) (*pebble.Options, []string, error) 
 		po.MemTableSize = uint64(o.WriteBufferSize)
 	}
 	if o.MaxWriteBufferNum > 0 {
-		po.MemTableStopWritesThreshold = o.MaxWriteBufferNum
+		po.MemTableStopWritesThreshold = max(o.MaxWriteBufferNum, 2)
+		if o.MaxWriteBufferNum < 2 {
+			notes = append(notes, fmt.Sprintf("max_write_buffer_number=%d: Pebble needs at least 2 memtables, 2 is used", o.MaxWriteBufferNum))
+		}
 	}
 	if o.L0CompactionTrigger > 0 {
 		po.L0CompactionThreshold = o.L0CompactionTrigger
@@ -178,10 +186,9 @@ func (h *handle) options(o engine.KVOptions) (*pebble.Options, []string, error) 
 			l.FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
 		}
 		if o.TargetFileSizeBase > 0 {
-			// Pebble's TargetFileSizes: L0 and the base level take the base size, each
-			// level below twice the one above (RocksDB's target_file_size_multiplier is 1:
-			// Pebble doubles, as its defaults do).
-			po.TargetFileSizes[i] = o.TargetFileSizeBase << max(i-1, 0)
+			// Every level's files of the base size: db_bench's
+			// target_file_size_multiplier is 1 (Pebble's default doubles per level).
+			po.TargetFileSizes[i] = o.TargetFileSizeBase
 		}
 	}
 	po.EventListener = &pebble.EventListener{
@@ -197,6 +204,11 @@ func (h *handle) options(o engine.KVOptions) (*pebble.Options, []string, error) 
 	}
 	po.Logger = quietLogger{}
 	po.EnsureDefaults()
+	if po.L0StopWritesThreshold < po.L0CompactionThreshold {
+		notes = append(notes, fmt.Sprintf("l0_stop_writes_trigger=%d: Pebble stops writes no earlier than its L0 compaction trigger, %d is used",
+			po.L0StopWritesThreshold, po.L0CompactionThreshold))
+		po.L0StopWritesThreshold = po.L0CompactionThreshold
+	}
 	return po, notes, nil
 }
 
@@ -237,7 +249,7 @@ func (h *handle) current() (*pebble.DB, error) {
 	return h.db, nil
 }
 
-// version is the Pebble module's version as built into this binary.
+// version is the Pebble module's version as built into this binary, or go.mod's.
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
@@ -249,7 +261,7 @@ func version() string {
 			}
 		}
 	}
-	return "unknown"
+	return goModVersion
 }
 
 // Info is the module's version and the effective options (Pebble's own INI rendering of
@@ -274,11 +286,23 @@ func (h *handle) Info(context.Context) (engine.Info, error) {
 			}
 		}
 	}
-	s["format_major_version"] = fmt.Sprint(h.db.FormatMajorVersion())
+	// Pebble's INI text names the level multiplier only when it is not the default.
+	s["Options.level_multiplier"] = fmt.Sprint(h.popts.Experimental.LevelMultiplier)
+	fmv := h.db.FormatMajorVersion()
+	s["format_major_version"] = fmt.Sprint(uint64(fmv))
 	if len(h.notes) > 0 {
 		s["dbperf.options_not_applied"] = strings.Join(h.notes, "\n")
 	}
-	return engine.Info{Version: "pebble/v2 " + version(), Settings: s, DataDir: h.dir}, nil
+	if h.opts.DisableWAL {
+		s["dbperf.disable_wal"] = "for the whole open database (Pebble has no per-write WAL option)"
+	}
+	s["dbperf.multiget"] = "a loop of Gets (Pebble has no batched point lookup)"
+	s["dbperf.compact_level"] = "DB.Compact of the level's key range, through every level below it (Pebble has no CompactFiles)"
+	s["dbperf.unknown_properties"] = "memtable_entries, compaction_cpu_micros (Pebble does not measure them)"
+	return engine.Info{
+		Version:  fmt.Sprintf("pebble/v2 %s (format major version %d)", version(), uint64(fmv)),
+		Settings: s, DataDir: h.dir,
+	}, nil
 }
 
 // Size is the bytes of the database directory's files.
@@ -360,10 +384,12 @@ func (h *handle) Flush(ctx context.Context) error {
 // waitPoll is how often WaitForCompaction reads the metrics.
 const waitPoll = 100 * time.Millisecond
 
-// WaitForCompaction polls the metrics until no flush or compaction runs and no memtable
-// waits for a flush, twice in a row (§4.2; Pebble has no wait-for-compact). Pebble
-// schedules a compaction as soon as one finishes or a flush ends, so a tree with nothing
-// in progress twice, waitPoll apart, is one Pebble leaves as it is. Neither its estimated
+// WaitForCompaction polls the metrics until no flush or compaction runs, no memtable
+// waits for a flush and Pebble's compaction picker has no compaction waiting for a slot
+// (DB.GetWaitingCompaction, what its scheduler asks), twice in a row (§4.2; Pebble has no
+// wait-for-compact, so this loop is written by hand). Pebble's scheduler runs a waiting
+// compaction within 100 ms when a slot is free, so a tree with nothing in progress or
+// waiting twice, waitPoll apart, is one Pebble leaves as it is. Neither its estimated
 // compaction debt nor a level's score ≥ 1 is waited on: both can stay up in a tree Pebble
 // starts no compaction for (seen: L0 of 40 files in few sublevels, a score ≥ 1 for
 // minutes).
@@ -380,10 +406,11 @@ func (h *handle) WaitForCompaction(ctx context.Context) (string, error) {
 		}
 		m := db.Metrics()
 		polls++
-		if m.Flush.NumInProgress == 0 && m.Compact.NumInProgress == 0 && m.MemTable.Count <= 1 {
+		waiting, _ := db.GetWaitingCompaction()
+		if m.Flush.NumInProgress == 0 && m.Compact.NumInProgress == 0 && m.MemTable.Count <= 1 && !waiting {
 			quiet++
 			if quiet == 2 {
-				return fmt.Sprintf("idle after %.1fs (%d polls of the metrics every %v: no flush or compaction running, no memtable waiting, twice)",
+				return fmt.Sprintf("idle after %.1fs (%d polls of the metrics every %v: no flush or compaction running, no memtable waiting, no compaction picked and waiting, twice)",
 					time.Since(start).Seconds(), polls, waitPoll), nil
 			}
 		} else {
@@ -397,17 +424,6 @@ func (h *handle) WaitForCompaction(ctx context.Context) (string, error) {
 		case <-t.C:
 		}
 	}
-}
-
-// needsCompaction says whether a level's compaction score is ≥ 1, Pebble's measure of a
-// level that needs a compaction (KVProps.CompactionPending).
-func needsCompaction(m *pebble.Metrics) bool {
-	for i := range m.Levels {
-		if m.Levels[i].Score >= 1 {
-			return true
-		}
-	}
-	return false
 }
 
 // keyRange is the smallest and largest user key of the tables of a level (Pebble's
@@ -513,7 +529,9 @@ func (h *handle) Properties(ctx context.Context) (engine.KVProps, error) {
 		CompactionWallMicros:   m.Compact.Duration.Microseconds(),
 	}
 	p.FlushPending = p.ImmutableMemtables > 0
-	p.CompactionPending = needsCompaction(m)
+	// A compaction is pending when Pebble's picker has one waiting for a slot (a level's
+	// score ≥ 1 is not: Pebble may leave such a level as it is).
+	p.CompactionPending, _ = db.GetWaitingCompaction()
 	if b := h.stallBeginNs.Load(); b > 0 {
 		p.StallMicros += (time.Now().UnixNano() - b) / 1e3 // the stall in progress
 	}
