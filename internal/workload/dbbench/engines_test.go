@@ -18,8 +18,9 @@ import (
 	"github.com/dbperf/dbperf/internal/workload/dbbench"
 )
 
-// These tests run whole tiny sequences through the runner: on an in-memory fake (the
-// workload's own logic) and on every key-value engine of the catalog (real engines).
+// These tests run whole tiny sequences through the runner on real engines: every sequence
+// on Pebble (pure Go, fast), with operations refused as an engine without them would
+// (refusingKV), and the current sequence on every key-value engine of the catalog.
 
 type quiet struct{}
 
@@ -95,11 +96,11 @@ func label(res metrics.StepResult, name string) metrics.LabelStats {
 	return metrics.LabelStats{}
 }
 
-func TestSequencesOnFake(t *testing.T) {
+func TestSequencesOnPebble(t *testing.T) {
 	for _, seq := range []string{"current", "legacy", "shape"} {
 		t.Run(seq, func(t *testing.T) {
 			cfg, p := params(t, "--sequence", seq, "--duration", "0.2", "--settle-time", "0.2", "--num", "5000")
-			kv := newFakeKV(p.KVOptions())
+			kv := openPebble(t, p.KVOptions())
 			res := runSequence(t, kv, cfg, p)
 			if seq == "current" {
 				if kv.reopens != 2 {
@@ -121,25 +122,25 @@ func TestSequencesOnFake(t *testing.T) {
 // it could not make.
 func TestUnsupported(t *testing.T) {
 	cfg, p := params(t, "--sequence", "shape", "--duration", "0.1", "--num", "3000")
-	kv := newFakeKV(p.KVOptions())
-	kv.unsupported["compact1"] = true
+	kv := openPebble(t, p.KVOptions())
+	kv.unsupported["flush"] = true
 	res := runSequence(t, kv, cfg, p)
-	if r := res["compact_l1"]; r.Status != metrics.StatusOK || !strings.Contains(r.Note, "compact1: skipped: fake: compact1: not supported") {
-		t.Errorf("compact_l1: %s, note %q", r.Status, r.Note)
+	if r := res["post_flush"]; r.Status != metrics.StatusOK || !strings.Contains(r.Note, "flush: skipped: refusing: flush: not supported") {
+		t.Errorf("post_flush: %s, note %q", r.Status, r.Note)
 	}
-	if r := res["readrandom.compact_l1.bloom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "the compact_l1 shape was not made") {
-		t.Errorf("readrandom.compact_l1.bloom: %s %q", r.Status, r.Error)
+	if r := res["readrandom.post_flush.bloom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "the post_flush shape was not made") {
+		t.Errorf("readrandom.post_flush.bloom: %s %q", r.Status, r.Error)
 	}
 	if r := res["readrandom.compact_all.bloom"]; r.Status != metrics.StatusOK {
 		t.Errorf("readrandom.compact_all.bloom: %s %q", r.Status, r.Error)
 	}
 
 	cfg, p = params(t, "--duration", "0.1", "--settle-time", "0.1", "--num", "3000")
-	kv = newFakeKV(p.KVOptions())
+	kv = openPebble(t, p.KVOptions())
 	kv.unsupported["multiget"] = true
 	kv.unsupported["compact0"] = true
 	res = runSequence(t, kv, cfg, p)
-	if r := res["multireadrandom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "multiget: fake: multiget: not supported by this engine") {
+	if r := res["multireadrandom"]; r.Status != metrics.StatusSkipped || !strings.Contains(r.Error, "multiget: refusing: multiget: not supported by this engine") {
 		t.Errorf("multireadrandom: %s %q", r.Status, r.Error)
 	}
 	if r := res["flush_mt_l0"]; r.Status != metrics.StatusOK || !strings.Contains(r.Audit.Detail, "compact0 skipped") {
