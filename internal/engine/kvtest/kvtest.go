@@ -151,6 +151,30 @@ func (s suite) putGetDelete(t *testing.T) {
 	if _, found, err := ss.Get(Key(1)); err != nil || found {
 		t.Fatalf("Get after Delete: found %v, %v", found, err)
 	}
+	// An overwrite replaces the value; the caller's slices are read only during the call
+	// (Put and BatchPut alike), so reusing them after changes nothing stored.
+	k, v := Key(3), Value(3, 64)
+	if err := ss.Put(k, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Put(k, Value(33, 40)); err != nil {
+		t.Fatal(err)
+	}
+	k4, v4 := Key(4), Value(4, 64)
+	ss.BatchPut(k4, v4)
+	copy(k4, Key(5))
+	copy(v4, bytes.Repeat([]byte("x"), len(v4)))
+	if err := ss.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int][]byte{3: Value(33, 40), 4: Value(4, 64)} {
+		if got, found, err := ss.Get(Key(i)); err != nil || !found || !bytes.Equal(got, want) {
+			t.Errorf("Get(%d) = %q, %v, %v; want %q", i, got, found, err, want)
+		}
+	}
+	if _, found, _ := ss.Get(Key(5)); found {
+		t.Error("a key buffer changed after BatchPut changed the batch")
+	}
 }
 
 func (s suite) multiGet(t *testing.T) {
@@ -161,6 +185,15 @@ func (s suite) multiGet(t *testing.T) {
 	found, n, err := ss.MultiGet(keys)
 	if err != nil || found != 3 || n != 150 {
 		t.Fatalf("MultiGet = %d found, %d bytes, %v; want 3, 150", found, n, err)
+	}
+	if err := ss.Put(Key(7), Value(7, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if found, n, err := ss.MultiGet([][]byte{Key(7), Key(8)}); err != nil || found != 2 || n != 1050 {
+		t.Fatalf("MultiGet = %d found, %d bytes, %v; want 2, 1050", found, n, err)
+	}
+	if found, n, err := ss.MultiGet(nil); err != nil || found != 0 || n != 0 {
+		t.Fatalf("MultiGet of no keys = %d, %d, %v", found, n, err)
 	}
 }
 
@@ -194,6 +227,16 @@ func (s suite) batch(t *testing.T) {
 func (s suite) iterator(t *testing.T) {
 	kv := s.open(t, Small())
 	ss := session(t, kv)
+	empty, err := ss.NewIterator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.SeekGE(nil) || empty.SeekLE(Key(1)) || empty.Valid() {
+		t.Error("an iterator over no keys is valid")
+	}
+	if err := empty.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 	for i := 0; i < 100; i += 2 { // even keys only
 		if err := ss.Put(Key(i), Value(i, 8)); err != nil {
 			t.Fatal(err)
@@ -203,7 +246,6 @@ func (s suite) iterator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer it.Close()
 	if !it.SeekGE(Key(11)) || !bytes.Equal(it.Key(), Key(12)) || !bytes.Equal(it.Value(), Value(12, 8)) {
 		t.Fatalf("SeekGE(11) at %q", it.Key())
 	}
@@ -227,8 +269,14 @@ func (s suite) iterator(t *testing.T) {
 	if it.SeekLE([]byte("a")) {
 		t.Fatal("SeekLE before the first key is valid")
 	}
+	if !it.SeekLE(Key(1000)) || !bytes.Equal(it.Key(), Key(98)) || it.Next() {
+		t.Fatalf("SeekLE past the last key at %q, or Next from the last key is valid", it.Key())
+	}
+	if !it.SeekGE(nil) || !bytes.Equal(it.Key(), Key(0)) || it.Prev() {
+		t.Fatal("SeekGE(nil) is not at the first key, or Prev from it is valid")
+	}
 	if !it.SeekGE(nil) {
-		t.Fatal("SeekGE(nil) is not at the first key")
+		t.Fatal("SeekGE(nil) after Prev")
 	}
 	n := 1
 	for it.Next() {
@@ -236,6 +284,19 @@ func (s suite) iterator(t *testing.T) {
 	}
 	if n != 50 || it.Err() != nil {
 		t.Fatalf("iterated %d keys, want 50 (%v)", n, it.Err())
+	}
+	n = 0
+	for ok := it.SeekLE(Key(98)); ok; ok = it.Prev() {
+		if want := Key(98 - 2*n); !bytes.Equal(it.Key(), want) {
+			t.Fatalf("backwards at %q, want %q", it.Key(), want)
+		}
+		n++
+	}
+	if n != 50 {
+		t.Fatalf("iterated %d keys backwards, want 50", n)
+	}
+	if err := it.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
 
@@ -250,7 +311,13 @@ func (s suite) concurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w * each; i < (w+1)*each; i++ {
-				if err := ss.Put(Key(i), Value(i, 100)); err != nil {
+				if w%2 == 1 { // half the workers write through batches
+					ss.BatchPut(Key(i), Value(i, 100))
+					if err := ss.Commit(); err != nil {
+						errs <- err
+						return
+					}
+				} else if err := ss.Put(Key(i), Value(i, 100)); err != nil {
 					errs <- err
 					return
 				}
@@ -258,6 +325,20 @@ func (s suite) concurrent(t *testing.T) {
 					errs <- fmt.Errorf("key %d: %v %v", i, found, err)
 					return
 				}
+			}
+			// Each worker's own keys, through its own iterator.
+			it, err := ss.NewIterator()
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer it.Close()
+			n := 0
+			for ok := it.SeekGE(Key(w * each)); ok && bytes.Compare(it.Key(), Key((w+1)*each)) < 0; ok = it.Next() {
+				n++
+			}
+			if n != each {
+				errs <- fmt.Errorf("worker %d iterated %d of its %d keys", w, n, each)
 			}
 		}()
 	}
@@ -282,9 +363,7 @@ func (s suite) flushCompact(t *testing.T) {
 	if err := kv.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.WaitForCompaction(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitIdle(t, kv)
 	// Overwrites and a flush leave files in L0 that overlap the levels below, so that
 	// compacting them rewrites data (not a trivial move of files).
 	for i := 0; i < 3000; i += 10 {
@@ -297,6 +376,7 @@ func (s suite) flushCompact(t *testing.T) {
 	}
 	p := props(t, kv)
 	checkProps(t, p)
+	monotonic(t, before, p)
 	if !s.opts.UnknownMemtableEntries && p.MemtableEntries != 0 {
 		t.Errorf("memtable entries after Flush = %d, want 0", p.MemtableEntries)
 	}
@@ -310,30 +390,83 @@ func (s suite) flushCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.WaitForCompaction(ctx); err != nil {
-		t.Fatal(err)
-	}
+	t.Logf("CompactLevel(0): %s", detail)
 	after := props(t, kv)
 	checkProps(t, after)
+	monotonic(t, p, after)
 	if files(after, 0) != 0 {
 		t.Errorf("L0 files after CompactLevel(0) = %d (%s)", files(after, 0), detail)
 	}
-	if totalFiles(after) == 0 {
-		t.Error("no file at all after compacting L0")
+	var below int64
+	for _, l := range after.Levels[1:] {
+		below += l.Bytes
 	}
-	if after.CompactionBytesWritten <= 0 || after.CompactionBytesWritten < p.CompactionBytesWritten {
+	if below == 0 || after.LiveBytes != engine.Unknown && after.LiveBytes < below {
+		t.Errorf("after compacting L0: %d bytes below L0, %d live (%+v)", below, after.LiveBytes, after.Levels)
+	}
+	if after.CompactionBytesWritten <= 0 || after.CompactionBytesWritten <= p.CompactionBytesWritten {
 		t.Errorf("compaction bytes written %d → %d", p.CompactionBytesWritten, after.CompactionBytesWritten)
 	}
-	if after.RunningCompactions != 0 || after.RunningFlushes != 0 || after.FlushPending {
-		t.Errorf("after WaitForCompaction: %+v", after)
-	}
+	waitIdle(t, kv)
 	// An empty level is not an error.
 	if _, err := kv.CompactLevel(ctx, 0); err != nil {
 		t.Errorf("CompactLevel of an empty L0: %v", err)
 	}
-	found, _, err := ss.MultiGet([][]byte{Key(0), Key(2999), Key(1234)})
-	if err != nil || found != 3 {
-		t.Fatalf("after compaction: %d of 3 keys found, %v", found, err)
+	readAll(t, ss, 3000, 200)
+}
+
+// waitIdle waits for compactions and checks that nothing is left running or pending.
+func waitIdle(t *testing.T, kv engine.KV) {
+	t.Helper()
+	detail, err := kv.WaitForCompaction(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := props(t, kv)
+	if p.RunningCompactions > 0 || p.RunningFlushes > 0 || p.FlushPending || p.CompactionPending || p.ImmutableMemtables > 0 {
+		t.Errorf("after WaitForCompaction (%s): running %d compactions, %d flushes; pending flush %v, compaction %v; %d immutable memtables",
+			detail, p.RunningCompactions, p.RunningFlushes, p.FlushPending, p.CompactionPending, p.ImmutableMemtables)
+	}
+}
+
+// readAll reads keys [0, n) through an iterator and checks their values (of size vsize).
+func readAll(t *testing.T, ss engine.KVSession, n, vsize int) {
+	t.Helper()
+	it, err := ss.NewIterator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	i := 0
+	for ok := it.SeekGE(nil); ok; ok = it.Next() {
+		if !bytes.Equal(it.Key(), Key(i)) || !bytes.Equal(it.Value(), Value(i, vsize)) {
+			t.Fatalf("key %d: %q = %q", i, it.Key(), it.Value())
+		}
+		i++
+	}
+	if i != n || it.Err() != nil {
+		t.Fatalf("read %d of %d keys (%v)", i, n, it.Err())
+	}
+}
+
+// monotonic checks that the cumulative counters did not go down from a to b.
+func monotonic(t *testing.T, a, b engine.KVProps) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		a, b int64
+	}{
+		{"stall_count", a.StallCount, b.StallCount},
+		{"stall_micros", a.StallMicros, b.StallMicros},
+		{"compaction_bytes_read", a.CompactionBytesRead, b.CompactionBytesRead},
+		{"compaction_bytes_written", a.CompactionBytesWritten, b.CompactionBytesWritten},
+		{"flush_bytes_written", a.FlushBytesWritten, b.FlushBytesWritten},
+		{"compaction_cpu_micros", a.CompactionCPUMicros, b.CompactionCPUMicros},
+		{"compaction_wall_micros", a.CompactionWallMicros, b.CompactionWallMicros},
+	} {
+		if (c.a == engine.Unknown) != (c.b == engine.Unknown) || c.b < c.a {
+			t.Errorf("%s went from %d to %d", c.name, c.a, c.b)
+		}
 	}
 }
 
@@ -372,25 +505,35 @@ func (s suite) compactAll(t *testing.T) {
 	if err := kv.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitIdle(t, kv)
+	// The deepest level in use before: CompactAll leaves every key there or deeper.
+	deepest := 0
+	for _, l := range props(t, kv).Levels {
+		if l.Files > 0 {
+			deepest = l.Level
+		}
+	}
+	for i := 0; i < 4000; i += 7 { // overwrites, so that the levels overlap
+		if err := ss.Put(Key(i), Value(i, 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := kv.CompactAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.WaitForCompaction(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitIdle(t, kv)
 	p := props(t, kv)
+	checkProps(t, p)
 	var nonEmpty []int
 	for _, l := range p.Levels {
 		if l.Files > 0 {
 			nonEmpty = append(nonEmpty, l.Level)
 		}
 	}
-	if len(nonEmpty) != 1 || nonEmpty[0] == 0 {
-		t.Errorf("levels with files after CompactAll: %v (%+v)", nonEmpty, p.Levels)
+	if len(nonEmpty) != 1 || nonEmpty[0] == 0 || nonEmpty[0] < deepest {
+		t.Errorf("levels with files after CompactAll: %v, want one at L%d or below (%+v)", nonEmpty, max(deepest, 1), p.Levels)
 	}
-	if found, _, err := ss.MultiGet([][]byte{Key(0), Key(3999)}); err != nil || found != 2 {
-		t.Fatalf("after CompactAll: %d found, %v", found, err)
-	}
+	readAll(t, ss, 4000, 200)
 }
 
 func (s suite) reopen(t *testing.T) {
@@ -407,8 +550,11 @@ func (s suite) reopen(t *testing.T) {
 	if err := kv.Reopen(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	if got := kv.Options(); !got.DisableWAL || got.BloomBitsPerKey != 0 {
-		t.Errorf("Options after Reopen = %+v", got)
+	if got := kv.Options(); got != o {
+		t.Errorf("Options after Reopen = %+v, want %+v", got, o)
+	}
+	if info, err := kv.Info(ctx); err != nil || len(info.Settings) == 0 {
+		t.Errorf("Info after Reopen: %+v, %v", info, err)
 	}
 	ss, err = kv.NewKVSession(ctx)
 	if err != nil {
@@ -427,10 +573,10 @@ func (s suite) reopen(t *testing.T) {
 	if err := kv.Reopen(ctx, Small()); err != nil {
 		t.Fatal(err)
 	}
-	ss = session(t, kv)
-	if found, _, err := ss.MultiGet([][]byte{Key(0), Key(499), Key(500), Key(999)}); err != nil || found != 4 {
-		t.Fatalf("after Reopen: %d of 4 found, %v", found, err)
+	if got := kv.Options(); got != Small() {
+		t.Errorf("Options after the second Reopen = %+v", got)
 	}
+	readAll(t, session(t, kv), 1000, 50)
 }
 
 func (s suite) cancelled(t *testing.T) {
