@@ -70,7 +70,8 @@ type handle struct {
 	notes []string // what of opts Pebble could not do, and what it did instead
 	popts *pebble.Options
 
-	// Write stalls reported by Pebble's event listener, since the first open.
+	// Write stalls reported by Pebble's event listener since the database was (re)opened,
+	// like the counters of Pebble's metrics.
 	stallCount   atomic.Int64
 	stallMicros  atomic.Int64
 	stallBeginNs atomic.Int64 // start of the stall in progress (0: none)
@@ -221,6 +222,9 @@ func (h *handle) open(o engine.KVOptions) error {
 	if err := os.MkdirAll(h.dir, 0o755); err != nil {
 		return fmt.Errorf("pebble: %w", err)
 	}
+	h.stallCount.Store(0)
+	h.stallMicros.Store(0)
+	h.stallBeginNs.Store(0)
 	db, err := pebble.Open(h.dir, po)
 	if err != nil {
 		return fmt.Errorf("pebble: open %s: %w", h.dir, err)
@@ -426,17 +430,25 @@ func (h *handle) WaitForCompaction(ctx context.Context) (string, error) {
 	}
 }
 
-// keyRange is the smallest and largest user key of the tables of a level (Pebble's
-// default comparer orders keys as bytes).
+// keyRange is the smallest and largest user key of the tables of a level, or of every
+// level when level is -1 (Pebble's default comparer orders keys as bytes).
 func (h *handle) keyRange(db *pebble.DB, level int) (lo, hi []byte, files int, err error) {
 	tables, err := db.SSTables()
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("pebble: list tables: %w", err)
 	}
-	if level < 0 || level >= len(tables) {
+	if level < -1 || level >= len(tables) {
 		return nil, nil, 0, fmt.Errorf("pebble: no level %d", level)
 	}
-	for _, t := range tables[level] {
+	var all []pebble.SSTableInfo
+	if level == -1 {
+		for _, l := range tables {
+			all = append(all, l...)
+		}
+	} else {
+		all = tables[level]
+	}
+	for _, t := range all {
 		s, l := t.Smallest.UserKey, t.Largest.UserKey
 		if lo == nil || string(s) < string(lo) {
 			lo = append([]byte(nil), s...)
@@ -470,33 +482,53 @@ func (h *handle) CompactLevel(ctx context.Context, level int) (string, error) {
 	if err := db.Compact(ctx, lo, end, true); err != nil {
 		return "", fmt.Errorf("pebble: compact L%d: %w", level, err)
 	}
-	return fmt.Sprintf("compacted the key range of L%d's %d files through every level below it (Pebble has no CompactFiles)", level, files), nil
+	return fmt.Sprintf("DB.Compact of the key range of L%d's %d files, through every level below it that overlaps (Pebble has no CompactFiles); levels now %s",
+		level, files, shape(db.Metrics())), nil
 }
 
-// CompactAll compacts every key to the bottom of the tree.
+// shape renders the files of each non-empty level: "L0 0, L5 3, L6 12 files".
+func shape(m *pebble.Metrics) string {
+	var b strings.Builder
+	for i := range m.Levels {
+		if n := m.Levels[i].TablesCount; n > 0 || i == 0 {
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "L%d %d", i, n)
+		}
+	}
+	b.WriteString(" files")
+	return b.String()
+}
+
+// CompactAll compacts every key, from the empty key to past the largest one in a table
+// or a memtable, down to the deepest level in use (DB.Compact compacts level by level
+// down to it), tombstones included.
 func (h *handle) CompactAll(ctx context.Context) error {
 	db, err := h.current()
 	if err != nil {
 		return err
 	}
+	_, hi, _, err := h.keyRange(db, -1)
+	if err != nil {
+		return err
+	}
+	// The memtables' live keys may lie past every table's: the iterator's last key covers
+	// them (Compact first flushes the memtables that overlap its range).
 	it, err := db.NewIter(nil)
 	if err != nil {
 		return fmt.Errorf("pebble: compact all: %w", err)
 	}
-	var lo, hi []byte
-	if it.First() {
-		lo = append([]byte(nil), it.Key()...)
-	}
-	if it.Last() {
-		hi = append([]byte(nil), it.Key()...)
+	if it.Last() && (hi == nil || string(it.Key()) > string(hi)) {
+		hi = append(hi[:0], it.Key()...)
 	}
 	if err := it.Close(); err != nil {
 		return fmt.Errorf("pebble: compact all: %w", err)
 	}
-	if lo == nil {
-		return nil
+	if hi == nil {
+		return nil // an empty database
 	}
-	if err := db.Compact(ctx, lo, append(hi, 0), true); err != nil {
+	if err := db.Compact(ctx, nil, append(hi, 0), true); err != nil {
 		return fmt.Errorf("pebble: compact all: %w", err)
 	}
 	return nil
