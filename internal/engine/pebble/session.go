@@ -10,13 +10,15 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 )
 
-// session is one worker's view of the database: its write options, its pending batch and
-// a value buffer reused by every Get.
+// session is one worker's view of the database: its write options, its pending batch
+// (and the first error adding to it, which Commit returns) and a value buffer reused by
+// every Get.
 type session struct {
-	db    *pebble.DB
-	wo    *pebble.WriteOptions
-	batch *pebble.Batch
-	buf   []byte
+	db       *pebble.DB
+	wo       *pebble.WriteOptions
+	batch    *pebble.Batch
+	batchErr error
+	buf      []byte
 }
 
 var _ engine.KVSession = (*session)(nil)
@@ -100,20 +102,36 @@ func (s *session) pending() *pebble.Batch {
 }
 
 // BatchPut adds a put to the pending batch (Pebble copies key and value).
-func (s *session) BatchPut(key, value []byte) { _ = s.pending().Set(key, value, nil) }
+func (s *session) BatchPut(key, value []byte) {
+	if err := s.pending().Set(key, value, nil); err != nil && s.batchErr == nil {
+		s.batchErr = err
+	}
+}
 
 // BatchDelete adds a delete to the pending batch.
-func (s *session) BatchDelete(key []byte) { _ = s.pending().Delete(key, nil) }
+func (s *session) BatchDelete(key []byte) {
+	if err := s.pending().Delete(key, nil); err != nil && s.batchErr == nil {
+		s.batchErr = err
+	}
+}
 
-// Commit writes the pending batch and empties it for reuse.
+// Commit writes the pending batch and empties it for reuse, also when it fails: a batch
+// that could not be built whole is not written at all.
 func (s *session) Commit() error {
-	if s.batch == nil || s.batch.Empty() {
+	if s.batch == nil {
+		return nil
+	}
+	defer s.batch.Reset()
+	if err := s.batchErr; err != nil {
+		s.batchErr = nil
+		return fmt.Errorf("pebble: commit: building the batch: %w", err)
+	}
+	if s.batch.Empty() {
 		return nil
 	}
 	if err := s.batch.Commit(s.wo); err != nil {
 		return fmt.Errorf("pebble: commit: %w", err)
 	}
-	s.batch.Reset()
 	return nil
 }
 
@@ -138,12 +156,15 @@ func (s *session) Close() error {
 	return nil
 }
 
-// iterator wraps Pebble's; succ is the buffer SeekLE builds the key's successor in.
+// iterator wraps Pebble's; succ is the buffer SeekLE builds the key's successor in, err
+// the first error reading a value.
 type iterator struct {
 	it   *pebble.Iterator
 	succ []byte
+	err  error
 }
 
+// SeekGE positions at the first key ≥ key.
 func (i *iterator) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
 
 // SeekLE positions at the last key ≤ key: Pebble's SeekLT of key's successor (key + 0x00).
@@ -152,13 +173,43 @@ func (i *iterator) SeekLE(key []byte) bool {
 	return i.it.SeekLT(i.succ)
 }
 
-func (i *iterator) Next() bool    { return i.it.Next() }
-func (i *iterator) Prev() bool    { return i.it.Prev() }
-func (i *iterator) Valid() bool   { return i.it.Valid() }
-func (i *iterator) Key() []byte   { return i.it.Key() }
-func (i *iterator) Value() []byte { return i.it.Value() }
-func (i *iterator) Err() error    { return i.it.Error() }
+// Next moves to the next key.
+func (i *iterator) Next() bool { return i.it.Next() }
 
+// Prev moves to the previous key.
+func (i *iterator) Prev() bool { return i.it.Prev() }
+
+// Valid says whether the iterator is at a key.
+func (i *iterator) Valid() bool { return i.it.Valid() }
+
+// Key is the current key, valid until the next move.
+func (i *iterator) Key() []byte { return i.it.Key() }
+
+// Value is the current value, valid until the next move; nil when it cannot be read, and
+// Err then says why.
+func (i *iterator) Value() []byte {
+	v, err := i.it.ValueAndErr()
+	if err != nil {
+		if i.err == nil {
+			i.err = err
+		}
+		return nil
+	}
+	return v
+}
+
+// Err is the first error reading a value, or the one that ended the iteration.
+func (i *iterator) Err() error {
+	if i.err != nil {
+		return fmt.Errorf("pebble: iterator value: %w", i.err)
+	}
+	if err := i.it.Error(); err != nil {
+		return fmt.Errorf("pebble: iterator: %w", err)
+	}
+	return nil
+}
+
+// Close releases the iterator.
 func (i *iterator) Close() error {
 	if err := i.it.Close(); err != nil {
 		return fmt.Errorf("pebble: close iterator: %w", err)
