@@ -564,7 +564,18 @@ func (c Comparison) hwTable(relative bool) Table {
 		t.ID, t.Title = "hw_relative", fmt.Sprintf("HW efficiency relative to %s", base.Name)
 		t.Legend = []string{"median ÷ the base's median; lower is better: better below 0.95, worse above 1.05", c.significanceLegend()}
 	}
-	for _, m := range hwMetrics() {
+	// Every HW metric: lower is better.
+	t.Rows = c.metricRows(hwMetrics(), relative, metricUnit, func(string) bool { return false })
+	return t
+}
+
+// metricRows are a metric table's rows: per metric, a row per config with the metric's
+// median per step (unit gives its unit), or relative to the base's (higherBetter says
+// which way is better). A metric no run measured (e.g. server_cpupq on SQLite) is left out.
+func (c Comparison) metricRows(names []string, relative bool, unit func(string) string, higherBetter func(string) bool) []Row {
+	base := c.Groups[c.Base]
+	var out []Row
+	for _, m := range names {
 		any := false
 		var rows []Row
 		for gi, g := range c.Groups {
@@ -573,20 +584,20 @@ func (c Comparison) hwTable(relative bool) Table {
 				get := metricOf(step, m)
 				var cell Cell
 				if relative {
-					cell = relCell(values(base, get), values(g, get), false) // every HW metric: lower is better
+					cell = relCell(values(base, get), values(g, get), higherBetter(m))
 				} else {
-					cell = cellOf(values(g, get), metricUnit(m))
+					cell = cellOf(values(g, get), unit(m))
 				}
 				any = any || cell.Present
 				row.Cells = append(row.Cells, cell)
 			}
 			rows = append(rows, row)
 		}
-		if any { // a metric no run measured (e.g. server_cpupq on SQLite) is left out
-			t.Rows = append(t.Rows, rows...)
+		if any {
+			out = append(out, rows...)
 		}
 	}
-	return t
+	return out
 }
 
 // kvHigherBetter says which key-value metrics are better higher (throughput); the others
@@ -619,28 +630,7 @@ func (c Comparison) kvTable(relative bool) Table {
 		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
 		t.Legend = []string{"median ÷ the base's median; mb_sec: higher is better, the others lower", c.significanceLegend()}
 	}
-	for _, m := range metrics.KVMetricNames() {
-		any := false
-		var rows []Row
-		for gi, g := range c.Groups {
-			row := Row{Head: []string{m, g.Name}, Base: gi == c.Base}
-			for _, step := range c.Steps {
-				get := metricOf(step, m)
-				var cell Cell
-				if relative {
-					cell = relCell(values(base, get), values(g, get), kvHigherBetter(m))
-				} else {
-					cell = cellOf(values(g, get), kvUnit(m))
-				}
-				any = any || cell.Present
-				row.Cells = append(row.Cells, cell)
-			}
-			rows = append(rows, row)
-		}
-		if any {
-			t.Rows = append(t.Rows, rows...)
-		}
-	}
+	t.Rows = c.metricRows(metrics.KVMetricNames(), relative, kvUnit, kvHigherBetter)
 	return t
 }
 
