@@ -40,10 +40,14 @@ func KVMetricNames() []string {
 
 // Shape metric names: the LSM tree before and after the step ("before" or "after").
 // ShapeLevelFiles and ShapeLevelBytes are per level.
-func ShapeLevelFiles(when string, level int) string { return fmt.Sprintf("shape.%s.l%d_files", when, level) }
+func ShapeLevelFiles(when string, level int) string {
+	return fmt.Sprintf("shape.%s.l%d_files", when, level)
+}
 
 // ShapeLevelBytes is the bytes of a level's files.
-func ShapeLevelBytes(when string, level int) string { return fmt.Sprintf("shape.%s.l%d_bytes", when, level) }
+func ShapeLevelBytes(when string, level int) string {
+	return fmt.Sprintf("shape.%s.l%d_bytes", when, level)
+}
 
 // ShapeMemtableEntries, ShapeMemtableBytes, ShapeImmutable: the memtables.
 func ShapeMemtableEntries(when string) string { return "shape." + when + ".mem_entries" }
