@@ -38,6 +38,17 @@ func KVMetricNames() []string {
 		MetricKVCompactWriteGB, MetricKVCompactReadGB, MetricKVFlushGB, MetricKVPendingCompactionGB}
 }
 
+// MetricKVL0Files is the files in L0 when an interval ended (interval metrics only).
+const MetricKVL0Files = "l0_files"
+
+// IntervalKVMetricNames are the key-value figures kept per interval, in report order:
+// stall % and stalls during the interval, compaction writes per second of it, and the L0
+// files and compaction debt at its end; the first three mean what the step's metrics of
+// the same names mean, over the interval.
+func IntervalKVMetricNames() []string {
+	return []string{MetricKVStallPct, MetricKVStalls, MetricKVCompactMBPerSec, MetricKVL0Files, MetricKVPendingCompactionGB}
+}
+
 // Shape metric names: the LSM tree before and after the step ("before" or "after").
 // ShapeLevelFiles and ShapeLevelBytes are per level.
 func ShapeLevelFiles(when string, level int) string {

@@ -243,10 +243,11 @@ func latencyOf(h *hdr.Histogram) Latency {
 		return Latency{}
 	}
 	return Latency{
-		P50:  h.ValueAtQuantile(50),
-		P90:  h.ValueAtQuantile(90),
-		P99:  h.ValueAtQuantile(99),
-		P999: h.ValueAtQuantile(99.9),
-		Max:  h.Max(),
+		P50:   h.ValueAtQuantile(50),
+		P90:   h.ValueAtQuantile(90),
+		P99:   h.ValueAtQuantile(99),
+		P999:  h.ValueAtQuantile(99.9),
+		P9999: h.ValueAtQuantile(99.99),
+		Max:   h.Max(),
 	}
 }

@@ -32,7 +32,10 @@ type Latency struct {
 	P90  int64 `json:"p90_us"`
 	P99  int64 `json:"p99_us"`
 	P999 int64 `json:"p999_us"`
-	Max  int64 `json:"max_us"`
+	// P9999 is the 99.99th percentile; 0 in runs stored before schema 7, which did not
+	// keep it (reports then show it as absent).
+	P9999 int64 `json:"p9999_us"`
+	Max   int64 `json:"max_us"`
 }
 
 // LabelStats is one op label's measurements over a span (an interval or a whole step).
@@ -87,6 +90,9 @@ type Interval struct {
 	ClientCPUSec float64
 	// HW is the machine, server and client over the interval; nil when not sampled.
 	HW *HW
+	// Metrics are the interval's engine figures by name (a key-value engine's stalls,
+	// compaction rate and L0 files: IntervalKVMetricNames); nil when the engine has none.
+	Metrics map[string]float64
 }
 
 // Seconds is the interval's length in seconds.

@@ -726,7 +726,7 @@ func anyPresent(cells []Cell) bool {
 }
 
 // latencyColumns are the percentiles of the latency table.
-func latencyColumns() []string { return []string{"p50", "p99", "p99.9", "max"} }
+func latencyColumns() []string { return []string{"p50", "p99", "p99.9", "p99.99", "max"} }
 
 func (c Comparison) latencyTable() Table {
 	t := Table{ID: "latency", Title: "Latency (service time)", HeadColumns: []string{"step", "op", "config"},
@@ -752,7 +752,8 @@ func (c Comparison) latencyTable() Table {
 						}
 						for _, o := range s.Ops {
 							if o.Label == label && o.Statements > 0 {
-								return float64(pick(o.Service, pct)), true
+								v := pick(o.Service, pct)
+								return float64(v), v > 0 || pct != "p99.99" // not kept before schema 7
 							}
 						}
 						return 0, false
@@ -775,6 +776,8 @@ func pick(l metrics.Latency, pct string) int64 {
 		return l.P99
 	case "p99.9":
 		return l.P999
+	case "p99.99":
+		return l.P9999
 	}
 	return l.Max
 }

@@ -266,6 +266,11 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 				return nil, err
 			}
 		}
+		for _, lc := range kvIntervalCharts(c, step) {
+			if err := draw(lc.SVG()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	add("Throughput and latency over time", svgs)
 
@@ -311,6 +316,52 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 	}
 	add("Background writers", svgs)
 	return sections, nil
+}
+
+// kvIntervalCharts are a key-value step's engine figures over time, one line per run,
+// drawn under its throughput chart on the same time axis so a dip lines up with what
+// the LSM tree did: the share of each interval writes were stalled, and the L0 files
+// at the end of each interval. Only steps that wrote get them; a chart no run has a
+// figure for is left out.
+func kvIntervalCharts(c Comparison, step string) []chart.Line {
+	specs := []struct{ metric, title, yLabel string }{
+		{metrics.MetricKVStallPct, "write stalls over time", "time writes were stalled (% of interval)"},
+		{metrics.MetricKVL0Files, "L0 files over time", "files in L0 at the interval's end"},
+	}
+	wrote := false
+	c.eachStep(step, func(s StepReport) {
+		for _, o := range s.Ops {
+			wrote = wrote || o.Role == "write" && o.Statements > 0
+		}
+	})
+	if !wrote {
+		return nil // reads only: nothing stalls, and L0 changes only by compactions already owed
+	}
+	var out []chart.Line
+	for _, sp := range specs {
+		line := chart.Line{Title: step + ": " + sp.title, XLabel: "time since step start (s)", YLabel: sp.yLabel}
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := stepOf(r, step)
+				if !ok {
+					continue
+				}
+				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+				for _, iv := range s.Intervals {
+					if v, ok := iv.Metrics[sp.metric]; ok {
+						ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, v)
+					}
+				}
+				if len(ser.X) > 0 {
+					line.Series = append(line.Series, ser)
+				}
+			}
+		}
+		if len(line.Series) > 0 {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 func tableByID(c Comparison, id string) *Table {

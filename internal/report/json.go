@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -110,7 +111,9 @@ type jsonLatency struct {
 	P90  int64 `json:"p90_us"`
 	P99  int64 `json:"p99_us"`
 	P999 int64 `json:"p999_us"`
-	Max  int64 `json:"max_us"`
+	// P9999 is absent in runs stored before it was kept.
+	P9999 int64 `json:"p9999_us,omitempty"`
+	Max   int64 `json:"max_us"`
 }
 
 type jsonOp struct {
@@ -153,6 +156,8 @@ type jsonInterval struct {
 	ClientCPUSec float64                   `json:"client_cpu_sec"`
 	Ops          map[string]jsonIntervalOp `json:"ops"`
 	HW           *jsonIntervalHW           `json:"hw,omitempty"`
+	// Metrics are the engine's figures over the interval (key-value engines).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 type jsonIntervalHW struct {
@@ -290,6 +295,7 @@ func toJSONStep(s StepReport) jsonStep {
 			EndSec:       finite(iv.EndSec),
 			ClientCPUSec: finite(iv.ClientCPUSec),
 			Ops:          make(map[string]jsonIntervalOp, len(iv.Ops)),
+			Metrics:      finiteMap(iv.Metrics),
 		}
 		if h := iv.HW; h != nil {
 			jh := &jsonIntervalHW{CPUBusyPct: h.CPUBusyPct, CPUUserPct: h.CPUUserPct, CPUSystemPct: h.CPUSystemPct,
@@ -426,4 +432,19 @@ func nonNil[M ~map[K]V, K comparable, V any](m M) M {
 		return M{}
 	}
 	return m
+}
+
+// finiteMap drops the values JSON cannot carry (NaN, ±Inf: never stored, but a report
+// must not fail on one); nil stays nil so the key is omitted.
+func finiteMap(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -101,6 +101,9 @@ type IntervalReport struct {
 	Ops          []Op
 	// HW is the interval's machine, server and client rates (nil when not sampled).
 	HW *IntervalHW
+	// Metrics are the engine's figures over the interval (metrics.IntervalKVMetricNames
+	// for a key-value engine); nil when it has none.
+	Metrics map[string]float64
 }
 
 // Build projects stored runs into a Report, computing every derived number.
@@ -168,6 +171,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 			EndSec:       iv.End.Seconds(),
 			ClientCPUSec: finite(iv.ClientCPUSec),
 			HW:           buildIntervalHW(iv.HW, iv.Seconds()),
+			Metrics:      iv.Metrics,
 		}
 		for _, l := range iv.Labels {
 			ir.Ops = append(ir.Ops, op(l, iv.Seconds()))

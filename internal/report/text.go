@@ -123,7 +123,7 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 	if hasOps(r.Steps) {
 		fmt.Fprintln(w)
 		t = newTable(w)
-		t.row("step", "label", "latency", "p50", "p90", "p99", "p99.9", "max", "count", "errors", "late", "missed")
+		t.row("step", "label", "latency", "p50", "p90", "p99", "p99.9", "p99.99", "max", "count", "errors", "late", "missed")
 		for _, s := range r.Steps {
 			name := s.Name
 			for _, o := range s.Ops {
@@ -267,8 +267,13 @@ func cpuPerOp(s StepReport) string {
 	return fmt.Sprintf("%.1f", s.ClientCPUPerOpUS)
 }
 
+// latencyCells are the percentiles; p99.99 is "-" in runs stored before it was kept.
 func latencyCells(l metrics.Latency) []string {
-	return []string{formatUS(l.P50), formatUS(l.P90), formatUS(l.P99), formatUS(l.P999), formatUS(l.Max)}
+	p9999 := "-"
+	if l.P9999 > 0 {
+		p9999 = formatUS(l.P9999)
+	}
+	return []string{formatUS(l.P50), formatUS(l.P90), formatUS(l.P99), formatUS(l.P999), p9999, formatUS(l.Max)}
 }
 
 // opLatencyCells are an op's percentiles: "-" when no op finished (never a 0 that was not
@@ -276,9 +281,9 @@ func latencyCells(l metrics.Latency) []string {
 func opLatencyCells(o Op, l metrics.Latency) []string {
 	switch {
 	case !measured(o):
-		return []string{"-", "-", "-", "-", "-"}
+		return []string{"-", "-", "-", "-", "-", "-"}
 	case single(o):
-		return []string{"-", "-", "-", "-", formatUS(l.Max)}
+		return []string{"-", "-", "-", "-", "-", formatUS(l.Max)}
 	}
 	return latencyCells(l)
 }

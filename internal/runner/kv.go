@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -17,6 +18,66 @@ func (r *Runner) kvProps(ctx context.Context) (engine.KVProps, bool) {
 	}
 	p, err := kv.Properties(ctx)
 	return p, err == nil
+}
+
+// kvTicker reads a key-value engine's properties on every interval tick (on the
+// controller goroutine, never a worker's) and gives each interval its figures
+// (metrics.IntervalKVMetricNames): the stalls and compaction writes since the previous
+// tick, and the L0 files and compaction debt now. A tick whose read fails leaves its
+// interval without figures; the step goes on.
+type kvTicker struct {
+	kv   engine.KV
+	prev engine.KVProps
+	at   time.Time
+}
+
+// newKVTicker starts from the properties read before the load (nil for a SQL engine or
+// when those could not be read).
+func (r *Runner) newKVTicker(before engine.KVProps, known bool, at time.Time) *kvTicker {
+	kv, ok := r.Handle.(engine.KV)
+	if !ok || !known {
+		return nil
+	}
+	return &kvTicker{kv: kv, prev: before, at: at}
+}
+
+func (t *kvTicker) tick(ctx context.Context, iv *metrics.Interval, now time.Time) {
+	if t == nil {
+		return
+	}
+	cur, err := t.kv.Properties(ctx)
+	if err != nil {
+		return
+	}
+	iv.Metrics = kvIntervalMetrics(t.prev, cur, now.Sub(t.at).Seconds())
+	t.prev, t.at = cur, now
+}
+
+// last is the properties of the last tick: the step's "after".
+func (t *kvTicker) last() engine.KVProps { return t.prev }
+
+// kvIntervalMetrics are one interval's figures from the properties at its start and end.
+func kvIntervalMetrics(prev, cur engine.KVProps, seconds float64) map[string]float64 {
+	const mib, gib = 1 << 20, 1 << 30
+	out := map[string]float64{}
+	if seconds > 0 && prev.StallMicros >= 0 && cur.StallMicros >= 0 {
+		out[metrics.MetricKVStallPct] = float64(cur.StallMicros-prev.StallMicros) / (seconds * 1e6) * 100
+	}
+	if prev.StallCount >= 0 && cur.StallCount >= 0 {
+		out[metrics.MetricKVStalls] = float64(cur.StallCount - prev.StallCount)
+	}
+	if seconds > 0 && prev.CompactionBytesWritten >= 0 && cur.CompactionBytesWritten >= 0 {
+		out[metrics.MetricKVCompactMBPerSec] = float64(cur.CompactionBytesWritten-prev.CompactionBytesWritten) / mib / seconds
+	}
+	for _, l := range cur.Levels {
+		if l.Level == 0 {
+			out[metrics.MetricKVL0Files] = float64(l.Files)
+		}
+	}
+	if cur.PendingCompactionBytes >= 0 {
+		out[metrics.MetricKVPendingCompactionGB] = float64(cur.PendingCompactionBytes) / gib
+	}
+	return out
 }
 
 // kvMetrics computes a key-value step's metrics (metrics.KVMetricNames and the shape

@@ -49,3 +49,28 @@ func TestKVMetrics(t *testing.T) {
 		t.Errorf("w_amp without writes = %v, want absent", v)
 	}
 }
+
+func TestKVIntervalMetrics(t *testing.T) {
+	prev := engine.KVProps{StallMicros: 100_000, StallCount: 4, CompactionBytesWritten: 1 << 20,
+		Levels: []engine.KVLevel{{Level: 0, Files: 9}}}
+	cur := engine.KVProps{StallMicros: 350_000, StallCount: 6, CompactionBytesWritten: 5 << 20, PendingCompactionBytes: 1 << 29,
+		Levels: []engine.KVLevel{{Level: 0, Files: 3}, {Level: 1, Files: 8}}}
+	m := kvIntervalMetrics(prev, cur, 0.5)
+	for name, want := range map[string]float64{
+		metrics.MetricKVStallPct:            50, // 0.25 s of 0.5 s
+		metrics.MetricKVStalls:              2,
+		metrics.MetricKVCompactMBPerSec:     8, // 4 MiB in 0.5 s
+		metrics.MetricKVL0Files:             3, // now, not before
+		metrics.MetricKVPendingCompactionGB: 0.5,
+	} {
+		if got, ok := m[name]; !ok || math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	// What the engine does not expose is absent, never 0.
+	unknown := engine.KVProps{StallMicros: engine.Unknown, StallCount: engine.Unknown,
+		CompactionBytesWritten: engine.Unknown, PendingCompactionBytes: engine.Unknown}
+	if m := kvIntervalMetrics(unknown, unknown, 1); len(m) != 0 {
+		t.Errorf("figures from unknown properties: %v, want none", m)
+	}
+}

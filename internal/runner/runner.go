@@ -103,6 +103,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	}
 	probe := r.newProbe(workers)
 	start := time.Now()
+	kvt := r.newKVTicker(kvBefore, kvKnown, start)
 	probe.start()
 	res.StartedAt = start
 	reg.Restart(start)
@@ -125,21 +126,20 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		}()
 	}
 
-	runErr := r.control(ctx, load, start, untilDone, reg, obs, step.Name(), doneCh, errCh, probe)
+	runErr := r.control(ctx, load, start, untilDone, reg, obs, step.Name(), doneCh, errCh, probe, kvt)
 	stopWorkers()
 	wg.Wait()
 	end := time.Now()
 	// The last, partial interval.
 	iv := reg.Tick(end)
 	probe.tick(&iv)
+	kvt.tick(context.WithoutCancel(ctx), &iv, end)
 	obs.Interval(step.Name(), iv)
 
 	res.Seconds = end.Sub(start).Seconds()
 	res.Labels = reg.Totals()
-	if kvKnown {
-		if kvAfter, ok := r.kvProps(context.WithoutCancel(ctx)); ok {
-			res.Metrics = kvMetrics(kvBefore, kvAfter, res.Seconds, load, res.Labels)
-		}
+	if kvt != nil && kvt.at.Equal(end) { // the last tick read the properties after the load
+		res.Metrics = kvMetrics(kvBefore, kvt.last(), res.Seconds, load, res.Labels)
 	}
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
@@ -169,7 +169,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 // control runs the stop rule and the interval ticks until the step must end, sampling
 // the machine on each tick. It returns the first worker error, if any.
 func (r *Runner) control(ctx context.Context, load workload.Load, start time.Time, untilDone int,
-	reg *metrics.Registry, obs Observer, name string, doneCh <-chan struct{}, errCh <-chan error, probe *probe) error {
+	reg *metrics.Registry, obs Observer, name string, doneCh <-chan struct{}, errCh <-chan error, probe *probe, kvt *kvTicker) error {
 	ticker := time.NewTicker(r.Interval)
 	defer ticker.Stop()
 	var durC, minC <-chan time.Time
@@ -202,6 +202,7 @@ func (r *Runner) control(ctx context.Context, load workload.Load, start time.Tim
 		case now := <-ticker.C:
 			iv := reg.Tick(now)
 			probe.tick(&iv)
+			kvt.tick(ctx, &iv, now)
 			obs.Interval(name, iv)
 		}
 	}
