@@ -41,8 +41,18 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 	return s, nil
 }
 
+// noPerfContext turns off RocksDB's perf context on the calling OS thread before an
+// operation. RocksDB counts every key comparison, block read and cache hit into a
+// thread-local perf context unless the thread's perf level is kDisable, and a thread
+// starts at kEnableCount; db_bench sets kDisable (--perf_level) on its threads. A
+// goroutine may run on any of the Go runtime's threads, so it is set before every
+// point operation and every seek (one cgo call, about 40 ns): measured on readrandom
+// over a cached tree, 5.5 µs of CPU per Get with the counts, 5.0 without.
+func noPerfContext() { grocksdb.SetPerfLevel(grocksdb.KDisable) }
+
 // Get copies the value into the session's buffer and frees RocksDB's copy.
 func (s *session) Get(key []byte) (v []byte, found bool, err error) {
+	noPerfContext()
 	err = s.h.locked(func(db *grocksdb.DB) error {
 		sl, err := db.Get(s.ro, key)
 		if err != nil {
@@ -60,6 +70,7 @@ func (s *session) Get(key []byte) (v []byte, found bool, err error) {
 
 // MultiGet reads keys with RocksDB's MultiGet (one call for the batch).
 func (s *session) MultiGet(keys [][]byte) (found int, n int64, err error) {
+	noPerfContext()
 	err = s.h.locked(func(db *grocksdb.DB) error {
 		vals, err := db.MultiGet(s.ro, keys...)
 		if err != nil {
@@ -79,6 +90,7 @@ func (s *session) MultiGet(keys [][]byte) (found int, n int64, err error) {
 
 // Put writes one key.
 func (s *session) Put(key, value []byte) error {
+	noPerfContext()
 	return s.h.locked(func(db *grocksdb.DB) error {
 		if err := db.Put(s.wo, key, value); err != nil {
 			return fmt.Errorf("rocksdb: put: %w", err)
@@ -89,6 +101,7 @@ func (s *session) Put(key, value []byte) error {
 
 // Delete deletes one key.
 func (s *session) Delete(key []byte) error {
+	noPerfContext()
 	return s.h.locked(func(db *grocksdb.DB) error {
 		if err := db.Delete(s.wo, key); err != nil {
 			return fmt.Errorf("rocksdb: delete: %w", err)
@@ -108,6 +121,7 @@ func (s *session) Commit() error {
 	if s.batch.Count() == 0 {
 		return nil
 	}
+	noPerfContext()
 	err := s.h.locked(func(db *grocksdb.DB) error {
 		if err := db.Write(s.wo, s.batch); err != nil {
 			return fmt.Errorf("rocksdb: commit: %w", err)
@@ -147,13 +161,17 @@ type iterator struct {
 	it *grocksdb.Iterator
 }
 
-func (i *iterator) SeekGE(key []byte) bool { i.it.Seek(key); return i.it.Valid() }
-func (i *iterator) SeekLE(key []byte) bool { i.it.SeekForPrev(key); return i.it.Valid() }
-func (i *iterator) Next() bool             { i.it.Next(); return i.it.Valid() }
-func (i *iterator) Prev() bool             { i.it.Prev(); return i.it.Valid() }
-func (i *iterator) Valid() bool            { return i.it.Valid() }
-func (i *iterator) Key() []byte            { return i.it.Key().Data() }
-func (i *iterator) Value() []byte          { return i.it.Value().Data() }
+func (i *iterator) SeekGE(key []byte) bool { noPerfContext(); i.it.Seek(key); return i.it.Valid() }
+func (i *iterator) SeekLE(key []byte) bool {
+	noPerfContext()
+	i.it.SeekForPrev(key)
+	return i.it.Valid()
+}
+func (i *iterator) Next() bool    { i.it.Next(); return i.it.Valid() }
+func (i *iterator) Prev() bool    { i.it.Prev(); return i.it.Valid() }
+func (i *iterator) Valid() bool   { return i.it.Valid() }
+func (i *iterator) Key() []byte   { return i.it.Key().Data() }
+func (i *iterator) Value() []byte { return i.it.Value().Data() }
 func (i *iterator) Err() error {
 	if err := i.it.Err(); err != nil {
 		return fmt.Errorf("rocksdb: iterator: %w", err)

@@ -1,0 +1,73 @@
+package rocksdb
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/linxGnu/grocksdb"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/kvtest"
+)
+
+// TestNoPerfContext: a session's operations leave RocksDB's thread-local perf context
+// untouched (perf level kDisable, as db_bench runs), while the same Get with counting on
+// counts its key comparisons, so the test can tell the two apart.
+func TestNoPerfContext(t *testing.T) {
+	runtime.LockOSThread() // the perf context and level are the OS thread's
+	defer runtime.UnlockOSThread()
+	ctx := context.Background()
+	hh, err := New().Open(ctx, engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hh.Close()
+	h := hh.(*handle)
+	s, err := h.NewKVSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 1000 {
+		s.BatchPut(kvtest.Key(i), kvtest.Value(i, 100))
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc := grocksdb.NewPerfContext()
+	defer pc.Destroy()
+	const comparisons = 0 // rocksdb_user_key_comparison_count
+
+	grocksdb.SetPerfLevel(grocksdb.KEnableCount)
+	pc.Reset()
+	sl, err := h.db.Get(s.(*session).ro, kvtest.Key(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl.Free()
+	if pc.Metric(comparisons) == 0 {
+		t.Fatal("a Get with perf level kEnableCount counted no key comparison: the check below would prove nothing")
+	}
+
+	grocksdb.SetPerfLevel(grocksdb.KEnableCount)
+	pc.Reset()
+	if _, found, err := s.Get(kvtest.Key(500)); err != nil || !found {
+		t.Fatalf("Get = found %v, %v", found, err)
+	}
+	if _, _, err := s.MultiGet([][]byte{kvtest.Key(1), kvtest.Key(2)}); err != nil {
+		t.Fatal(err)
+	}
+	it, err := s.NewIterator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.SeekGE(kvtest.Key(10))
+	_ = it.Close()
+	if n := pc.Metric(comparisons); n != 0 {
+		t.Errorf("the session's Get, MultiGet and SeekGE counted %d key comparisons into the perf context, want 0 (perf level kDisable)", n)
+	}
+}
