@@ -610,6 +610,8 @@ func kvUnit(m string) string {
 		return "MB/s"
 	case metrics.MetricKVStallPct:
 		return "%"
+	case metrics.MetricKVStalls:
+		return "count"
 	case metrics.MetricKVCompactWallSec, metrics.MetricKVCompactCPUSec:
 		return "s"
 	case metrics.MetricKVLSMGB, metrics.MetricKVIngestGB, metrics.MetricKVCompactWriteGB, metrics.MetricKVCompactReadGB,
@@ -642,10 +644,10 @@ func (c Comparison) shapeTable() Table {
 	type line struct{ head, metric, unit string }
 	var lines []line
 	for lvl := 0; lvl < 16; lvl++ {
-		lines = append(lines, line{fmt.Sprintf("L%d files", lvl), metrics.ShapeLevelFiles("after", lvl), "files"},
+		lines = append(lines, line{fmt.Sprintf("L%d files", lvl), metrics.ShapeLevelFiles("after", lvl), "count"},
 			line{fmt.Sprintf("L%d MiB", lvl), metrics.ShapeLevelBytes("after", lvl), "MiB"})
 	}
-	lines = append(lines, line{"mem_entries", metrics.ShapeMemtableEntries("after"), ""}, line{"imm", metrics.ShapeImmutable("after"), ""})
+	lines = append(lines, line{"mem_entries", metrics.ShapeMemtableEntries("after"), "count"}, line{"imm", metrics.ShapeImmutable("after"), "count"})
 	for _, l := range lines {
 		nonZero := false
 		var rows []Row
@@ -662,7 +664,11 @@ func (c Comparison) shapeTable() Table {
 				for _, v := range vals {
 					nonZero = nonZero || v != 0 || l.metric == metrics.ShapeMemtableEntries("after")
 				}
-				row.Cells = append(row.Cells, cellOf(vals, ""))
+				unit := l.unit
+				if unit == "MiB" {
+					unit = ""
+				}
+				row.Cells = append(row.Cells, cellOf(vals, unit))
 			}
 			rows = append(rows, row)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -38,6 +39,10 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.2f", v)
 	case "s":
 		return fmt.Sprintf("%.2f", v)
+	case "count": // files, entries, stalls: whole numbers unless a median fell between two
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
 	}
 	return formatMetric(v)
 }

@@ -363,3 +363,26 @@ func TestUnmeasuredAndSingleOpFigures(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatValue(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{9.996, "", "10.0"}, // three significant digits, rounded before the decimals are chosen
+		{99.96, "", "100"},
+		{0.999, "", "0.999"},
+		{1.234, "", "1.23"},
+		{12.34, "", "12.3"},
+		{0.0001234, "", "0.000123"},
+		{0, "", "0"},
+		{14, "count", "14"},
+		{2.5, "count", "2.50"}, // a median between two counts
+		{0, "count", "0"},
+	} {
+		if got := formatValue(c.v, c.unit); got != c.want {
+			t.Errorf("formatValue(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}

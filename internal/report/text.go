@@ -440,6 +440,10 @@ func renderHWText(w *bytes.Buffer, r RunReport) error {
 
 // formatMetric prints a metric with about three significant digits.
 func formatMetric(v float64) string {
+	// Rounded to 3 significant digits first, so that 9.996 prints as 10.0, not 10.00.
+	if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64); err == nil {
+		v = r
+	}
 	a := math.Abs(v)
 	switch {
 	case v == 0:
