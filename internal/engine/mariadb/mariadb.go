@@ -15,7 +15,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -248,7 +247,7 @@ func (h *handle) Size(ctx context.Context) (int64, error) {
 		if h.storage == RocksDB {
 			dir = filepath.Join(datadir, "#rocksdb")
 		}
-		if n, err := dirSize(dir); err == nil {
+		if n, err := engine.DirBytes(dir); err == nil {
 			return n, nil
 		}
 		// Not readable here (another user's or another host's datadir): ask the server.
@@ -276,29 +275,6 @@ func (h *handle) Local() bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// dirSize sums the sizes of the regular files under dir.
-func dirSize(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // removed meanwhile (RocksDB deletes obsolete files)
-		}
-		if err != nil {
-			return err
-		}
-		total += fi.Size()
-		return nil
-	})
-	return total, err
 }
 
 // SessionPID is the OS thread id of the server thread serving s (a session of this

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,21 +292,7 @@ func (h *handle) Info(context.Context) (engine.Info, error) {
 
 // Size is the bytes of the database directory's files.
 func (h *handle) Size(context.Context) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(h.dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // a file compacted away while walking
-			}
-			return err
-		}
-		if d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
+	n, err := engine.DirBytes(h.dir)
 	if err != nil {
 		return 0, fmt.Errorf("rocksdb: size of %s: %w", h.dir, err)
 	}
