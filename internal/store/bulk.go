@@ -245,6 +245,28 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
+	err = b.query("interval metrics", `SELECT step_id, seq, name, value FROM interval_metrics WHERE step_id IN `+stepsOf,
+		func(rows *sql.Rows) error {
+			var stepID, seq int64
+			var name string
+			var v float64
+			if err := rows.Scan(&stepID, &seq, &name, &v); err != nil {
+				return err
+			}
+			iv, err := b.interval(stepID, seq)
+			if err != nil {
+				return err
+			}
+			if iv.Metrics == nil {
+				iv.Metrics = map[string]float64{}
+			}
+			iv.Metrics[name] = v
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+
 	err = b.query("step hw", `SELECT step_id, `+hwColumns+` FROM step_hw WHERE step_id IN `+stepsOf,
 		func(rows *sql.Rows) error {
 			var stepID int64

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -183,6 +183,25 @@ ALTER TABLE steps ADD COLUMN step_group TEXT NOT NULL DEFAULT '';
 		`
 ALTER TABLE step_labels ADD COLUMN event_count INTEGER;
 ALTER TABLE interval_labels ADD COLUMN event_count INTEGER;
+`,
+		// 6 (issue #13): the 99.99th percentile per label (NULL in rows written before:
+		// not kept, reported as absent), and per interval the engine's named figures (a
+		// key-value engine's stall %, stalls, compaction MB/s, L0 files and compaction
+		// debt: metrics.IntervalKVMetricNames). An unmeasured figure has no row.
+		`
+ALTER TABLE step_labels ADD COLUMN p9999_us INTEGER;
+ALTER TABLE step_labels ADD COLUMN response_p9999_us INTEGER;
+ALTER TABLE interval_labels ADD COLUMN p9999_us INTEGER;
+ALTER TABLE interval_labels ADD COLUMN response_p9999_us INTEGER;
+
+CREATE TABLE interval_metrics (
+	step_id INTEGER NOT NULL,
+	seq     INTEGER NOT NULL,
+	name    TEXT    NOT NULL,
+	value   REAL    NOT NULL,
+	PRIMARY KEY (step_id, seq, name),
+	FOREIGN KEY (step_id, seq) REFERENCES intervals (step_id, seq)
+);
 `,
 	}
 }

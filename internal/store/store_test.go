@@ -51,12 +51,12 @@ func lbl(name string, unit metrics.Unit, n int64, resp bool, target float64) met
 	l := metrics.LabelStats{
 		Label: name, Role: strings.TrimPrefix(name, "point-"), Unit: unit,
 		Statements: n, Rows: n * 10, Errors: 1, Late: 2, Missed: 3,
-		Service:      metrics.Latency{P50: 100, P90: 200, P99: 300, P999: 400, Max: 500 + n},
+		Service:      metrics.Latency{P50: 100, P90: 200, P99: 300, P999: 400, P9999: 450, Max: 500 + n},
 		TargetPerSec: target, Background: target > 0,
 	}
 	if resp {
 		l.HasResponse = true
-		l.Response = metrics.Latency{P50: 110, P90: 210, P99: 310, P999: 410, Max: 510}
+		l.Response = metrics.Latency{P50: 110, P90: 210, P99: 310, P999: 410, P9999: 460, Max: 510}
 	}
 	return l
 }
@@ -86,6 +86,7 @@ func TestRoundTrip(t *testing.T) {
 		ClientCPUSec: 0.75,
 	}
 	loadIvs := []metrics.Interval{iv(0, lbl("insert", metrics.UnitRows, 250, false, 0)), iv(1, lbl("insert", metrics.UnitRows, 250, false, 0))}
+	loadIvs[1].Metrics = map[string]float64{metrics.MetricKVStallPct: 12.5, metrics.MetricKVL0Files: 0} // a 0 is kept
 	// Labels deliberately not in alphabetical order: the stored order is kept.
 	rw := metrics.StepResult{
 		Name: "qp100", Status: metrics.StatusFailed, Error: "audit: 3 rows missing", StartedAt: t0.Add(5 * time.Second),

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -118,6 +120,12 @@ INSERT INTO interval_labels (step_id, seq, ord, `+labelColumns+`) VALUES (?, ?, 
 					return fmt.Errorf("interval %d label %q: %w", iv.Seq, l.Label, err)
 				}
 			}
+			for _, name := range slices.Sorted(maps.Keys(iv.Metrics)) {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO interval_metrics (step_id, seq, name, value) VALUES (?, ?, ?, ?)`,
+					stepID, iv.Seq, name, iv.Metrics[name]); err != nil {
+					return fmt.Errorf("interval %d metric %s: %w", iv.Seq, name, err)
+				}
+			}
 		}
 		return nil
 	})
@@ -228,18 +236,19 @@ const (
 	p50_us, p90_us, p99_us, p999_us, max_us, has_response,
 	response_p50_us, response_p90_us, response_p99_us, response_p999_us, response_max_us,
 	target_per_sec, background`
-	labelColumns = labelColumnsV1 + `, event_count`
-	labelSelect  = labelColumnsV1 + `, COALESCE(event_count, statement_count)`
+	labelColumns = labelColumnsV1 + `, event_count, p9999_us, response_p9999_us`
+	// p9999_us of rows stored before schema 6 (NULL) reads as 0: not kept, absent in reports.
+	labelSelect = labelColumnsV1 + `, COALESCE(event_count, statement_count), COALESCE(p9999_us, 0), COALESCE(response_p9999_us, 0)`
 )
 
-const labelPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+const labelPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 
 func labelArgs(l metrics.LabelStats) []any {
 	return []any{
 		l.Label, l.Role, string(l.Unit), l.Statements, l.Rows, l.Errors, l.Late, l.Missed,
 		l.Service.P50, l.Service.P90, l.Service.P99, l.Service.P999, l.Service.Max, l.HasResponse,
 		l.Response.P50, l.Response.P90, l.Response.P99, l.Response.P999, l.Response.Max,
-		l.TargetPerSec, l.Background, l.Events,
+		l.TargetPerSec, l.Background, l.Events, l.Service.P9999, l.Response.P9999,
 	}
 }
 
@@ -251,7 +260,7 @@ func scanLabel(rows *sql.Rows, extra ...any) (metrics.LabelStats, error) {
 		&l.Label, &l.Role, &unit, &l.Statements, &l.Rows, &l.Errors, &l.Late, &l.Missed,
 		&l.Service.P50, &l.Service.P90, &l.Service.P99, &l.Service.P999, &l.Service.Max, &l.HasResponse,
 		&l.Response.P50, &l.Response.P90, &l.Response.P99, &l.Response.P999, &l.Response.Max,
-		&l.TargetPerSec, &l.Background, &l.Events)
+		&l.TargetPerSec, &l.Background, &l.Events, &l.Service.P9999, &l.Response.P9999)
 	if err := rows.Scan(dest...); err != nil {
 		return metrics.LabelStats{}, err
 	}
