@@ -32,7 +32,7 @@ type Latency struct {
 	P90  int64 `json:"p90_us"`
 	P99  int64 `json:"p99_us"`
 	P999 int64 `json:"p999_us"`
-	// P9999 is the 99.99th percentile; 0 in runs stored before schema 7, which did not
+	// P9999 is the 99.99th percentile; 0 in runs stored before schema 6, which did not
 	// keep it (reports then show it as absent).
 	P9999 int64 `json:"p9999_us"`
 	Max   int64 `json:"max_us"`

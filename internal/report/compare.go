@@ -759,7 +759,7 @@ func (c Comparison) latencyTable() Table {
 						for _, o := range s.Ops {
 							if o.Label == label && o.Statements > 0 {
 								v := pick(o.Service, pct)
-								return float64(v), v > 0 || pct != "p99.99" // not kept before schema 7
+								return float64(v), v > 0 || pct != "p99.99" // not kept before schema 6
 							}
 						}
 						return 0, false
