@@ -279,9 +279,11 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 	}
 	lastYield := start
 	for stopCtx.Err() == nil {
-		intended := time.Now()
+		// A paced op's intended start is its slot in the schedule; a closed-loop op has
+		// none (it starts when it is sent: one clock read fewer per op).
+		var intended time.Time
 		if pacer != nil {
-			in, wait, missed := pacer.Next(intended)
+			in, wait, missed := pacer.Next(time.Now())
 			if dur > 0 && in.Sub(start) >= dur {
 				return
 			}
@@ -311,6 +313,9 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 		t0 := time.Now()
 		rows, err := w.w.Op(opCtx)
 		t1 := time.Now()
+		if pacer == nil {
+			intended = t0
+		}
 		if errors.Is(err, workload.ErrDone) {
 			if w.group.UntilDone {
 				doneCh <- struct{}{}

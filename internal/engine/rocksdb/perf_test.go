@@ -1,6 +1,7 @@
 package rocksdb
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"testing"
@@ -69,5 +70,49 @@ func TestNoPerfContext(t *testing.T) {
 	_ = it.Close()
 	if n := pc.Metric(comparisons); n != 0 {
 		t.Errorf("the session's Get, MultiGet and SeekGE counted %d key comparisons into the perf context, want 0 (perf level kDisable)", n)
+	}
+}
+
+// TestCHandles: the C handles get.go takes from grocksdb's unexported fields are the
+// ones grocksdb uses, and get reads what grocksdb's Get reads (values larger than the
+// buffer included, a missing key, an empty value).
+func TestCHandles(t *testing.T) {
+	ctx := context.Background()
+	hh, err := New().Open(ctx, engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hh.Close()
+	h := hh.(*handle)
+	ro := grocksdb.NewDefaultReadOptions()
+	defer ro.Destroy()
+	wo := grocksdb.NewDefaultWriteOptions()
+	defer wo.Destroy()
+	vals := map[string][]byte{"a": kvtest.Value(1, 10), "big": kvtest.Value(2, 100_000), "empty": {}}
+	for k, v := range vals {
+		if err := h.db.Put(wo, []byte(k), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 0, 64)
+	for _, k := range []string{"a", "big", "empty", "missing"} {
+		want, err := h.db.GetBytes(ro, []byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := get(h.db, ro, []byte(k), buf)
+		if err != nil {
+			t.Fatalf("get %q: %v", k, err)
+		}
+		_, exists := vals[k]
+		if found != exists || !bytes.Equal(got, want) {
+			t.Errorf("get %q = %d bytes, found %v; grocksdb's Get: %d bytes, exists %v", k, len(got), found, len(want), exists)
+		}
+		if cap(got) >= cap(buf) {
+			buf = got[:0]
+		}
+	}
+	if cap(buf) < 100_000 {
+		t.Errorf("the buffer was not grown for the large value: cap %d", cap(buf))
 	}
 }
