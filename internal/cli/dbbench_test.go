@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +102,73 @@ func TestDBBenchEnginesCompared(t *testing.T) {
 	if code, out, _ := runCLI(t, nil, "report", "--results", results, "--format", "html", "rocksdb", "pebble"); code != 0 ||
 		!strings.Contains(out, "write stalls over time") || !strings.Contains(out, "L0 files over time") {
 		t.Errorf("the HTML report (exit %d) lacks the stall and L0 charts over time", code)
+	}
+}
+
+// TestDBBenchProfiles: a key-value engine takes its LSM options from a profile (built in
+// or in --profiles-dir), a sweep goes over them, and a profile where none applies is
+// refused.
+func TestDBBenchProfiles(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	profiles := filepath.Join(dir, "profiles")
+	if err := os.MkdirAll(filepath.Join(profiles, "pebble"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(profiles, "pebble", "nobloom.conf"), []byte("bloom-bits = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, nil, "sweep", "dbbench", "--engine", "pebble", "--profiles", "zstd,nobloom",
+		"--profiles-dir", profiles, "--scale", "tiny", "--steps", "fillseq_disable_wal,readrandom", "--duration", "0.2",
+		"--results", results, "--label", "kvsweep", "--workdir", filepath.Join(dir, "w"))
+	if code != 0 {
+		t.Fatalf("sweep over pebble profiles: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "Throughput relative to default/zstd") {
+		t.Errorf("the sweep did not end with the relative report of its points:\n%s", out)
+	}
+	code, out, stderr = runCLI(t, nil, "report", "--results", results, "--format", "json", "kvsweep/default/zstd", "kvsweep/default/nobloom")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Runs []struct {
+			Params   map[string]any    `json:"params"`
+			Settings map[string]string `json:"engine_settings"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(rep.Runs))
+	}
+	if c := rep.Runs[0].Params["compression"]; c != "zstd" || rep.Runs[0].Settings["dbperf.profile"] != "zstd" {
+		t.Errorf("the zstd point ran with compression %v, profile %q", c, rep.Runs[0].Settings["dbperf.profile"])
+	}
+	if b := rep.Runs[1].Params["bloom_bits"]; b != 0.0 || rep.Runs[1].Params["compression"] != "lz4" {
+		t.Errorf("the nobloom point ran with bloom_bits %v, compression %v; want 0 and the scale's lz4", b, rep.Runs[1].Params["compression"])
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "insertbench", "--engine", "sqlite", "--profile", "cached"}, "config profiles are for servers dbperf starts"},
+		{[]string{"run", "dbbench", "--engine", "rocksdb", "--profile", "nosuch"}, `unknown rocksdb profile "nosuch"`},
+		{[]string{"run", "dbbench", "--engine", "rocksdb", "--profile", "zstd", "--compression", "snappy"}, "--compression and profile zstd's compression both given"},
+		{[]string{"sweep", "dbbench", "--engine", "rocksdb", "--versions", "7,8"}, "--versions: --engine rocksdb is the library dbperf links"},
+	} {
+		args := append(c.args, "--scale", "tiny", "--results", filepath.Join(dir, "bad.db"))
+		code, _, stderr := runCLI(t, nil, args...)
+		if code != ExitBadInput || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d saying %q", c.args, code, stderr, ExitBadInput, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.db")); err == nil {
+		t.Error("bad input left a results store behind")
+	}
+	if _, out, _ := runCLI(t, nil, "server", "list"); !strings.Contains(out, "rocksdb zstd (built into dbperf)") || !strings.Contains(out, "pebble default (built into dbperf)") {
+		t.Errorf("server list does not list the key-value engines' profiles:\n%s", out)
 	}
 }

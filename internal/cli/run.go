@@ -19,6 +19,7 @@ import (
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -143,7 +144,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
 	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
 	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
-	fl.StringVar(&f.profile, "profile", "default", "managed server config profile: built in (default, cached) or one in --profiles-dir (see \"dbperf server list\")")
+	fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server or a key-value engine: built in (postgres, mariadb: default, cached; rocksdb, pebble: default, zstd) or one in --profiles-dir (see \"dbperf server list\")")
 	fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
@@ -176,6 +177,9 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		cfg.CacheDir = defaultCacheDir(env)
 	}
 	var errs []error
+	if err := readKVProfile(cfg); err != nil {
+		errs = append(errs, err)
+	}
 	if err := params.Resolve(cfg, changed); err != nil {
 		errs = append(errs, err)
 	}
@@ -191,6 +195,22 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// readKVProfile reads a key-value engine's profile (--profile, built in or in
+// --profiles-dir) into cfg.KVProfile, for the workload's Resolve to apply: its LSM options
+// are the workload's parameters, so each step's reopen keeps them.
+func readKVProfile(cfg *config.Run) error {
+	e, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
+	if err != nil || e.Meta().Kind != engine.KindKV {
+		return nil // an unknown engine is reported by checkRun
+	}
+	text, _, err := server.ReadProfile(cfg.ProfilesDir, cfg.Engine, cfg.Profile)
+	if err != nil {
+		return fmt.Errorf("--profile: %w", err)
+	}
+	cfg.KVProfile = text
+	return nil
+}
+
 // checkRun builds and validates the configuration and finds the engine: every problem of
 // the command line at once, as bad input.
 func checkRun(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags) (*config.Run, engine.Engine, error) {
@@ -204,6 +224,8 @@ func checkRun(cmd *cobra.Command, env Env, wl workload.Workload, params workload
 		errs = append(errs, fmt.Errorf("--engine: %w", err))
 	} else if err := checkTarget(cfg, eng.Meta()); err != nil {
 		errs = append(errs, err)
+	} else if m := eng.Meta(); cmd.Flags().Changed("profile") && m.Kind == engine.KindSQL && !cfg.Managed {
+		errs = append(errs, fmt.Errorf("--profile %s: config profiles are for servers dbperf starts (--managed) and the key-value engines; --engine %s without --managed has none to apply", cfg.Profile, m.Name))
 	}
 	if eng != nil {
 		if err := catalog.Check(wl, eng); err != nil {

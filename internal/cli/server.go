@@ -325,7 +325,8 @@ output and <workdir>/<engine>.json show it redacted.
 // each, for `dbperf server list`.
 func profileLines(profilesDir string) ([]string, error) {
 	lines := []string{"profiles (--profile NAME):"}
-	for _, eng := range []string{"postgres", "mariadb"} {
+	// The managed servers', then the key-value engines' (LSM options for dbbench).
+	for _, eng := range []string{"postgres", "mariadb", "rocksdb", "pebble"} {
 		ps, err := server.ListProfiles(profilesDir, eng)
 		if err != nil {
 			return nil, err

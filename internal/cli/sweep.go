@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -38,7 +40,8 @@ of a managed engine (the cross product, versions outer), each point on its own t
 server, --repeat times, stored with the label SWEEP/VERSION/PROFILE (SWEEP: --label, by
 default sweep-WORKLOAD-ENGINE-TIME), and end with the relative report, the first point
 being the base. One profile is applied to every version; a setting a version lacks is
-left out and said so in the run's env.
+left out and said so in the run's env. A key-value engine (rocksdb, pebble) is swept over
+its --profiles (LSM options), each point on a fresh database: VERSION is "default".
 
 --resume with the --label of an interrupted sweep skips the points already stored with
 --repeat finished (status ok) runs and completes the others.
@@ -110,16 +113,38 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
-	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil && e.Meta().Embedded {
-		errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb)", f.engine))
+	// A key-value engine is swept over its profiles (LSM options) only: the library
+	// dbperf links is its one version.
+	kv := false
+	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
+		m := e.Meta()
+		kv = m.Kind == engine.KindKV
+		switch {
+		case kv && len(sw.versions) > 0:
+			errs = append(errs, fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", f.engine, f.engine))
+		case m.Embedded && !kv:
+			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb) or over the profiles of a key-value engine (rocksdb, pebble)", f.engine))
+		}
 	}
 	if len(errs) > 0 {
 		return badInput(errors.New(strings.Join(errs, "\n")))
 	}
-	f.managed = true
+	f.managed = !kv
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return err
+	}
+	// resolve is the configuration of one point: a key-value engine's profile is part of
+	// the workload's parameters (its LSM options), so they are resolved again for it.
+	resolve := func(p string) (*config.Run, error) {
+		if !kv {
+			pc := *cfg
+			pc.Profile = p
+			return &pc, nil
+		}
+		f.profile = p
+		pc, _, err := checkRun(cmd, env, wl, params, f)
+		return pc, err
 	}
 	versions, profiles := dedupe(sw.versions), dedupe(sw.profiles)
 	if len(versions) == 0 {
@@ -136,9 +161,13 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	var perr []error
 	for _, v := range versions {
 		for _, p := range profiles {
-			pc := *cfg
-			pc.EngineVersion, pc.Profile = v, p
-			if err := checkTarget(&pc, eng.Meta()); err != nil {
+			pc, err := resolve(p)
+			if err != nil {
+				perr = append(perr, fmt.Errorf("%s: %w", sweepPoint{version: v, profile: p}.name(), err))
+				continue
+			}
+			pc.EngineVersion = v
+			if err := checkTarget(pc, eng.Meta()); err != nil {
 				perr = append(perr, fmt.Errorf("%s/%s: %w", v, p, err))
 			}
 			points = append(points, sweepPoint{version: v, profile: p, label: prefix + "/" + sweepPoint{version: v, profile: p}.name()})
@@ -171,9 +200,12 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			}
 		}
 		if todo > 0 {
-			pc := *cfg
-			pc.EngineVersion, pc.Profile, pc.Label = pt.version, pt.profile, pt.label
-			got, failed, err := runRepeats(ctx, env, &pc, wl, params, eng, st, todo)
+			pc, err := resolve(pt.profile)
+			if err != nil {
+				return err // checked above for every point
+			}
+			pc.EngineVersion, pc.Label = pt.version, pt.label
+			got, failed, err := runRepeats(ctx, env, pc, wl, params, eng, st, todo)
 			ids = append(ids, got...)
 			if failed != nil {
 				lastFailed = failed

@@ -92,6 +92,8 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 		tg.Dir, t.dir = dir, dir
 		if o, ok := params.(workload.KVOptioner); ok && meta.Kind == engine.KindKV {
 			tg.KV = o.KVOptions()
+			t.settings["dbperf.profile"] = cfg.Profile
+			t.settings["dbperf.profile_text"] = cfg.KVProfile
 		}
 	case cfg.Managed:
 		base, cleanup, err := workDir(cfg, meta.Name)

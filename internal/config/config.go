@@ -38,9 +38,13 @@ type Run struct {
 	DSN     string
 	// EngineVersion picks a managed server's binaries ("" = the default, e.g. Debian's).
 	EngineVersion string
-	// Profile names the managed server's config profile (built in, or <ProfilesDir>/<engine>/<name>.*).
+	// Profile names the managed server's config profile (built in, or <ProfilesDir>/<engine>/<name>.*),
+	// or a key-value engine's.
 	Profile     string
 	ProfilesDir string
+	// KVProfile is the text of a key-value engine's profile ("option = value" lines of the
+	// workload's LSM options), read by the CLI; the workload's Resolve applies it.
+	KVProfile string
 	// CacheDir holds downloaded server versions.
 	CacheDir string
 	// StorageEngine is MariaDB's storage engine: innodb or rocksdb ("" = innodb).

@@ -460,6 +460,12 @@ func Profiles(profilesDir, engine string) ([]string, error) {
 	return names, nil
 }
 
+// ReadProfile is readProfile for engines dbperf does not start as servers: a key-value
+// engine's profile holds LSM options that its workload applies (dbbench).
+func ReadProfile(profilesDir, engine, name string) (string, Profile, error) {
+	return readProfile(profilesDir, engine, name)
+}
+
 // readProfile returns the text of the profile name of engine and where it came from:
 // <profilesDir>/<engine>/<name>.conf (or .cnf) when profilesDir is not "" and has it, else
 // the built-in profile of that name. An unknown name is an error listing the available

@@ -3,6 +3,7 @@ package dbbench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -182,8 +183,9 @@ func (p *Params) ReportInterval() time.Duration {
 // KVOptions are the LSM options the engine opens with (workload.KVOptioner).
 func (p *Params) KVOptions() engine.KVOptions { return p.KV }
 
-// Resolve applies the scale preset, --time, --clients and the flags the user set, then
-// validates. --clients N means --threads N, and cfg.Clients becomes --threads.
+// Resolve applies the scale preset, then the key-value engine's profile (cfg.KVProfile),
+// then --time, --clients and the flags the user set, then validates. --clients N means
+// --threads N, and cfg.Clients becomes --threads.
 func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -199,6 +201,9 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	}
 	*p = *preset
 	p.flags = flags
+	if err := p.applyProfile(cfg, set); err != nil {
+		errs = append(errs, err)
+	}
 	if set("sequence") {
 		p.Sequence = flags.sequence
 	}
@@ -212,21 +217,13 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	}{
 		{"key-size", flags.keySize, &p.KeySize}, {"value-size", flags.valueSize, &p.ValueSize},
 		{"seek-nexts", flags.seekNexts, &p.SeekNexts}, {"multiread-batch", flags.multireadBatch, &p.MultireadBatch},
-		{"min-level-to-compress", flags.minLevelToCompress, &p.KV.MinLevelToCompress},
-		{"max-write-buffer-number", flags.maxWriteBuffers, &p.KV.MaxWriteBufferNum},
-		{"num-levels", flags.numLevels, &p.KV.NumLevels},
-		{"l0-compaction-trigger", flags.l0Compaction, &p.KV.L0CompactionTrigger},
-		{"l0-slowdown-trigger", flags.l0Slowdown, &p.KV.L0SlowdownTrigger},
-		{"l0-stop-trigger", flags.l0Stop, &p.KV.L0StopTrigger},
-		{"max-background-jobs", flags.maxBackgroundJobs, &p.KV.MaxBackgroundJobs},
-		{"block-size", flags.blockSize, &p.KV.BlockSize},
-		{"bloom-bits", flags.bloomBits, &p.KV.BloomBitsPerKey},
 	}
 	for _, d := range ints {
 		if set(d.flag) {
 			*d.dst = d.v
 		}
 	}
+	p.applyLSM(flags, set, add, "--%s %q")
 	if set("num") {
 		p.Num = flags.num
 	}
@@ -252,41 +249,119 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	if set("write-rate-mb") {
 		p.WriteRateMB = flags.writeRate
 	}
-	if set("compression") {
-		p.KV.Compression = flags.compression
-	}
-	if set("bottommost-compression") {
-		p.KV.BottommostCompression = flags.bottommost
-	}
-	if set("level-multiplier") {
-		p.KV.LevelMultiplier = flags.levelMultiplier
-	}
-	for _, s := range []struct {
-		flag, v string
-		dst     *int64
-	}{
-		{"write-buffer-size", flags.writeBuffer, &p.KV.WriteBufferSize},
-		{"target-file-size-base", flags.targetFile, &p.KV.TargetFileSizeBase},
-		{"max-bytes-for-level-base", flags.levelBase, &p.KV.MaxBytesForLevelBase},
-		{"cache-size", flags.cacheSize, &p.KV.BlockCacheSize},
-	} {
-		if !set(s.flag) {
-			continue
-		}
-		n, err := units.RAMInBytes(s.v)
-		if err != nil {
-			// The preset's value stays, so the range checks below do not repeat the problem.
-			add("--%s %q: not a size: give bytes or a number with a unit, e.g. 32MB or 256KiB (MB = 2^20)", s.flag, s.v)
-			continue
-		}
-		*s.dst = n
-	}
 	if err := p.Validate(cfg); err != nil {
 		errs = append(errs, err)
 	}
 	if p.Threads >= 1 {
 		cfg.Clients = p.Threads
 	}
+	return errors.Join(errs...)
+}
+
+// lsmFlags are the flags that set the engine's LSM options (engine.KVOptions): the ones a
+// key-value engine's profile may hold.
+var lsmFlags = []string{"compression", "bottommost-compression", "min-level-to-compress", "write-buffer-size",
+	"max-write-buffer-number", "target-file-size-base", "max-bytes-for-level-base", "level-multiplier",
+	"num-levels", "l0-compaction-trigger", "l0-slowdown-trigger", "l0-stop-trigger", "max-background-jobs",
+	"cache-size", "block-size", "bloom-bits"}
+
+// applyLSM sets the LSM options whose flags set says were given. badSize formats an
+// unparsable size from its flag name and text.
+func (p *Params) applyLSM(f paramFlags, set func(string) bool, add func(string, ...any), badSize string) {
+	ints := []struct {
+		flag string
+		v    int
+		dst  *int
+	}{
+		{"min-level-to-compress", f.minLevelToCompress, &p.KV.MinLevelToCompress},
+		{"max-write-buffer-number", f.maxWriteBuffers, &p.KV.MaxWriteBufferNum},
+		{"num-levels", f.numLevels, &p.KV.NumLevels},
+		{"l0-compaction-trigger", f.l0Compaction, &p.KV.L0CompactionTrigger},
+		{"l0-slowdown-trigger", f.l0Slowdown, &p.KV.L0SlowdownTrigger},
+		{"l0-stop-trigger", f.l0Stop, &p.KV.L0StopTrigger},
+		{"max-background-jobs", f.maxBackgroundJobs, &p.KV.MaxBackgroundJobs},
+		{"block-size", f.blockSize, &p.KV.BlockSize},
+		{"bloom-bits", f.bloomBits, &p.KV.BloomBitsPerKey},
+	}
+	for _, d := range ints {
+		if set(d.flag) {
+			*d.dst = d.v
+		}
+	}
+	if set("compression") {
+		p.KV.Compression = f.compression
+	}
+	if set("bottommost-compression") {
+		p.KV.BottommostCompression = f.bottommost
+	}
+	if set("level-multiplier") {
+		p.KV.LevelMultiplier = f.levelMultiplier
+	}
+	for _, sz := range []struct {
+		flag, v string
+		dst     *int64
+	}{
+		{"write-buffer-size", f.writeBuffer, &p.KV.WriteBufferSize},
+		{"target-file-size-base", f.targetFile, &p.KV.TargetFileSizeBase},
+		{"max-bytes-for-level-base", f.levelBase, &p.KV.MaxBytesForLevelBase},
+		{"cache-size", f.cacheSize, &p.KV.BlockCacheSize},
+	} {
+		if !set(sz.flag) {
+			continue
+		}
+		n, err := units.RAMInBytes(sz.v)
+		if err != nil {
+			// The preset's value stays, so the range checks do not repeat the problem.
+			add(badSize+": not a size: give bytes or a number with a unit, e.g. 32MB or 256KiB (MB = 2^20)", sz.flag, sz.v)
+			continue
+		}
+		*sz.dst = n
+	}
+}
+
+// applyProfile applies a key-value engine's profile: "option = value" lines (# starts a
+// comment) naming LSM flags (lsmFlags), parsed as those flags are. A flag given on the
+// command line may not repeat an option of the profile: which one wins would be a guess.
+func (p *Params) applyProfile(cfg *config.Run, set func(string) bool) error {
+	if strings.TrimSpace(cfg.KVProfile) == "" {
+		return nil
+	}
+	var errs []error
+	name := cfg.Profile
+	var scratch Params
+	fs := pflag.NewFlagSet("profile "+name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	scratch.AddFlags(fs)
+	for n, line := range strings.Split(cfg.KVProfile, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		switch {
+		case !ok || key == "":
+			errs = append(errs, fmt.Errorf("profile %s line %d: %q is not \"option = value\"", name, n+1, line))
+			continue
+		case !slices.Contains(lsmFlags, key):
+			errs = append(errs, fmt.Errorf("profile %s line %d: %q is not an LSM option; use one of %s", name, n+1, key, strings.Join(lsmFlags, ", ")))
+			continue
+		case fs.Changed(key):
+			errs = append(errs, fmt.Errorf("profile %s line %d: %s is set twice", name, n+1, key))
+			continue
+		case set(key):
+			errs = append(errs, fmt.Errorf("--%s and profile %s's %s both given: drop one (or use another profile)", key, name, key))
+			continue
+		}
+		if err := fs.Set(key, val); err != nil {
+			errs = append(errs, fmt.Errorf("profile %s line %d: %s = %q: %v", name, n+1, key, val, err))
+		}
+	}
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	p.applyLSM(scratch.flags, fs.Changed, add, "profile "+name+": %s = %q")
 	return errors.Join(errs...)
 }
 

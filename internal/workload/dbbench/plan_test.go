@@ -327,3 +327,52 @@ func TestTinyHasLevels(t *testing.T) {
 		t.Errorf("tiny: %d bytes of data over L1 %d, write buffer %d", data, p.KV.MaxBytesForLevelBase, p.KV.WriteBufferSize)
 	}
 }
+
+// TestProfile: a key-value engine's profile sets LSM options over the scale's; a flag may
+// not repeat one; anything else in it is refused with its line.
+func TestProfile(t *testing.T) {
+	tiny, err := Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Run{Seed: 7, Profile: "mine", KVProfile: `# a comment
+compression = zstd      # trailing comment
+write-buffer-size = 2MB
+bloom-bits=0
+
+l0-compaction-trigger = 2
+`}
+	p, err := resolve(t, cfg, "--block-size", "4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.KV.Compression != "zstd" || p.KV.WriteBufferSize != 2<<20 || p.KV.BloomBitsPerKey != 0 || p.KV.L0CompactionTrigger != 2 {
+		t.Errorf("options after the profile: %+v", p.KV)
+	}
+	if p.KV.BlockSize != 4096 || p.KV.TargetFileSizeBase != tiny.KV.TargetFileSizeBase {
+		t.Errorf("the flag or the scale's values were lost: block size %d, target file size %d (tiny's %d)",
+			p.KV.BlockSize, p.KV.TargetFileSizeBase, tiny.KV.TargetFileSizeBase)
+	}
+	if p.Stored()["compression"] != "zstd" {
+		t.Errorf("stored compression = %v, want the profile's zstd", p.Stored()["compression"])
+	}
+
+	for _, c := range []struct {
+		profile string
+		args    []string
+		want    string
+	}{
+		{"compression = zstd", []string{"--compression", "lz4"}, "--compression and profile mine's compression both given"},
+		{"num = 5", nil, `line 1: "num" is not an LSM option`},
+		{"just words", nil, `line 1: "just words" is not "option = value"`},
+		{"# x\nblock-size = big", nil, `line 2: block-size = "big"`},
+		{"cache-size = lots", nil, `profile mine: cache-size = "lots": not a size`},
+		{"bloom-bits = 1\nbloom-bits = 2", nil, "line 2: bloom-bits is set twice"},
+		{"compression = brotli", nil, "compression"}, // Validate names the unknown compression
+	} {
+		cfg := &config.Run{Seed: 7, Profile: "mine", KVProfile: c.profile}
+		if _, err := resolve(t, cfg, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("profile %q %v: error %v, want one containing %q", c.profile, c.args, err, c.want)
+		}
+	}
+}
