@@ -12,6 +12,17 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/kvtest"
 )
 
+// openSmall opens a database with kvtest's small options, closed when the test ends.
+func openSmall(t *testing.T) *handle {
+	t.Helper()
+	hh, err := New().Open(context.Background(), engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hh.Close() })
+	return hh.(*handle)
+}
+
 // TestNoPerfContext: a session's operations leave RocksDB's thread-local perf context
 // untouched (perf level kDisable, as db_bench runs), while the same Get with counting on
 // counts its key comparisons, so the test can tell the two apart.
@@ -19,12 +30,7 @@ func TestNoPerfContext(t *testing.T) {
 	runtime.LockOSThread() // the perf context and level are the OS thread's
 	defer runtime.UnlockOSThread()
 	ctx := context.Background()
-	hh, err := New().Open(ctx, engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hh.Close()
-	h := hh.(*handle)
+	h := openSmall(t)
 	s, err := h.NewKVSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -77,13 +83,7 @@ func TestNoPerfContext(t *testing.T) {
 // ones grocksdb uses, and get reads what grocksdb's Get reads (values larger than the
 // buffer included, a missing key, an empty value).
 func TestCHandles(t *testing.T) {
-	ctx := context.Background()
-	hh, err := New().Open(ctx, engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hh.Close()
-	h := hh.(*handle)
+	h := openSmall(t)
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
 	wo := grocksdb.NewDefaultWriteOptions()
