@@ -45,4 +45,4 @@ test: test-deps fmt-check
 # servers, hence test-deps; it reports client CPU µs/op, allocs/op, context switches/op and
 # the server's CPU µs/op per engine and operation kind.
 bench: test-deps
-	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./internal/metrics/ ./internal/hwstat/ ./internal/runner/ ./internal/workload/... ./internal/report/ ./internal/changepoint/ ./internal/engine/rocksdb/ ./internal/engine/pebble/
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./internal/metrics/ ./internal/hwstat/ ./internal/runner/ ./internal/workload/... ./internal/report/ ./internal/changepoint/ ./internal/engine/rocksdb/ ./internal/engine/pebble/ ./internal/web/

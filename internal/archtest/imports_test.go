@@ -47,6 +47,7 @@ func allowed() map[string][]string {
 		"internal/changepoint":          {},
 		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart", "internal/changepoint"},
 		"internal/report/chart":         {},
+		"internal/web":                  {"internal/store", "internal/report"},
 		"internal/browsertest":          {},
 		"internal/progress":             {"internal/metrics"},
 		"internal/archtest":             {},

@@ -162,7 +162,23 @@ func Open(ctx context.Context, path, screenshotPath string) (res Result, err err
 		return Result{}, fmt.Errorf("browsertest: %w", err)
 	}
 	page := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	return visit(ctx, exe, page, screenshotPath, nil)
+}
 
+// Visit loads pageURL (a page a test serves on 127.0.0.1) as Open loads a file, then runs
+// actions in the page (tick boxes, submit a form, wait for the next page) and collects
+// the Result of where they end: its title, SVG count and screenshot, and the console
+// errors and requests of every page on the way (the first page's own URL is not a
+// request; the pages navigated to are).
+func Visit(ctx context.Context, pageURL, screenshotPath string, actions ...chromedp.Action[chromedp.Void]) (Result, error) {
+	exe := Chromium()
+	if exe == "" {
+		return Result{}, fmt.Errorf("browsertest: no Chromium at %s (install Debian's chromium, or set %s)", DefaultChromium, EnvChromium)
+	}
+	return visit(ctx, exe, pageURL, screenshotPath, actions)
+}
+
+func visit(ctx context.Context, exe, page, screenshotPath string, actions []chromedp.Action[chromedp.Void]) (res Result, err error) {
 	scratch, err := scratchDir()
 	if err != nil {
 		return Result{}, fmt.Errorf("browsertest: %w", err)
@@ -193,6 +209,16 @@ func Open(ctx context.Context, path, screenshotPath string) (res Result, err err
 	const settle = `document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 50))))`
 	if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](settle, chromedp.EvalAwaitPromise)); err != nil {
 		return Result{}, fmt.Errorf("browsertest: waiting for %s to render: %w", page, err)
+	}
+	for i, a := range actions {
+		if err := chromedp.Do(tab, a); err != nil {
+			return Result{}, fmt.Errorf("browsertest: %s: action %d: %w", page, i+1, err)
+		}
+	}
+	if len(actions) > 0 {
+		if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](settle, chromedp.EvalAwaitPromise)); err != nil {
+			return Result{}, fmt.Errorf("browsertest: waiting for the page after the actions on %s to render: %w", page, err)
+		}
 	}
 	if res.Title, err = chromedp.Run(tab, chromedp.Title()); err != nil {
 		return Result{}, fmt.Errorf("browsertest: reading the title of %s: %w", page, err)

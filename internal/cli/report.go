@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -123,80 +122,31 @@ self-contained page with the tables and charts; works offline).`,
 }
 
 // loadGroups reads the runs that RUN arguments name from the results store, grouped into
-// the compared configs (resolveGroups). Every error is the user's: exit 2.
+// the compared configs (report.ResolveGroups). Every error is the user's: exit 2.
 func loadGroups(ctx context.Context, env Env, results string, refs []string) (report.Report, []report.Group, error) {
 	st, err := openExisting(ctx, resultsPath(results, env))
 	if err != nil {
 		return report.Report{}, nil, err
 	}
 	defer st.Close()
-	groups, err := resolveGroups(ctx, st, refs)
+	groups, err := report.ResolveGroups(ctx, st, refs)
 	if err != nil {
 		return report.Report{}, nil, badInput(err)
 	}
-	var ids []int64
-	for _, g := range groups {
-		for _, id := range g.RunIDs {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	runs, err := st.Results(ctx, ids)
+	rep, err := report.Load(ctx, st, groups)
 	if err != nil {
 		return report.Report{}, nil, badInput(err)
 	}
-	return report.Build(runs), groups, nil
+	return rep, groups, nil
 }
 
-// resolveGroups turns RUN arguments into the compared configs: a run id is a config of
-// one run ("run N"), a label all runs with it. Without arguments, the latest run.
-func resolveGroups(ctx context.Context, st *store.Store, refs []string) ([]report.Group, error) {
-	if len(refs) == 0 {
-		id, err := st.LatestRunID(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return []report.Group{{Name: fmt.Sprintf("run %d", id), RunIDs: []int64{id}}}, nil
-	}
-	var groups []report.Group
-	for _, ref := range refs {
-		ids, err := st.ResolveRuns(ctx, []string{ref})
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimSpace(ref)
-		if id, err := strconv.ParseInt(name, 10, 64); err == nil && len(ids) == 1 && ids[0] == id {
-			name = fmt.Sprintf("run %d", id)
-		}
-		for _, g := range groups {
-			if g.Name == name {
-				return nil, fmt.Errorf("%q is named twice: name each run or label once", ref)
-			}
-		}
-		groups = append(groups, report.Group{Name: name, RunIDs: ids})
-	}
-	return groups, nil
-}
-
-// baseGroup finds --base among the reported configs (by the argument as given or the
-// config's name); "" is the first.
+// baseGroup finds --base among the reported configs (report.BaseIndex).
 func baseGroup(groups []report.Group, refs []string, base string) (int, error) {
-	base = strings.TrimSpace(base)
-	if base == "" {
-		return 0, nil
+	i, err := report.BaseIndex(groups, refs, base)
+	if err != nil {
+		return 0, fmt.Errorf("--%w", err)
 	}
-	for i, g := range groups {
-		if g.Name == base || i < len(refs) && strings.TrimSpace(refs[i]) == base {
-			return i, nil
-		}
-	}
-	names := make([]string, len(groups))
-	for i, g := range groups {
-		names[i] = g.Name
-	}
-	return 0, fmt.Errorf("--base %s is not among the reported runs (%s): name one of them, or add %s to the RUN arguments",
-		base, strings.Join(names, ", "), base)
+	return i, nil
 }
 
 func openExisting(ctx context.Context, path string) (*store.Store, error) {

@@ -71,4 +71,6 @@ type RunSummary struct {
 	Label         string
 	Status        string
 	Steps         int
+	// Host is the env's hostname (Browse fills it; "" when unknown).
+	Host string
 }

@@ -1,0 +1,299 @@
+// Package web is `dbperf serve`: a read-only web page over a results store to browse the
+// runs, open one, tick runs or labels and compare them. The pages are rendered on the
+// server with html/template; a run and a comparison are the HTML report itself
+// (report.RenderHTML, the page `dbperf report --format html` writes), so the page shows
+// the same tables and charts with the same numbers. Nothing is fetched from the network
+// and no script runs: every page's state is in its URL, so a link can be shared.
+package web
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// PageSize is how many runs the runs page lists at once.
+const PageSize = 100
+
+//go:embed runs.html.tmpl
+var runsTemplate string
+
+//go:embed error.html.tmpl
+var errorTemplate string
+
+// Server serves one results store, read-only.
+type Server struct {
+	st    *store.Store
+	runs  *template.Template
+	error *template.Template
+}
+
+// New serves st; it never writes to it (open it with store.OpenExisting).
+func New(st *store.Store) (*Server, error) {
+	funcs := template.FuncMap{"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }}
+	runs, err := template.New("runs").Funcs(funcs).Parse(runsTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("web: runs page: %w", err)
+	}
+	errPage, err := template.New("error").Parse(errorTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("web: error page: %w", err)
+	}
+	return &Server{st: st, runs: runs, error: errPage}, nil
+}
+
+// Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.runsPage)
+	mux.HandleFunc("GET /run/{id}", s.runPage)
+	mux.HandleFunc("GET /compare", s.comparePage)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no page %s: the runs are at /", r.URL.Path))
+	})
+	return headers(mux)
+}
+
+// headers: nothing on a page may load from anywhere (inline styles and SVG only), and no
+// page is framed or sniffed.
+func headers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// runsFilter is the runs page's state, from its query.
+type runsFilter struct {
+	Workload, Engine, Version, Label, Host, From, To string
+	Page                                             int
+}
+
+func parseRunsFilter(q url.Values) (runsFilter, store.BrowseFilter, error) {
+	f := runsFilter{Workload: q.Get("workload"), Engine: q.Get("engine"), Version: q.Get("version"),
+		Label: q.Get("label"), Host: q.Get("host"), From: q.Get("from"), To: q.Get("to"), Page: 1}
+	bf := store.BrowseFilter{Workload: f.Workload, Engine: f.Engine, EngineVersion: f.Version, Label: f.Label, Host: f.Host}
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return f, bf, fmt.Errorf("page=%q: give a page number from 1", p)
+		}
+		f.Page = n
+	}
+	for _, d := range []struct {
+		name, v string
+		dst     *time.Time
+		days    int
+	}{{"from", f.From, &bf.Since, 0}, {"to", f.To, &bf.Until, 1}} {
+		if d.v == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", d.v)
+		if err != nil {
+			return f, bf, fmt.Errorf("%s=%q: give a date as YYYY-MM-DD", d.name, d.v)
+		}
+		*d.dst = t.AddDate(0, 0, d.days) // "to" includes its day
+	}
+	bf.Limit, bf.Offset = PageSize, (f.Page-1)*PageSize
+	return f, bf, nil
+}
+
+// query is the filter's query string with page set to page (0: none).
+func (f runsFilter) query(page int) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"workload": f.Workload, "engine": f.Engine, "version": f.Version,
+		"label": f.Label, "host": f.Host, "from": f.From, "to": f.To} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+type runsView struct {
+	Path      string
+	Filter    runsFilter
+	Runs      []store.RunSummary
+	Total     int
+	First     int
+	Last      int
+	Prev      string
+	Next      string
+	Workloads []string
+	Engines   []string
+	Labels    []string
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	f, bf, err := parseRunsFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx := r.Context()
+	runs, total, err := s.st.Browse(ctx, bf)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	v := runsView{Path: s.st.Path(), Filter: f, Runs: runs, Total: total, First: bf.Offset + 1, Last: bf.Offset + len(runs)}
+	if f.Page > 1 {
+		v.Prev = "/" + f.query(f.Page-1)
+		if v.Prev == "/" {
+			v.Prev = "/?"
+		}
+	}
+	if v.Last < total {
+		v.Next = "/" + f.query(f.Page+1)
+	}
+	for _, c := range []struct {
+		col string
+		dst *[]string
+	}{{"workload", &v.Workloads}, {"engine", &v.Engines}} {
+		if *c.dst, err = s.st.Distinct(ctx, c.col); err != nil {
+			s.storeFailed(w, r, err)
+			return
+		}
+	}
+	// The labels of the runs listed, to tick a label (all its runs) instead of runs.
+	for _, rs := range runs {
+		if rs.Label != "" && !contains(v.Labels, rs.Label) {
+			v.Labels = append(v.Labels, rs.Label)
+		}
+	}
+	s.render(w, r, s.runs, v)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runPage is one run: the report of `dbperf report ID --format html`.
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if n, err := strconv.ParseInt(id, 10, 64); err != nil || n < 1 {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("run %q: a run is named by its number, e.g. /run/12", id))
+		return
+	}
+	s.report(w, r, []string{id}, "")
+}
+
+// comparePage compares the ticked runs and labels (each label one config of all its
+// runs): the report of `dbperf report --base BASE REF... --format html`.
+func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var refs []string
+	for _, id := range q["run"] {
+		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n < 1 {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("run=%q: a run is named by its number", id))
+			return
+		}
+		refs = append(refs, id)
+	}
+	for _, l := range q["label"] {
+		if strings.TrimSpace(l) == "" {
+			s.fail(w, r, http.StatusBadRequest, "label=: an empty label names no run")
+			return
+		}
+		refs = append(refs, l)
+	}
+	if len(refs) == 0 {
+		s.fail(w, r, http.StatusBadRequest, "nothing to compare: tick runs or labels on the runs page")
+		return
+	}
+	s.report(w, r, refs, q.Get("base"))
+}
+
+func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, base string) {
+	ctx := r.Context()
+	if err := s.st.CheckSchema(ctx); err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	groups, err := report.ResolveGroups(ctx, s.st, refs)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	baseIdx, err := report.BaseIndex(groups, refs, base)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	rep, err := report.Load(ctx, s.st, groups)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	cmp := report.Compare(rep, groups, baseIdx)
+	rep.Comparison = &cmp
+	var buf bytes.Buffer
+	if err := report.RenderHTML(&buf, rep); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	// The report's own page, with a way back to the runs.
+	page := bytes.Replace(buf.Bytes(), []byte("<body>"), []byte(`<body><nav style="font:14px sans-serif;margin:8px 0"><a href="/">← all runs</a></nav>`), 1)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(page)
+}
+
+// storeFailed answers a request the store could not: 503 saying so when a newer dbperf
+// has migrated the store meanwhile, 500 otherwise (the server keeps serving).
+func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if cerr := s.st.CheckSchema(context.WithoutCancel(r.Context())); cerr != nil {
+		var tooNew *store.SchemaTooNewError
+		if errors.As(cerr, &tooNew) {
+			s.fail(w, r, http.StatusServiceUnavailable, tooNew.Error())
+			return
+		}
+	}
+	s.fail(w, r, http.StatusInternalServerError, "reading the results store: "+err.Error())
+}
+
+type errorView struct {
+	Status  int
+	Title   string
+	Message string
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = s.error.Execute(w, errorView{Status: status, Title: http.StatusText(status), Message: msg})
+}
+
+// render executes t into a buffer first, so a failing template is a 500, not half a page.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Template, v any) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, v); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,231 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// writeRuns writes n runs through the store's writer, each with one step of `ivs`
+// intervals: engines alternate sqlite/postgres, hosts h1/h2, labels a/b, one day apart
+// from t0, and run 3 failed. It goes to /dev/shm when there is one (fsync is free there:
+// a benchmark measures the pages, not the writes).
+func writeRuns(tb testing.TB, n, ivs int) string {
+	tb.Helper()
+	parent := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		parent = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(parent, "dbperf-web-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "r.db")
+	ctx := context.Background()
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	for i := range n {
+		engine, host, label := "sqlite", "h1", "a"
+		if i%2 == 1 {
+			engine, host, label = "postgres", "h2", "b"
+		}
+		start := t0.Add(time.Duration(i) * 24 * time.Hour)
+		id, err := st.BeginRun(ctx, store.RunMeta{Workload: "insertbench", WorkloadVersion: 3, Engine: engine,
+			EngineVersion: "1.0", EngineSettings: map[string]string{}, Label: label, Seed: 1,
+			Params: map[string]any{"scale": "tiny"}, Env: map[string]string{"hostname": host}, StartedAt: start})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sid, err := st.BeginStep(ctx, id, 1, "l.i0", "", start)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lbl := func(n int64) metrics.LabelStats {
+			return metrics.LabelStats{Label: "insert", Role: "insert", Unit: metrics.UnitRows, Statements: n, Events: n,
+				Rows: n * 10, Service: metrics.Latency{P50: 100 + int64(i%7), P90: 200, P99: 300, P999: 400, P9999: 450, Max: 500}}
+		}
+		var intervals []metrics.Interval
+		for s := range ivs {
+			intervals = append(intervals, metrics.Interval{Seq: s, Start: time.Duration(s) * time.Second,
+				End: time.Duration(s+1) * time.Second, Labels: []metrics.LabelStats{lbl(1000 + int64(i%5))}, ClientCPUSec: 0.1})
+		}
+		if err := st.AppendIntervals(ctx, sid, intervals); err != nil {
+			tb.Fatal(err)
+		}
+		if err := st.FinishStep(ctx, sid, metrics.StepResult{Name: "l.i0", Status: metrics.StatusOK, StartedAt: start,
+			Seconds: float64(ivs), Kind: "load", Primary: "insert", Labels: []metrics.LabelStats{lbl(int64(ivs) * 1000)},
+			Audit: metrics.Audit{Status: "ok", Detail: "fine"}, ClientCPUSec: 0.1 * float64(ivs)}); err != nil {
+			tb.Fatal(err)
+		}
+		status := store.RunOK
+		if i == 2 {
+			status = store.RunFailed
+		}
+		if err := st.FinishRun(ctx, id, status, start.Add(time.Minute)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return path
+}
+
+func serveStore(tb testing.TB, path string) *httptest.Server {
+	tb.Helper()
+	st, err := store.OpenExisting(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	srv, err := New(st)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	tb.Cleanup(ts.Close)
+	return ts
+}
+
+func fetch(tb testing.TB, u string) (int, string) {
+	tb.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func sum(tb testing.TB, path string) [32]byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+func TestPages(t *testing.T) {
+	path := writeRuns(t, 6, 3)
+	before := sum(t, path)
+	ts := serveStore(t, path)
+	runLink := func(id int) string { return fmt.Sprintf(`<a href="/run/%d">%d</a>`, id, id) }
+	for _, c := range []struct {
+		query       string
+		status      int
+		want, unwan []string
+	}{
+		{"/", 200, []string{runLink(6), runLink(1), "runs 1–6 of 6", `class="failed"`, "h2"}, nil},
+		{"/?engine=postgres", 200, []string{runLink(2), runLink(4), runLink(6), "of 3"}, []string{runLink(1), runLink(3)}},
+		{"/?host=h1&label=a", 200, []string{runLink(1), runLink(3), runLink(5)}, []string{runLink(2)}},
+		{"/?from=2026-03-05&to=2026-03-06", 200, []string{runLink(2), runLink(3), "of 2"}, []string{runLink(1), runLink(4)}},
+		{"/?workload=sysbench", 200, []string{"no run matches"}, []string{runLink(1)}},
+		{"/?page=2", 200, []string{"no run matches"}, nil},
+		{"/?from=yesterday", 400, []string{"give a date as YYYY-MM-DD"}, nil},
+		{"/?page=0", 400, []string{"page number"}, nil},
+		{"/run/1", 200, []string{"l.i0", "<svg", "← all runs"}, nil},
+		{"/run/99", 404, []string{"99"}, nil},
+		{"/run/x", 400, []string{"named by its number"}, nil},
+		{"/compare?run=1&run=2", 200, []string{"Throughput relative to run 1", "<svg"}, nil},
+		{"/compare?label=a&label=b&base=b", 200, []string{"Throughput relative to b"}, nil},
+		{"/compare?run=1&run=2&base=7", 400, []string{"base 7 is not among"}, nil},
+		{"/compare?run=1&run=1", 404, []string{"named twice"}, nil},
+		{"/compare?label=nosuch", 404, []string{"nosuch"}, nil},
+		{"/compare", 400, []string{"tick runs or labels"}, nil},
+		{"/compare?run=-1", 400, []string{"named by its number"}, nil},
+		{"/elsewhere", 404, []string{"no page /elsewhere"}, nil},
+	} {
+		code, body := fetch(t, ts.URL+c.query)
+		if code != c.status {
+			t.Errorf("%s: status %d, want %d: %.300s", c.query, code, c.status, body)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: no %q in the page", c.query, w)
+			}
+		}
+		for _, u := range c.unwan {
+			if strings.Contains(body, u) {
+				t.Errorf("%s: %q should not be on the page", c.query, u)
+			}
+		}
+		if strings.Contains(body, "http://") || strings.Contains(body, "https://") {
+			t.Errorf("%s: the page refers to the network", c.query)
+		}
+	}
+	if sum(t, path) != before {
+		t.Error("serving changed the results store")
+	}
+}
+
+// TestNewerStore: a store migrated by a newer dbperf while it is served is said so on the
+// next page, and the server keeps serving.
+func TestNewerStore(t *testing.T) {
+	path := writeRuns(t, 2, 1)
+	ts := serveStore(t, path)
+	if code, _ := fetch(t, ts.URL+"/run/1"); code != 200 {
+		t.Fatalf("run page: %d", code)
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", store.SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, body := fetch(t, ts.URL+"/run/1")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "upgrade dbperf") {
+		t.Errorf("after a newer dbperf migrated the store: status %d, %.300s", code, body)
+	}
+	if code, _ := fetch(t, ts.URL+"/"); code != 200 {
+		t.Errorf("the runs page after: status %d (it reads only columns every version has)", code)
+	}
+}
+
+// BenchmarkRunsPage10000 is issue 14's target for the runs page: over a store of 10,000
+// runs it answers in under 200 ms (ns/op < 2e8), filtered or not.
+func BenchmarkRunsPage10000(b *testing.B) {
+	ts := serveStore(b, writeRuns(b, 10_000, 1))
+	for _, c := range []struct{ name, q string }{{"all", "/"}, {"filtered", "/?host=h2&from=2026-06-01&page=3"}} {
+		q := c.q
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if code, _ := fetch(b, ts.URL+q); code != 200 {
+					b.Fatalf("status %d", code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCompare20 is issue 14's target for a comparison: 20 runs of 30 intervals each,
+// two labels, answered in under 500 ms (ns/op < 5e8).
+func BenchmarkCompare20(b *testing.B) {
+	ts := serveStore(b, writeRuns(b, 20, 30))
+	for b.Loop() {
+		if code, _ := fetch(b, ts.URL+"/compare?label=a&label=b"); code != 200 {
+			b.Fatalf("status %d", code)
+		}
+	}
+}
