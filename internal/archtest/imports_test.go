@@ -47,7 +47,7 @@ func allowed() map[string][]string {
 		"internal/changepoint":          {},
 		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart", "internal/changepoint"},
 		"internal/report/chart":         {},
-		"internal/web":                  {"internal/store", "internal/report"},
+		"internal/web":                  {"internal/store", "internal/report", "internal/changepoint"},
 		"internal/browsertest":          {},
 		"internal/progress":             {"internal/metrics"},
 		"internal/archtest":             {},

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbperf/dbperf/internal/changepoint"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -53,12 +54,14 @@ func New(st *store.Store) (*Server, error) {
 	return &Server{st: st, runs: runs, error: errPage}, nil
 }
 
-// Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF.
+// Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF,
+// /history?workload=W&engine=E&profile=P&steps=S,…&metrics=M,…&order=time|version.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.runsPage)
 	mux.HandleFunc("GET /run/{id}", s.runPage)
 	mux.HandleFunc("GET /compare", s.comparePage)
+	mux.HandleFunc("GET /history", s.historyPage)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no page %s: the runs are at /", r.URL.Path))
 	})
@@ -131,6 +134,7 @@ func (f runsFilter) query(page int) string {
 
 type runsView struct {
 	Path      string
+	History   string
 	Filter    runsFilter
 	Runs      []store.RunSummary
 	Total     int
@@ -156,6 +160,16 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := runsView{Path: s.st.Path(), Filter: f, Runs: runs, Total: total, First: bf.Offset + 1, Last: bf.Offset + len(runs)}
+	hq := url.Values{}
+	for k, val := range map[string]string{"workload": f.Workload, "engine": f.Engine} {
+		if val != "" {
+			hq.Set(k, val)
+		}
+	}
+	v.History = "/history"
+	if len(hq) > 0 {
+		v.History += "?" + hq.Encode()
+	}
 	if f.Page > 1 {
 		v.Prev = "/" + f.query(f.Page-1)
 		if v.Prev == "/" {
@@ -256,8 +270,77 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	// The report's own page, with a way back to the runs.
-	page := bytes.Replace(buf.Bytes(), []byte("<body>"), []byte(`<body><nav style="font:14px sans-serif;margin:8px 0"><a href="/">← all runs</a></nav>`), 1)
+	writeWithNav(w, buf.Bytes())
+}
+
+// historyPage is `dbperf history --format html` over the store's finished runs: each
+// series' metrics over time (or version) with their change points marked.
+func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	split := func(v string) []string {
+		var out []string
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	o := report.HistoryOptions{Workload: q.Get("workload"), Engine: q.Get("engine"), Profile: q.Get("profile"),
+		Steps: split(q.Get("steps")), Metrics: split(q.Get("metrics")), Order: q.Get("order"), Detect: changepoint.DefaultOptions()}
+	if len(o.Metrics) == 0 {
+		o.Metrics = []string{report.MetricThroughput}
+	}
+	for _, m := range o.Metrics {
+		if !contains(report.HistoryMetrics(), m) {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("metrics=%s: use %s", m, strings.Join(report.HistoryMetrics(), ", ")))
+			return
+		}
+	}
+	if o.Order == "" {
+		o.Order = report.OrderTime
+	}
+	if o.Order != report.OrderTime && o.Order != report.OrderVersion {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("order=%s: use %s or %s", o.Order, report.OrderTime, report.OrderVersion))
+		return
+	}
+	ctx := r.Context()
+	if err := s.st.CheckSchema(ctx); err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	sums, _, err := s.st.Browse(ctx, store.BrowseFilter{Workload: o.Workload, Engine: o.Engine})
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	var ids []int64
+	for i := len(sums) - 1; i >= 0; i-- { // oldest first
+		if sums[i].Status == store.RunOK {
+			ids = append(ids, sums[i].ID)
+		}
+	}
+	runs, err := s.st.Results(ctx, ids)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	h, err := report.BuildHistory(report.Build(runs).Runs, o)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	var buf bytes.Buffer
+	if err := report.RenderHistoryHTML(&buf, h); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeWithNav(w, buf.Bytes())
+}
+
+// writeWithNav writes a report's own page with a way back to the runs.
+func writeWithNav(w http.ResponseWriter, page []byte) {
+	page = bytes.Replace(page, []byte("<body>"), []byte(`<body><nav style="font:14px sans-serif;margin:8px 0"><a href="/">← all runs</a></nav>`), 1)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(page)
 }

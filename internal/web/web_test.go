@@ -154,6 +154,10 @@ func TestPages(t *testing.T) {
 		{"/compare", 400, []string{"tick runs or labels"}, nil},
 		{"/compare?run=-1", 400, []string{"named by its number"}, nil},
 		{"/elsewhere", 404, []string{"no page /elsewhere"}, nil},
+		{"/history?engine=sqlite&metrics=throughput,p99", 200, []string{"l.i0", "<svg", "← all runs"}, nil},
+		{"/history?metrics=bogus", 400, []string{"metrics=bogus"}, nil},
+		{"/history?order=random", 400, []string{"order=random"}, nil},
+		{"/?engine=postgres&label=b", 200, []string{`href="/history?engine=postgres"`}, nil},
 	} {
 		code, body := fetch(t, ts.URL+c.query)
 		if code != c.status {
