@@ -99,7 +99,7 @@ operation, stores every result in a results database, and reports on them.`,
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	defer hideEmptyDefaults(root)
-	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newCleanCmd(env), newServerCmd(env), newServeCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newCleanCmd(env), newServerCmd(env), newServeCmd(env), newResultsCmd(env), newVersionCmd(env))
 	return root
 }
 

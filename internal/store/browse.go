@@ -31,7 +31,7 @@ func (s *Store) Browse(ctx context.Context, f BrowseFilter) ([]RunSummary, int, 
 	where := `
 FROM runs r
 WHERE (? = '' OR r.workload = ?) AND (? = '' OR r.engine = ?) AND (? = '' OR r.engine_version = ?)
-	AND (? = '' OR r.label = ?) AND (? = '' OR COALESCE(json_extract(r.env, '$.hostname'), '') = ?)
+	AND (? = '' OR r.label = ?) AND (? = '' OR r.host = ?)
 	AND (? = '' OR r.started_at >= ?) AND (? = '' OR r.started_at < ?)`
 	args := []any{f.Workload, f.Workload, f.Engine, f.Engine, f.EngineVersion, f.EngineVersion,
 		f.Label, f.Label, f.Host, f.Host, since, since, until, until}
@@ -46,7 +46,7 @@ WHERE (? = '' OR r.workload = ?) AND (? = '' OR r.engine = ?) AND (? = '' OR r.e
 	rows, err := s.db.QueryContext(ctx, `
 SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.status,
 	r.pid, r.pid_start_ticks, r.boot_id,
-	(SELECT count(*) FROM steps s WHERE s.run_id = r.id), COALESCE(json_extract(r.env, '$.hostname'), '')`+where+`
+	(SELECT count(*) FROM steps s WHERE s.run_id = r.id), r.host`+where+`
 ORDER BY r.id DESC
 LIMIT ? OFFSET ?`, append(args, limit, max(f.Offset, 0))...)
 	if err != nil {
@@ -65,7 +65,7 @@ LIMIT ? OFFSET ?`, append(args, limit, max(f.Offset, 0))...)
 		if rs.StartedAt, err = parseTime(started); err != nil {
 			return nil, 0, fmt.Errorf("store: browse runs: run %d: %w", rs.ID, err)
 		}
-		rs.Status = liveStatus(rs.Status, proc)
+		rs.Status = liveStatus(rs.Status, proc, rs.Host)
 		out = append(out, rs)
 	}
 	if err := rows.Err(); err != nil {
@@ -79,7 +79,7 @@ LIMIT ? OFFSET ?`, append(args, limit, max(f.Offset, 0))...)
 func (s *Store) Distinct(ctx context.Context, column string) ([]string, error) {
 	expr := map[string]string{
 		"workload": "workload", "engine": "engine", "engine_version": "engine_version", "label": "label",
-		"host": "COALESCE(json_extract(env, '$.hostname'), '')",
+		"host": "host",
 	}[column]
 	if expr == "" {
 		return nil, fmt.Errorf("store: no run column %q to list", column)

@@ -52,7 +52,7 @@ const stepsOf = `(SELECT id FROM steps WHERE run_id IN (SELECT value FROM json_e
 func (s *Store) bulkRuns(ctx context.Context, ids string) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, `
 SELECT id, workload, workload_version, engine, engine_version, engine_settings, label, seed,
-	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id, step_groups
+	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id, step_groups, origin, host
 FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
@@ -61,12 +61,12 @@ FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 	var out []Run
 	for rows.Next() {
 		var r Run
-		var settings, params, env, started, groups string
+		var settings, params, env, started, groups, host string
 		var finished sql.NullString
 		var proc procIdentity
 		if err := rows.Scan(&r.ID, &r.Workload, &r.WorkloadVersion, &r.Engine, &r.EngineVersion,
 			&settings, &r.Label, &r.Seed, &params, &env, &r.Status, &started, &finished,
-			&proc.PID, &proc.StartTicks, &proc.BootID, &groups); err != nil {
+			&proc.PID, &proc.StartTicks, &proc.BootID, &groups, &r.Origin, &host); err != nil {
 			return nil, fmt.Errorf("store: read runs: %w", err)
 		}
 		if err := json.Unmarshal([]byte(settings), &r.EngineSettings); err != nil {
@@ -94,7 +94,7 @@ FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
 				return nil, fmt.Errorf("store: read run %d: %w", r.ID, err)
 			}
 		}
-		r.Status = liveStatus(r.Status, proc)
+		r.Status = liveStatus(r.Status, proc, host)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]RunSummary, error) {
 	rows, err := s.db.QueryContext(ctx, `
 SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.status,
 	r.pid, r.pid_start_ticks, r.boot_id,
-	(SELECT count(*) FROM steps s WHERE s.run_id = r.id)
+	(SELECT count(*) FROM steps s WHERE s.run_id = r.id), r.host
 FROM runs r
 WHERE ? = '' OR r.label = ?
 ORDER BY r.id DESC
@@ -45,13 +46,13 @@ LIMIT ?`, f.Label, f.Label, limit)
 		var started string
 		var proc procIdentity
 		if err := rows.Scan(&rs.ID, &started, &rs.Workload, &rs.Engine, &rs.EngineVersion, &rs.Label, &rs.Status,
-			&proc.PID, &proc.StartTicks, &proc.BootID, &rs.Steps); err != nil {
+			&proc.PID, &proc.StartTicks, &proc.BootID, &rs.Steps, &rs.Host); err != nil {
 			return nil, fmt.Errorf("store: list runs: %w", err)
 		}
 		if rs.StartedAt, err = parseTime(started); err != nil {
 			return nil, fmt.Errorf("store: list runs: run %d: %w", rs.ID, err)
 		}
-		rs.Status = liveStatus(rs.Status, proc)
+		rs.Status = liveStatus(rs.Status, proc, rs.Host)
 		out = append(out, rs)
 	}
 	if err := rows.Err(); err != nil {
@@ -156,12 +157,23 @@ func (s *Store) runIDsWithLabel(ctx context.Context, label string) ([]int64, err
 	return ids, nil
 }
 
-// liveStatus is how a stored run status reads: running only while its process lives.
-func liveStatus(status string, proc procIdentity) string {
-	if status == RunRunning && !proc.alive() {
+// liveStatus is how a stored run status reads: running only while its process lives. A
+// run another host writes (a shared store) is taken as stored: its process cannot be
+// seen from here.
+func liveStatus(status string, proc procIdentity, host string) string {
+	if status == RunRunning && (host == "" || host == localHost()) && !proc.alive() {
 		return RunInterrupted
 	}
 	return status
+}
+
+// localHost is this machine's name as runs record it (env hostname); "" when unknown.
+func localHost() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -202,6 +202,18 @@ CREATE TABLE interval_metrics (
 	PRIMARY KEY (step_id, seq, name),
 	FOREIGN KEY (step_id, seq) REFERENCES intervals (step_id, seq)
 );
+`,
+		// 7 (issue #14): a run's origin, the identity it keeps when `dbperf results copy`
+		// copies it into another store (so a copy made twice adds nothing; runs stored
+		// before get one from the process and time that wrote them), and the host that
+		// ran it (env's hostname), which the runs page filters on and liveness needs: a
+		// running run of another host cannot be judged from this one.
+		`
+ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+UPDATE runs SET origin = boot_id || ':' || pid || ':' || pid_start_ticks || ':' || started_at,
+	host = COALESCE(json_extract(env, '$.hostname'), '');
+CREATE INDEX runs_origin ON runs (origin);
 `,
 	}
 }

@@ -150,6 +150,10 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("params[rows] = %#v, want json.Number 1000000", got[0].Params["rows"])
 	}
 	got[0].Params, meta.Params = nil, nil
+	if len(got[0].Origin) != 32 {
+		t.Errorf("origin %q, want 128 random bits in hex", got[0].Origin)
+	}
+	meta.Origin = got[0].Origin
 	want := Run{
 		ID: runID, RunMeta: meta, Status: RunFailed, FinishedAt: finished,
 		Steps: []Step{
@@ -301,7 +305,7 @@ func TestSchemaTooNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`PRAGMA user_version = 7`); err != nil {
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	// Leave the file in rollback-journal mode: switching it to WAL would be a change too.
@@ -327,11 +331,11 @@ func TestSchemaTooNew(t *testing.T) {
 			if !errors.As(err, &tooNew) {
 				t.Fatalf("err = %v (%T), want *SchemaTooNewError", err, err)
 			}
-			want := SchemaTooNewError{Path: path, FileVersion: 7, KnownVersion: SchemaVersion}
+			want := SchemaTooNewError{Path: path, FileVersion: SchemaVersion + 1, KnownVersion: SchemaVersion}
 			if *tooNew != want {
 				t.Errorf("err = %+v, want %+v", *tooNew, want)
 			}
-			if !strings.Contains(err.Error(), fmt.Sprintf("has schema version 7 but this dbperf knows up to %d: upgrade dbperf", SchemaVersion)) {
+			if !strings.Contains(err.Error(), fmt.Sprintf("has schema version %d but this dbperf knows up to %d: upgrade dbperf", SchemaVersion+1, SchemaVersion)) {
 				t.Errorf("message = %q", err)
 			}
 			after, err := os.ReadFile(path)

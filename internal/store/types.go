@@ -33,6 +33,9 @@ type RunMeta struct {
 	// StepGroups are the workload's step groups in report order; each step names its
 	// group (Step.Group).
 	StepGroups []StepGroup
+	// Origin identifies the run across stores (Import keeps it); BeginRun makes one
+	// when it is "".
+	Origin string
 }
 
 // StepGroup is one family of a workload's steps that reports summarize together.

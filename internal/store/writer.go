@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -17,6 +19,15 @@ import (
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// newOrigin is a new run's identity across stores: 128 random bits, hex.
+func newOrigin() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("run origin: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
 
 // stepRunning is the stored status of a step that has begun and not finished; it reads
 // back as metrics.StatusInterrupted once its run is no longer running.
@@ -44,15 +55,21 @@ func (s *Store) BeginRun(ctx context.Context, meta RunMeta) (int64, error) {
 		}
 	}
 	self := selfIdentity()
+	origin := meta.Origin
+	if origin == "" {
+		if origin, err = newOrigin(); err != nil {
+			return 0, fmt.Errorf("store: begin run: %w", err)
+		}
+	}
 	var id int64
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 INSERT INTO runs (workload, workload_version, engine, engine_version, engine_settings, label,
-	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id, step_groups)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id, step_groups, origin, host)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			meta.Workload, meta.WorkloadVersion, meta.Engine, meta.EngineVersion, string(settings), meta.Label,
 			meta.Seed, string(params), string(env), RunRunning, formatTime(meta.StartedAt),
-			self.PID, self.StartTicks, self.BootID, string(groups))
+			self.PID, self.StartTicks, self.BootID, string(groups), origin, meta.Env["hostname"])
 		if err != nil {
 			return err
 		}

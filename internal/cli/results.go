@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+func newResultsCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "results",
+		Short: "Manage results stores: copy runs between them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return badInput(errors.New("results needs a subcommand: dbperf results copy --from A --to B"))
+		},
+	}
+	cmd.AddCommand(newResultsCopyCmd(env))
+	return cmd
+}
+
+func newResultsCopyCmd(env Env) *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "copy --from A --to B [RUN...]",
+		Short: "Copy runs (with their steps and intervals) from one results store into another",
+		Long: `Copy the finished runs of store A (or the runs and labels RUN names) into store B, which
+is created when missing: their steps, intervals, HW figures and metrics, so that dbperf
+report shows the same in B as in A (only the run ids are B's). A run keeps its identity
+(its origin), so copying again adds nothing: local runs can be published to a shared
+store as often as you like. Runs still running are left out and counted.
+
+Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknown RUN).`,
+		Example: `  dbperf results copy --from dbperf-results.db --to /shared/team.db
+  dbperf results copy --from dbperf-results.db --to team.db nightly-pg16`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if from == "" || to == "" {
+				return badInput(errors.New("results copy needs --from STORE and --to STORE"))
+			}
+			if same(from, to) {
+				return badInput(fmt.Errorf("--from and --to are the same store (%s): copy into another file", from))
+			}
+			ctx := cmd.Context()
+			src, err := openExisting(ctx, from)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			var ids []int64
+			if len(args) > 0 {
+				if ids, err = src.ResolveRuns(ctx, args); err != nil {
+					return badInput(err)
+				}
+			} else {
+				sums, err := src.Runs(ctx, store.RunFilter{})
+				if err != nil {
+					return err
+				}
+				for _, s := range sums {
+					ids = append(ids, s.ID)
+				}
+			}
+			dst, err := store.Open(ctx, to)
+			if err != nil {
+				return badInput(err)
+			}
+			defer dst.Close()
+			var copied, present, running int
+			for _, id := range ids { // one run at a time: a store of thousands never sits in memory
+				runs, err := src.Results(ctx, []int64{id})
+				if err != nil {
+					return err
+				}
+				r := runs[0]
+				if r.Status == store.RunRunning {
+					running++
+					continue
+				}
+				_, added, err := dst.Import(ctx, r)
+				if err != nil {
+					return fmt.Errorf("copy run %d: %w (the runs before it are in %s)", r.ID, err, to)
+				}
+				if added {
+					copied++
+				} else {
+					present++
+				}
+			}
+			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", copied, from, to, present)
+			if running > 0 {
+				fmt.Fprintf(env.Out, "; %d still running, left out (copy them again when they end)", running)
+			}
+			fmt.Fprintln(env.Out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the store to copy from")
+	cmd.Flags().StringVar(&to, "to", "", "the store to copy into (created when missing)")
+	return cmd
+}
+
+// same reports whether two store paths name the same file.
+func same(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	bb, errB := filepath.Abs(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	if aa == bb {
+		return true
+	}
+	ea, errA := filepath.EvalSymlinks(aa)
+	eb, errB := filepath.EvalSymlinks(bb)
+	return errA == nil && errB == nil && ea == eb
+}

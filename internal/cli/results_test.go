@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestResultsCopy: two tiny runs written into one store at once are both complete; copied
+// into a new store and back into a third, every report is the same as the original's, and
+// copying again adds nothing.
+func TestResultsCopy(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")
+	var wg sync.WaitGroup
+	errs := make([]string, 2)
+	for i, label := range []string{"one", "two"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, stderr := runCLI(t, nil, "run", "insertbench", "--scale", "tiny", "--steps", "l.i0,l.x,qp100", "--time", "1",
+				"--label", label, "--results", a, "--quiet", "--workdir", filepath.Join(dir, label))
+			if code != 0 {
+				errs[i] = stderr
+			}
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Fatalf("concurrent run %d: %s", i+1, e)
+		}
+	}
+	_, runs, _ := runCLI(t, nil, "runs", "--results", a)
+	if strings.Count(runs, " ok ") != 2 {
+		t.Fatalf("both concurrent runs should be complete:\n%s", runs)
+	}
+	for _, cp := range [][2]string{{a, b}, {b, c}} {
+		code, out, stderr := runCLI(t, nil, "results", "copy", "--from", cp[0], "--to", cp[1])
+		if code != 0 || !strings.Contains(out, "copied 2 runs") {
+			t.Fatalf("copy %s → %s: exit %d: %s%s", cp[0], cp[1], code, out, stderr)
+		}
+	}
+	for _, format := range []string{"text", "json", "html"} {
+		_, want, _ := runCLI(t, nil, "report", "--results", a, "--format", format, "one", "two")
+		_, got, stderr := runCLI(t, nil, "report", "--results", c, "--format", format, "one", "two")
+		if got != want || stderr != "" {
+			t.Errorf("--format %s: the report of the copy of the copy differs from the original's (%s)", format, stderr)
+		}
+	}
+	code, out, _ := runCLI(t, nil, "results", "copy", "--from", a, "--to", b)
+	if code != 0 || !strings.Contains(out, "copied 0 runs") || !strings.Contains(out, "2 were there already") {
+		t.Errorf("copying again: exit %d, %q; want nothing added", code, out)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"results", "copy", "--from", a, "--to", a}, "the same store"},
+		{[]string{"results", "copy", "--from", filepath.Join(dir, "none.db"), "--to", b}, "no results store"},
+		{[]string{"results", "copy", "--from", a}, "needs --from STORE and --to STORE"},
+		{[]string{"results", "copy", "--from", a, "--to", filepath.Join(dir, "d.db"), "nosuch"}, "nosuch"},
+	} {
+		code, _, stderr := runCLI(t, nil, bad.args...)
+		if code != ExitBadInput || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", bad.args, code, stderr, bad.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d.db")); err == nil {
+		t.Error("a refused copy created its target store")
+	}
+}
