@@ -36,7 +36,7 @@ func newRunsCmd(env Env) *cobra.Command {
 			return report.RenderRuns(env.Out, runs)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	cmd.Flags().StringVar(&label, "label", "", "only runs with this label")
 	cmd.Flags().IntVar(&limit, "limit", 0, "only the newest N runs (0 = all)")
 	return cmd
@@ -113,7 +113,7 @@ self-contained page with the tables and charts; works offline).`,
 			return writeFileAtomic(out, render)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(reportFormats(), ", "))
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout (written whole or not at all)")
 	cmd.Flags().StringVar(&base, "base", "", "the RUN (id or label, one of those reported) others are compared with (default: the first)")
@@ -190,7 +190,7 @@ config (dbperf run ... --repeat 4 --label NAME).`,
 			return report.RenderTwoWay(env.Out, tw)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	cmd.Flags().StringVar(&metric, "metric", report.MetricThroughput, "what to compare: "+strings.Join(report.CompareMetrics(), ", "))
 	return cmd
 }

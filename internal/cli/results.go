@@ -42,7 +42,7 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				return badInput(errors.New("results copy needs --from STORE and --to STORE"))
 			}
 			if same(from, to) {
-				return badInput(fmt.Errorf("--from and --to are the same store (%s): copy into another file", from))
+				return badInput(fmt.Errorf("--from and --to are the same store: copy into another one"))
 			}
 			ctx := cmd.Context()
 			src, err := openExisting(ctx, from)
@@ -82,7 +82,7 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				}
 				_, added, err := dst.Import(ctx, r)
 				if err != nil {
-					return fmt.Errorf("copy run %d: %w (the runs before it are in %s)", r.ID, err, to)
+					return fmt.Errorf("copy run %d: %w (the runs before it are in %s)", r.ID, err, dst.Path())
 				}
 				if added {
 					copied++
@@ -90,7 +90,7 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 					present++
 				}
 			}
-			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", copied, from, to, present)
+			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", copied, src.Path(), dst.Path(), present)
 			if running > 0 {
 				fmt.Fprintf(env.Out, "; %d still running, left out (copy them again when they end)", running)
 			}
@@ -103,8 +103,11 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 	return cmd
 }
 
-// same reports whether two store paths name the same file.
+// same reports whether two stores are the same: the same file, or the same DSN.
 func same(a, b string) bool {
+	if store.IsPostgres(a) || store.IsPostgres(b) {
+		return a == b
+	}
 	aa, errA := filepath.Abs(a)
 	bb, errB := filepath.Abs(b)
 	if errA != nil || errB != nil {

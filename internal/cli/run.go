@@ -136,7 +136,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
 	fl.StringVar(&f.buildID, "build-id", "", "the engine's build or commit, stored with the run (env build_id): dbperf history shows it on the x-axis")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
-	fl.StringVar(&f.results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	fl.StringVar(&f.results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files (default: a fresh temporary directory, removed after the run)")
@@ -247,7 +247,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 		return err
 	}
 	_, statErr := os.Stat(cfg.ResultsPath)
-	created := errors.Is(statErr, os.ErrNotExist)
+	created := errors.Is(statErr, os.ErrNotExist) && !store.IsPostgres(cfg.ResultsPath)
 	st, err := store.Open(ctx, cfg.ResultsPath)
 	if err != nil {
 		return badInput(err)

@@ -39,7 +39,7 @@ Exit status: 0 stopped, 2 bad input (no store, an address that cannot be listene
 			return serve(cmd.Context(), env, resultsPath(results, env), listen)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store file (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "address to listen on, host:port (port 0: any free one)")
 	return cmd
 }
@@ -72,9 +72,9 @@ func serve(ctx context.Context, env Env, results, listen string) error {
 		return badInput(fmt.Errorf("--listen %s: %w", listen, err))
 	}
 	if !loopback(host) {
-		fmt.Fprintf(env.Err, "warning: serving on %s, not a loopback address: anyone who can reach it can read every run in %s\n", ln.Addr(), results)
+		fmt.Fprintf(env.Err, "warning: serving on %s, not a loopback address: anyone who can reach it can read every run in %s\n", ln.Addr(), st.Path())
 	}
-	fmt.Fprintf(env.Out, "serving %s at http://%s/ (read-only; Ctrl-C stops)\n", results, ln.Addr())
+	fmt.Fprintf(env.Out, "serving %s at http://%s/ (read-only; Ctrl-C stops)\n", st.Path(), ln.Addr())
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -39,16 +39,16 @@ WHERE (? = '' OR r.workload = ?) AND (? = '' OR r.engine = ?) AND (? = '' OR r.e
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: browse runs: %w", err)
 	}
-	limit := -1 // SQLite: no limit
+	page := fmt.Sprintf("OFFSET %d", max(f.Offset, 0)) // literals: both databases take them
 	if f.Limit > 0 {
-		limit = f.Limit
+		page = fmt.Sprintf("LIMIT %d ", f.Limit) + page
 	}
 	rows, err := s.db.QueryContext(ctx, `
 SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.status,
 	r.pid, r.pid_start_ticks, r.boot_id,
 	(SELECT count(*) FROM steps s WHERE s.run_id = r.id), r.host`+where+`
 ORDER BY r.id DESC
-LIMIT ? OFFSET ?`, append(args, limit, max(f.Offset, 0))...)
+`+page, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: browse runs: %w", err)
 	}
@@ -84,7 +84,7 @@ func (s *Store) Distinct(ctx context.Context, column string) ([]string, error) {
 	if expr == "" {
 		return nil, fmt.Errorf("store: no run column %q to list", column)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT `+expr+` AS v FROM runs WHERE v <> '' ORDER BY v`)
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT `+expr+` FROM runs WHERE `+expr+` <> '' ORDER BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list %s: %w", column, err)
 	}

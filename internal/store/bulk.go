@@ -46,14 +46,16 @@ func (s *Store) results(ctx context.Context, ids []int64) ([]Run, error) {
 	return out, nil
 }
 
-// stepsOf selects the steps of the runs whose ids are the JSON array parameter.
-const stepsOf = `(SELECT id FROM steps WHERE run_id IN (SELECT value FROM json_each(?)))`
+// stepsOf is the steps of the runs whose ids are the query's one parameter.
+func (s *Store) stepsOf() string {
+	return `(SELECT id FROM steps WHERE run_id IN ` + s.db.d.idsIn() + `)`
+}
 
 func (s *Store) bulkRuns(ctx context.Context, ids string) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, `
 SELECT id, workload, workload_version, engine, engine_version, engine_settings, label, seed,
 	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id, step_groups, origin, host
-FROM runs WHERE id IN (SELECT value FROM json_each(?))`, ids)
+FROM runs WHERE id IN `+s.db.d.idsIn(), ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
@@ -137,7 +139,7 @@ func (b *bulk) read(runs map[int64]*Run) error {
 	err := b.query("steps", `
 SELECT run_id, id, seq, name, status, error, started_at, seconds, kind, primary_label,
 	audit_status, audit_detail, client_cpu_sec, note, db_size_bytes, step_group
-FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq`, func(rows *sql.Rows) error {
+FROM steps WHERE run_id IN `+b.s.db.d.idsIn()+` ORDER BY run_id, seq`, func(rows *sql.Rows) error {
 		var runID int64
 		var st Step
 		var status, started string
@@ -166,7 +168,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		b.steps[id] = &runs[ref.run].Steps[ref.idx]
 	}
 
-	err = b.query("step labels", `SELECT step_id, `+labelSelect+` FROM step_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, ord`,
+	err = b.query("step labels", `SELECT step_id, `+labelSelect+` FROM step_labels WHERE step_id IN `+b.s.stepsOf()+` ORDER BY step_id, ord`,
 		func(rows *sql.Rows) error {
 			var stepID int64
 			l, err := scanLabel(rows, &stepID)
@@ -185,7 +187,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 	}
 
 	b.ivIndex = map[[2]int64]*metrics.Interval{}
-	err = b.query("intervals", `SELECT step_id, seq, start_ns, end_ns, client_cpu_sec FROM intervals WHERE step_id IN `+stepsOf+` ORDER BY step_id, seq`,
+	err = b.query("intervals", `SELECT step_id, seq, start_ns, end_ns, client_cpu_sec FROM intervals WHERE step_id IN `+b.s.stepsOf()+` ORDER BY step_id, seq`,
 		func(rows *sql.Rows) error {
 			var stepID, start, end int64
 			var iv metrics.Interval
@@ -209,7 +211,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		}
 	}
 
-	err = b.query("interval labels", `SELECT step_id, seq, `+labelSelect+` FROM interval_labels WHERE step_id IN `+stepsOf+` ORDER BY step_id, seq, ord`,
+	err = b.query("interval labels", `SELECT step_id, seq, `+labelSelect+` FROM interval_labels WHERE step_id IN `+b.s.stepsOf()+` ORDER BY step_id, seq, ord`,
 		func(rows *sql.Rows) error {
 			var stepID, seq int64
 			l, err := scanLabel(rows, &stepID, &seq)
@@ -227,7 +229,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
-	err = b.query("interval hw", `SELECT step_id, seq, `+hwColumns+` FROM interval_hw WHERE step_id IN `+stepsOf,
+	err = b.query("interval hw", `SELECT step_id, seq, `+hwColumns+` FROM interval_hw WHERE step_id IN `+b.s.stepsOf(),
 		func(rows *sql.Rows) error {
 			var stepID, seq int64
 			h, err := scanHW(rows, &stepID, &seq)
@@ -245,7 +247,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
-	err = b.query("interval metrics", `SELECT step_id, seq, name, value FROM interval_metrics WHERE step_id IN `+stepsOf,
+	err = b.query("interval metrics", `SELECT step_id, seq, name, value FROM interval_metrics WHERE step_id IN `+b.s.stepsOf(),
 		func(rows *sql.Rows) error {
 			var stepID, seq int64
 			var name string
@@ -267,7 +269,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
-	err = b.query("step hw", `SELECT step_id, `+hwColumns+` FROM step_hw WHERE step_id IN `+stepsOf,
+	err = b.query("step hw", `SELECT step_id, `+hwColumns+` FROM step_hw WHERE step_id IN `+b.s.stepsOf(),
 		func(rows *sql.Rows) error {
 			var stepID int64
 			h, err := scanHW(rows, &stepID)
@@ -285,7 +287,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
-	err = b.query("connection CPU", `SELECT step_id, role, sessions, cpu_sec FROM step_conn_cpu WHERE step_id IN `+stepsOf+` ORDER BY step_id, rowid`,
+	err = b.query("connection CPU", `SELECT step_id, role, sessions, cpu_sec FROM step_conn_cpu WHERE step_id IN `+b.s.stepsOf()+` ORDER BY step_id, `+b.s.db.d.insertOrder(),
 		func(rows *sql.Rows) error {
 			var stepID int64
 			var c metrics.ConnCPU
@@ -303,7 +305,7 @@ FROM steps WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, seq
 		return err
 	}
 
-	err = b.query("metrics", `SELECT step_id, name, value FROM step_metrics WHERE step_id IN `+stepsOf,
+	err = b.query("metrics", `SELECT step_id, name, value FROM step_metrics WHERE step_id IN `+b.s.stepsOf(),
 		func(rows *sql.Rows) error {
 			var stepID int64
 			var name string

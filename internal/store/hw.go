@@ -85,7 +85,7 @@ func scanHW(rows *sql.Rows, extra ...any) (*metrics.HW, error) {
 }
 
 // writeStepHW replaces a step's HW, per-connection CPU and metrics rows.
-func writeStepHW(ctx context.Context, tx *sql.Tx, stepID int64, r metrics.StepResult) error {
+func writeStepHW(ctx context.Context, tx sqlTx, stepID int64, r metrics.StepResult) error {
 	for _, table := range []string{"step_hw", "step_conn_cpu", "step_metrics"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE step_id = ?`, stepID); err != nil {
 			return err

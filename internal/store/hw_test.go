@@ -37,80 +37,84 @@ func testHW(server, io bool) *metrics.HW {
 // read back as written; unmeasured parts (no devices, invisible server, unknown size) read
 // back as absent, not zero.
 func TestHWRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	runID, err := s.BeginRun(ctx, testMeta("hw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seq, tc := range []struct {
-		name        string
-		server, io  bool
-		size        bool
-		conn        []metrics.ConnCPU
-		metrics     map[string]float64
-		intervalsHW bool
-	}{
-		{"all measured", true, true, true,
-			[]metrics.ConnCPU{{Role: "query", Sessions: 1, CPUSec: 1.25}, {Role: "insert", Sessions: 2, CPUSec: 0.5}},
-			map[string]float64{"cpupq": 12.5, "wkbpi": 0.75}, true},
-		{"remote server, tmpfs", false, false, false, nil, map[string]float64{"cpupq": 3}, true},
-		{"not sampled", false, false, false, nil, nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := metrics.StepResult{Name: "qr100", Status: metrics.StatusOK, StartedAt: t0, Seconds: 2,
-				Kind: "read-write", Primary: "range-query", ClientCPUSec: 0.7,
-				ConnCPU: tc.conn, Metrics: tc.metrics}
-			var ivs []metrics.Interval
-			for seq := range 2 {
-				v := iv(seq)
-				if tc.intervalsHW {
-					v.HW = testHW(tc.server, tc.io)
-					res.HW = testHW(tc.server, tc.io)
-				}
-				ivs = append(ivs, v)
-			}
-			if tc.size {
-				res.DBSizeBytes, res.DBSizeKnown = 123456789, true
-			}
-			id, err := s.BeginStep(ctx, runID, seq, res.Name, "", t0)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.open(t)
+			runID, err := s.BeginRun(ctx, testMeta("hw"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.AppendIntervals(ctx, id, ivs); err != nil {
-				t.Fatal(err)
-			}
-			// FinishStep twice: the second replaces the first.
-			if err := s.FinishStep(ctx, id, res); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.FinishStep(ctx, id, res); err != nil {
-				t.Fatal(err)
-			}
-			var got metrics.StepResult
-			var gotIvs []metrics.Interval
-			runs, err := s.Results(ctx, []int64{runID})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range runs[0].Steps {
-				if st.ID == id {
-					got, gotIvs = st.Result, st.Intervals
-				}
-			}
-			if !reflect.DeepEqual(got.HW, res.HW) {
-				t.Errorf("HW = %+v\nwant %+v", got.HW, res.HW)
-			}
-			if !reflect.DeepEqual(got.ConnCPU, res.ConnCPU) || !reflect.DeepEqual(got.Metrics, res.Metrics) {
-				t.Errorf("conn %v metrics %v; want %v %v", got.ConnCPU, got.Metrics, res.ConnCPU, res.Metrics)
-			}
-			if got.DBSizeKnown != tc.size || got.DBSizeBytes != res.DBSizeBytes {
-				t.Errorf("db size %d %v", got.DBSizeBytes, got.DBSizeKnown)
-			}
-			for i := range ivs {
-				if !reflect.DeepEqual(gotIvs[i].HW, ivs[i].HW) {
-					t.Errorf("interval %d HW = %+v, want %+v", i, gotIvs[i].HW, ivs[i].HW)
-				}
+			for seq, tc := range []struct {
+				name        string
+				server, io  bool
+				size        bool
+				conn        []metrics.ConnCPU
+				metrics     map[string]float64
+				intervalsHW bool
+			}{
+				{"all measured", true, true, true,
+					[]metrics.ConnCPU{{Role: "query", Sessions: 1, CPUSec: 1.25}, {Role: "insert", Sessions: 2, CPUSec: 0.5}},
+					map[string]float64{"cpupq": 12.5, "wkbpi": 0.75}, true},
+				{"remote server, tmpfs", false, false, false, nil, map[string]float64{"cpupq": 3}, true},
+				{"not sampled", false, false, false, nil, nil, false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					res := metrics.StepResult{Name: "qr100", Status: metrics.StatusOK, StartedAt: t0, Seconds: 2,
+						Kind: "read-write", Primary: "range-query", ClientCPUSec: 0.7,
+						ConnCPU: tc.conn, Metrics: tc.metrics}
+					var ivs []metrics.Interval
+					for seq := range 2 {
+						v := iv(seq)
+						if tc.intervalsHW {
+							v.HW = testHW(tc.server, tc.io)
+							res.HW = testHW(tc.server, tc.io)
+						}
+						ivs = append(ivs, v)
+					}
+					if tc.size {
+						res.DBSizeBytes, res.DBSizeKnown = 123456789, true
+					}
+					id, err := s.BeginStep(ctx, runID, seq, res.Name, "", t0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := s.AppendIntervals(ctx, id, ivs); err != nil {
+						t.Fatal(err)
+					}
+					// FinishStep twice: the second replaces the first.
+					if err := s.FinishStep(ctx, id, res); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.FinishStep(ctx, id, res); err != nil {
+						t.Fatal(err)
+					}
+					var got metrics.StepResult
+					var gotIvs []metrics.Interval
+					runs, err := s.Results(ctx, []int64{runID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, st := range runs[0].Steps {
+						if st.ID == id {
+							got, gotIvs = st.Result, st.Intervals
+						}
+					}
+					if !reflect.DeepEqual(got.HW, res.HW) {
+						t.Errorf("HW = %+v\nwant %+v", got.HW, res.HW)
+					}
+					if !reflect.DeepEqual(got.ConnCPU, res.ConnCPU) || !reflect.DeepEqual(got.Metrics, res.Metrics) {
+						t.Errorf("conn %v metrics %v; want %v %v", got.ConnCPU, got.Metrics, res.ConnCPU, res.Metrics)
+					}
+					if got.DBSizeKnown != tc.size || got.DBSizeBytes != res.DBSizeBytes {
+						t.Errorf("db size %d %v", got.DBSizeBytes, got.DBSizeKnown)
+					}
+					for i := range ivs {
+						if !reflect.DeepEqual(gotIvs[i].HW, ivs[i].HW) {
+							t.Errorf("interval %d HW = %+v, want %+v", i, gotIvs[i].HW, ivs[i].HW)
+						}
+					}
+				})
 			}
 		})
 	}

@@ -24,9 +24,9 @@ type RunFilter struct {
 // newest Limit runs, still ascending. A run left running by a process that is no longer
 // alive on this machine reads back as interrupted.
 func (s *Store) Runs(ctx context.Context, f RunFilter) ([]RunSummary, error) {
-	limit := -1 // SQLite: no limit
+	limit := "" // written into the query: both databases take a literal, not the same "none"
 	if f.Limit > 0 {
-		limit = f.Limit
+		limit = fmt.Sprintf("LIMIT %d", f.Limit)
 	}
 	rows, err := s.db.QueryContext(ctx, `
 SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.status,
@@ -35,7 +35,7 @@ SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.st
 FROM runs r
 WHERE ? = '' OR r.label = ?
 ORDER BY r.id DESC
-LIMIT ?`, f.Label, f.Label, limit)
+`+limit, f.Label, f.Label)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}

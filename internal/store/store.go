@@ -16,7 +16,8 @@ import (
 	"os"
 	"path/filepath"
 
-	// The SQLite driver registers itself as "sqlite3".
+	// The drivers register themselves: "pgx" (a PostgreSQL store), "sqlite3".
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/mattn/go-sqlite3"
 )
 
@@ -26,7 +27,7 @@ const busyTimeoutMS = 5000
 
 // Store is an open results store. Its methods are safe for concurrent use.
 type Store struct {
-	db   *sql.DB
+	db   sqlDB
 	path string
 }
 
@@ -47,6 +48,9 @@ func (e *SchemaTooNewError) Error() string {
 // and migrating it forward. The directory must exist and be writable. A file written by a
 // newer dbperf is left untouched and reported as *SchemaTooNewError.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, true)
+	}
 	abs, err := absPath(path)
 	if err != nil {
 		return nil, err
@@ -74,6 +78,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // user's directory). Only a file of an older schema is opened for writing, once, to be
 // migrated forward like Open does.
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, false)
+	}
 	abs, err := absPath(path)
 	if err != nil {
 		return nil, err
@@ -113,8 +120,8 @@ func openReadOnly(ctx context.Context, path, abs string) (*Store, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("results store %s: %w", path, err)
 		}
-		s := &Store{db: db, path: path}
-		v, err := s.userVersion(ctx, db)
+		s := &Store{db: sqlDB{DB: db}, path: path}
+		v, err := s.userVersion(ctx, s.db)
 		if err == nil && v == 0 {
 			err = s.checkOurs(ctx)
 		}
@@ -190,10 +197,51 @@ func open(ctx context.Context, path, abs, mode string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: sqlDB{DB: db}, path: path}
 	if err := s.init(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	return s, nil
+}
+
+// openPostgres connects to a PostgreSQL store through pgx's database/sql driver (the
+// store is not a hot path: one transaction per interval; database/sql lets the SQLite
+// and PostgreSQL stores share every query). create: make the schema in an empty
+// database (dbperf run); otherwise a database without it is "no results store". The
+// store's name in every message is the DSN without its password.
+func openPostgres(ctx context.Context, dsn string, create bool) (*Store, error) {
+	name := redactDSN(dsn)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("results store %s: %w", name, err)
+	}
+	s := &Store{db: sqlDB{DB: db, d: postgresDialect}, path: name}
+	fail := func(err error) (*Store, error) {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return fail(fmt.Errorf("results store %s: %w", name, err))
+	}
+	v, err := s.userVersion(ctx, s.db)
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case v > SchemaVersion:
+		return fail(&SchemaTooNewError{Path: name, FileVersion: v, KnownVersion: SchemaVersion})
+	case v == 0 && !create:
+		return fail(fmt.Errorf("no results store in %s: run \"dbperf run --results %s\" first", name, name))
+	case v == 0:
+		if err := s.checkOurs(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	if v < SchemaVersion {
+		if err := s.migrate(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	return s, nil
 }
@@ -230,6 +278,20 @@ type queryRower interface {
 
 func (s *Store) userVersion(ctx context.Context, q queryRower) (int, error) {
 	var v int
+	if s.db.d == postgresDialect {
+		// A one-row table holds the version (PostgreSQL has no user_version).
+		var exists bool
+		if err := q.QueryRowContext(ctx, `SELECT to_regclass('dbperf_schema') IS NOT NULL`).Scan(&exists); err != nil {
+			return 0, fmt.Errorf("results store %s: read schema version: %w", s.path, err)
+		}
+		if !exists {
+			return 0, nil
+		}
+		if err := q.QueryRowContext(ctx, `SELECT COALESCE(max(version), 0) FROM dbperf_schema`).Scan(&v); err != nil {
+			return 0, fmt.Errorf("results store %s: read schema version: %w", s.path, err)
+		}
+		return v, nil
+	}
 	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("results store %s: read schema version (is it a dbperf results store?): %w", s.path, err)
 	}
@@ -249,6 +311,16 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("results store %s: begin migration: %w", s.path, err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	if s.db.d == postgresDialect {
+		// Several dbperf processes may open a new store at once: one migrates, the
+		// others wait for it here and then find the schema current.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7361730)`); err != nil {
+			return fmt.Errorf("results store %s: lock for migration: %w", s.path, err)
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS dbperf_schema (version BIGINT NOT NULL)`); err != nil {
+			return fmt.Errorf("results store %s: schema version table: %w", s.path, err)
+		}
+	}
 	v, err := s.userVersion(ctx, tx)
 	if err != nil {
 		return err
@@ -257,12 +329,16 @@ func (s *Store) migrate(ctx context.Context) error {
 		return &SchemaTooNewError{Path: s.path, FileVersion: v, KnownVersion: SchemaVersion}
 	}
 	for i := v; i < len(scripts); i++ {
-		if _, err := tx.ExecContext(ctx, scripts[i]); err != nil {
+		if _, err := tx.ExecContext(ctx, s.db.d.migration(scripts[i])); err != nil {
 			return fmt.Errorf("results store %s: migrate to schema version %d: %w", s.path, i+1, err)
 		}
 	}
 	// PRAGMA takes no parameters; SchemaVersion is a constant.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+	setVersion := fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)
+	if s.db.d == postgresDialect {
+		setVersion = fmt.Sprintf(`DELETE FROM dbperf_schema; INSERT INTO dbperf_schema (version) VALUES (%d)`, SchemaVersion)
+	}
+	if _, err := tx.ExecContext(ctx, setVersion); err != nil {
 		return fmt.Errorf("results store %s: set schema version %d: %w", s.path, SchemaVersion, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -275,8 +351,15 @@ func (s *Store) migrate(ctx context.Context) error {
 // SQLite database.
 func (s *Store) checkOurs(ctx context.Context) error {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+	q := `SELECT count(*) FROM sqlite_master`
+	if s.db.d == postgresDialect {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> 'dbperf_schema'`
+	}
+	if err := s.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
 		return fmt.Errorf("results store %s: %w", s.path, err)
+	}
+	if n > 0 && s.db.d == postgresDialect {
+		return fmt.Errorf("results store %s: the database has tables but no dbperf schema: give dbperf a database (or schema) of its own", s.path)
 	}
 	if n > 0 {
 		return fmt.Errorf("results store %s is an SQLite database but not a dbperf results store: pass another --results file", s.path)

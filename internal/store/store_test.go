@@ -69,110 +69,114 @@ func iv(seq int, labels ...metrics.LabelStats) metrics.Interval {
 }
 
 func TestRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	meta := testMeta("base")
-	meta.StepGroups = []StepGroup{{Name: "write", Title: "write (l.*)"}, {Name: "point", Title: "point (qp*)"}}
-	runID, err := s.BeginRun(ctx, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.open(t)
+			meta := testMeta("base")
+			meta.StepGroups = []StepGroup{{Name: "write", Title: "write (l.*)"}, {Name: "point", Title: "point (qp*)"}}
+			runID, err := s.BeginRun(ctx, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	load := metrics.StepResult{
-		Name: "l.i0", Status: metrics.StatusOK, StartedAt: t0.Add(time.Second), Seconds: 2.000000007,
-		Kind: "load", Primary: "insert",
-		Labels:       []metrics.LabelStats{lbl("insert", metrics.UnitRows, 500, false, 0)},
-		Audit:        metrics.Audit{Status: "ok", Detail: "rows 1000 = 1000 inserted - 0 deleted"},
-		ClientCPUSec: 0.75,
-	}
-	loadIvs := []metrics.Interval{iv(0, lbl("insert", metrics.UnitRows, 250, false, 0)), iv(1, lbl("insert", metrics.UnitRows, 250, false, 0))}
-	loadIvs[1].Metrics = map[string]float64{metrics.MetricKVStallPct: 12.5, metrics.MetricKVL0Files: 0} // a 0 is kept
-	// Labels deliberately not in alphabetical order: the stored order is kept.
-	rw := metrics.StepResult{
-		Name: "qp100", Status: metrics.StatusFailed, Error: "audit: 3 rows missing", StartedAt: t0.Add(5 * time.Second),
-		Seconds: 3.5, Kind: "read-write", Primary: "point-query",
-		Labels: []metrics.LabelStats{
-			lbl("point-query", metrics.UnitOps, 9000, false, 0),
-			lbl("insert", metrics.UnitRows, 300, true, 100),
-			lbl("delete", metrics.UnitRows, 290, true, 100),
-		},
-		Audit:        metrics.Audit{Status: "failed", Detail: "3 rows missing"},
-		ClientCPUSec: 1.5,
-		Note:         "checkpoint took 0.2 s",
-	}
-	rwIvs := []metrics.Interval{
-		iv(0, lbl("point-query", metrics.UnitOps, 3000, false, 0), lbl("insert", metrics.UnitRows, 100, true, 100), lbl("delete", metrics.UnitRows, 95, true, 100)),
-		iv(1, lbl("point-query", metrics.UnitOps, 3000, false, 0), lbl("insert", metrics.UnitRows, 100, true, 100)),
-		iv(2), // an interval without ops is kept too
-	}
+			load := metrics.StepResult{
+				Name: "l.i0", Status: metrics.StatusOK, StartedAt: t0.Add(time.Second), Seconds: 2.000000007,
+				Kind: "load", Primary: "insert",
+				Labels:       []metrics.LabelStats{lbl("insert", metrics.UnitRows, 500, false, 0)},
+				Audit:        metrics.Audit{Status: "ok", Detail: "rows 1000 = 1000 inserted - 0 deleted"},
+				ClientCPUSec: 0.75,
+			}
+			loadIvs := []metrics.Interval{iv(0, lbl("insert", metrics.UnitRows, 250, false, 0)), iv(1, lbl("insert", metrics.UnitRows, 250, false, 0))}
+			loadIvs[1].Metrics = map[string]float64{metrics.MetricKVStallPct: 12.5, metrics.MetricKVL0Files: 0} // a 0 is kept
+			// Labels deliberately not in alphabetical order: the stored order is kept.
+			rw := metrics.StepResult{
+				Name: "qp100", Status: metrics.StatusFailed, Error: "audit: 3 rows missing", StartedAt: t0.Add(5 * time.Second),
+				Seconds: 3.5, Kind: "read-write", Primary: "point-query",
+				Labels: []metrics.LabelStats{
+					lbl("point-query", metrics.UnitOps, 9000, false, 0),
+					lbl("insert", metrics.UnitRows, 300, true, 100),
+					lbl("delete", metrics.UnitRows, 290, true, 100),
+				},
+				Audit:        metrics.Audit{Status: "failed", Detail: "3 rows missing"},
+				ClientCPUSec: 1.5,
+				Note:         "checkpoint took 0.2 s",
+			}
+			rwIvs := []metrics.Interval{
+				iv(0, lbl("point-query", metrics.UnitOps, 3000, false, 0), lbl("insert", metrics.UnitRows, 100, true, 100), lbl("delete", metrics.UnitRows, 95, true, 100)),
+				iv(1, lbl("point-query", metrics.UnitOps, 3000, false, 0), lbl("insert", metrics.UnitRows, 100, true, 100)),
+				iv(2), // an interval without ops is kept too
+			}
 
-	id1, err := s.BeginStep(ctx, runID, 1, "l.i0", "write", load.StartedAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range loadIvs { // one call per tick, as the runner does
-		if err := s.AppendIntervals(ctx, id1, []metrics.Interval{v}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.FinishStep(ctx, id1, load); err != nil {
-		t.Fatal(err)
-	}
-	id2, err := s.BeginStep(ctx, runID, 2, "qp100", "point", rw.StartedAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AppendIntervals(ctx, id2, rwIvs); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.FinishStep(ctx, id2, rw); err != nil {
-		t.Fatal(err)
-	}
-	finished := t0.Add(time.Minute)
-	if err := s.FinishRun(ctx, runID, RunFailed, finished); err != nil {
-		t.Fatal(err)
-	}
+			id1, err := s.BeginStep(ctx, runID, 1, "l.i0", "write", load.StartedAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range loadIvs { // one call per tick, as the runner does
+				if err := s.AppendIntervals(ctx, id1, []metrics.Interval{v}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.FinishStep(ctx, id1, load); err != nil {
+				t.Fatal(err)
+			}
+			id2, err := s.BeginStep(ctx, runID, 2, "qp100", "point", rw.StartedAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AppendIntervals(ctx, id2, rwIvs); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.FinishStep(ctx, id2, rw); err != nil {
+				t.Fatal(err)
+			}
+			finished := t0.Add(time.Minute)
+			if err := s.FinishRun(ctx, runID, RunFailed, finished); err != nil {
+				t.Fatal(err)
+			}
 
-	got, err := s.Results(ctx, []int64{runID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 {
-		t.Fatalf("got %d runs, want 1", len(got))
-	}
-	// Params come back from JSON with integers as json.Number; compare them as JSON.
-	wantParams, _ := json.Marshal(meta.Params)
-	gotParams, _ := json.Marshal(got[0].Params)
-	if !bytes.Equal(wantParams, gotParams) {
-		t.Errorf("params = %s, want %s", gotParams, wantParams)
-	}
-	if n, ok := got[0].Params["rows"].(json.Number); !ok || n.String() != "1000000" {
-		t.Errorf("params[rows] = %#v, want json.Number 1000000", got[0].Params["rows"])
-	}
-	got[0].Params, meta.Params = nil, nil
-	if len(got[0].Origin) != 32 {
-		t.Errorf("origin %q, want 128 random bits in hex", got[0].Origin)
-	}
-	meta.Origin = got[0].Origin
-	want := Run{
-		ID: runID, RunMeta: meta, Status: RunFailed, FinishedAt: finished,
-		Steps: []Step{
-			{ID: id1, Seq: 1, Group: "write", Result: load, Intervals: loadIvs},
-			{ID: id2, Seq: 2, Group: "point", Result: rw, Intervals: rwIvs},
-		},
-	}
-	if !reflect.DeepEqual(got[0], want) {
-		t.Errorf("round trip mismatch\n got: %+v\nwant: %+v", got[0], want)
-	}
+			got, err := s.Results(ctx, []int64{runID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %d runs, want 1", len(got))
+			}
+			// Params come back from JSON with integers as json.Number; compare them as JSON.
+			wantParams, _ := json.Marshal(meta.Params)
+			gotParams, _ := json.Marshal(got[0].Params)
+			if !bytes.Equal(wantParams, gotParams) {
+				t.Errorf("params = %s, want %s", gotParams, wantParams)
+			}
+			if n, ok := got[0].Params["rows"].(json.Number); !ok || n.String() != "1000000" {
+				t.Errorf("params[rows] = %#v, want json.Number 1000000", got[0].Params["rows"])
+			}
+			got[0].Params, meta.Params = nil, nil
+			if len(got[0].Origin) != 32 {
+				t.Errorf("origin %q, want 128 random bits in hex", got[0].Origin)
+			}
+			meta.Origin = got[0].Origin
+			want := Run{
+				ID: runID, RunMeta: meta, Status: RunFailed, FinishedAt: finished,
+				Steps: []Step{
+					{ID: id1, Seq: 1, Group: "write", Result: load, Intervals: loadIvs},
+					{ID: id2, Seq: 2, Group: "point", Result: rw, Intervals: rwIvs},
+				},
+			}
+			if !reflect.DeepEqual(got[0], want) {
+				t.Errorf("round trip mismatch\n got: %+v\nwant: %+v", got[0], want)
+			}
 
-	sums, err := s.Runs(ctx, RunFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantSum := []RunSummary{{ID: runID, StartedAt: t0, Workload: "insertbench", Engine: "sqlite",
-		EngineVersion: "3.46.1", Label: "base", Status: RunFailed, Steps: 2}}
-	if !reflect.DeepEqual(sums, wantSum) {
-		t.Errorf("Runs = %+v, want %+v", sums, wantSum)
+			sums, err := s.Runs(ctx, RunFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSum := []RunSummary{{ID: runID, StartedAt: t0, Workload: "insertbench", Engine: "sqlite",
+				EngineVersion: "3.46.1", Label: "base", Status: RunFailed, Steps: 2}}
+			if !reflect.DeepEqual(sums, wantSum) {
+				t.Errorf("Runs = %+v, want %+v", sums, wantSum)
+			}
+		})
 	}
 }
 
@@ -502,24 +506,28 @@ func TestLiveness(t *testing.T) {
 }
 
 func TestFinishedRunWithUnfinishedStep(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	runID, err := s.BeginRun(ctx, testMeta(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.BeginStep(ctx, runID, 1, "l.i0", "", t0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.FinishRun(ctx, runID, RunInterrupted, t0.Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	runs, err := s.Results(ctx, []int64{runID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := runs[0].Steps[0].Result.Status; got != metrics.StatusInterrupted {
-		t.Errorf("step status = %q, want interrupted", got)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.open(t)
+			runID, err := s.BeginRun(ctx, testMeta(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.BeginStep(ctx, runID, 1, "l.i0", "", t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.FinishRun(ctx, runID, RunInterrupted, t0.Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			runs, err := s.Results(ctx, []int64{runID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runs[0].Steps[0].Result.Status; got != metrics.StatusInterrupted {
+				t.Errorf("step status = %q, want interrupted", got)
+			}
+		})
 	}
 }
 
@@ -538,91 +546,103 @@ func seed(t *testing.T, s *Store, labels ...string) []int64 {
 }
 
 func TestResolveRuns(t *testing.T) {
-	s, _ := openTemp(t)
-	seed(t, s, "base", "new", "base", "7", "")
-	tests := []struct {
-		refs    []string
-		want    []int64
-		wantErr string
-	}{
-		{refs: []string{"2"}, want: []int64{2}},
-		{refs: []string{"base"}, want: []int64{1, 3}},
-		{refs: []string{"new", "base"}, want: []int64{2, 1, 3}},
-		{refs: []string{"3", "base"}, want: []int64{3, 1}}, // no duplicates
-		{refs: []string{"7"}, want: []int64{4}},            // not an id, but a label
-		{refs: []string{"4"}, want: []int64{4}},
-		{refs: nil, want: nil},
-		{refs: []string{"42"}, wantErr: `run 42 not found: "dbperf runs" lists the stored runs`},
-		{refs: []string{"1", "nightly"}, wantErr: `no run with id or label "nightly"`},
-		{refs: []string{""}, wantErr: "empty run reference"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.refs, ","), func(t *testing.T) {
-			got, err := s.ResolveRuns(context.Background(), tt.refs)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			seed(t, s, "base", "new", "base", "7", "")
+			tests := []struct {
+				refs    []string
+				want    []int64
+				wantErr string
+			}{
+				{refs: []string{"2"}, want: []int64{2}},
+				{refs: []string{"base"}, want: []int64{1, 3}},
+				{refs: []string{"new", "base"}, want: []int64{2, 1, 3}},
+				{refs: []string{"3", "base"}, want: []int64{3, 1}}, // no duplicates
+				{refs: []string{"7"}, want: []int64{4}},            // not an id, but a label
+				{refs: []string{"4"}, want: []int64{4}},
+				{refs: nil, want: nil},
+				{refs: []string{"42"}, wantErr: `run 42 not found: "dbperf runs" lists the stored runs`},
+				{refs: []string{"1", "nightly"}, wantErr: `no run with id or label "nightly"`},
+				{refs: []string{""}, wantErr: "empty run reference"},
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("ResolveRuns(%q) = %v, want %v", tt.refs, got, tt.want)
+			for _, tt := range tests {
+				t.Run(strings.Join(tt.refs, ","), func(t *testing.T) {
+					got, err := s.ResolveRuns(context.Background(), tt.refs)
+					if tt.wantErr != "" {
+						if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+							t.Errorf("err = %v, want %q", err, tt.wantErr)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, tt.want) {
+						t.Errorf("ResolveRuns(%q) = %v, want %v", tt.refs, got, tt.want)
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestRunsFilter(t *testing.T) {
-	s, _ := openTemp(t)
-	seed(t, s, "a", "b", "a", "a", "b")
-	tests := []struct {
-		f    RunFilter
-		want []int64
-	}{
-		{RunFilter{}, []int64{1, 2, 3, 4, 5}},
-		{RunFilter{Limit: 2}, []int64{4, 5}},
-		{RunFilter{Label: "a"}, []int64{1, 3, 4}},
-		{RunFilter{Label: "a", Limit: 2}, []int64{3, 4}},
-		{RunFilter{Label: "zzz"}, nil},
-	}
-	for _, tt := range tests {
-		got, err := s.Runs(context.Background(), tt.f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []int64
-		for _, r := range got {
-			ids = append(ids, r.ID)
-		}
-		if !slices.Equal(ids, tt.want) {
-			t.Errorf("Runs(%+v) = %v, want %v", tt.f, ids, tt.want)
-		}
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			seed(t, s, "a", "b", "a", "a", "b")
+			tests := []struct {
+				f    RunFilter
+				want []int64
+			}{
+				{RunFilter{}, []int64{1, 2, 3, 4, 5}},
+				{RunFilter{Limit: 2}, []int64{4, 5}},
+				{RunFilter{Label: "a"}, []int64{1, 3, 4}},
+				{RunFilter{Label: "a", Limit: 2}, []int64{3, 4}},
+				{RunFilter{Label: "zzz"}, nil},
+			}
+			for _, tt := range tests {
+				got, err := s.Runs(context.Background(), tt.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []int64
+				for _, r := range got {
+					ids = append(ids, r.ID)
+				}
+				if !slices.Equal(ids, tt.want) {
+					t.Errorf("Runs(%+v) = %v, want %v", tt.f, ids, tt.want)
+				}
+			}
+		})
 	}
 }
 
 func TestResultsAndLatest(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	if _, err := s.LatestRunID(ctx); err == nil || !strings.Contains(err.Error(), "has no runs yet") {
-		t.Errorf("LatestRunID on an empty store: err = %v", err)
-	}
-	seed(t, s, "a", "b", "c")
-	if id, err := s.LatestRunID(ctx); err != nil || id != 3 {
-		t.Errorf("LatestRunID = %d, %v; want 3", id, err)
-	}
-	runs, err := s.Results(ctx, []int64{3, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 2 || runs[0].Label != "c" || runs[1].Label != "a" {
-		t.Errorf("Results(3, 1) returned labels %v, want c, a in that order", []string{runs[0].Label, runs[1].Label})
-	}
-	_, err = s.Results(ctx, []int64{1, 42})
-	if err == nil || err.Error() != `run 42 not found: "dbperf runs" lists the stored runs` {
-		t.Errorf("Results(42): err = %v", err)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.open(t)
+			if _, err := s.LatestRunID(ctx); err == nil || !strings.Contains(err.Error(), "has no runs yet") {
+				t.Errorf("LatestRunID on an empty store: err = %v", err)
+			}
+			seed(t, s, "a", "b", "c")
+			if id, err := s.LatestRunID(ctx); err != nil || id != 3 {
+				t.Errorf("LatestRunID = %d, %v; want 3", id, err)
+			}
+			runs, err := s.Results(ctx, []int64{3, 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 2 || runs[0].Label != "c" || runs[1].Label != "a" {
+				t.Errorf("Results(3, 1) returned labels %v, want c, a in that order", []string{runs[0].Label, runs[1].Label})
+			}
+			_, err = s.Results(ctx, []int64{1, 42})
+			if err == nil || err.Error() != `run 42 not found: "dbperf runs" lists the stored runs` {
+				t.Errorf("Results(42): err = %v", err)
+			}
+		})
 	}
 }
 

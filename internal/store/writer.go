@@ -62,19 +62,15 @@ func (s *Store) BeginRun(ctx context.Context, meta RunMeta) (int64, error) {
 		}
 	}
 	var id int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
+	err = s.inTx(ctx, func(tx sqlTx) error {
+		// RETURNING (SQLite 3.35+, PostgreSQL): PostgreSQL's driver has no LastInsertId.
+		return tx.QueryRowContext(ctx, `
 INSERT INTO runs (workload, workload_version, engine, engine_version, engine_settings, label,
 	seed, params, env, status, started_at, pid, pid_start_ticks, boot_id, step_groups, origin, host)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			meta.Workload, meta.WorkloadVersion, meta.Engine, meta.EngineVersion, string(settings), meta.Label,
 			meta.Seed, string(params), string(env), RunRunning, formatTime(meta.StartedAt),
-			self.PID, self.StartTicks, self.BootID, string(groups), origin, meta.Env["hostname"])
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+			self.PID, self.StartTicks, self.BootID, string(groups), origin, meta.Env["hostname"]).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: begin run of %s on %s: %w", meta.Workload, meta.Engine, err)
@@ -87,15 +83,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // and returns the step's id.
 func (s *Store) BeginStep(ctx context.Context, runID int64, seq int, name, group string, startedAt time.Time) (int64, error) {
 	var id int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-INSERT INTO steps (run_id, seq, name, step_group, status, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			runID, seq, name, group, stepRunning, formatTime(startedAt))
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+	err := s.inTx(ctx, func(tx sqlTx) error {
+		return tx.QueryRowContext(ctx, `
+INSERT INTO steps (run_id, seq, name, step_group, status, started_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			runID, seq, name, group, stepRunning, formatTime(startedAt)).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: begin step %d (%s) of run %d: %w", seq, name, runID, err)
@@ -108,7 +99,7 @@ func (s *Store) AppendIntervals(ctx context.Context, stepID int64, ivs []metrics
 	if len(ivs) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx sqlTx) error {
 		ivStmt, err := tx.PrepareContext(ctx, `
 INSERT INTO intervals (step_id, seq, start_ns, end_ns, client_cpu_sec) VALUES (?, ?, ?, ?, ?)`)
 		if err != nil {
@@ -165,7 +156,7 @@ func (s *Store) FinishStep(ctx context.Context, stepID int64, r metrics.StepResu
 	if r.DBSizeKnown {
 		dbSize = r.DBSizeBytes
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx sqlTx) error {
 		res, err := tx.ExecContext(ctx, `
 UPDATE steps SET name = ?, status = ?, error = ?, started_at = ?, seconds = ?, kind = ?,
 	primary_label = ?, audit_status = ?, audit_detail = ?, client_cpu_sec = ?, note = ?, db_size_bytes = ?
@@ -207,7 +198,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, finis
 	default:
 		return fmt.Errorf("store: finish run %d: status %q is not ok, failed or interrupted", runID, status)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx sqlTx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`,
 			status, formatTime(finishedAt), runID)
 		if err != nil {
@@ -222,7 +213,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, finis
 }
 
 // inTx runs fn in a transaction (BEGIN IMMEDIATE, see open) and commits it.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(sqlTx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
