@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -39,9 +40,15 @@ WHERE (? = '' OR r.workload = ?) AND (? = '' OR r.engine = ?) AND (? = '' OR r.e
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: browse runs: %w", err)
 	}
-	page := fmt.Sprintf("OFFSET %d", max(f.Offset, 0)) // literals: both databases take them
-	if f.Limit > 0 {
-		page = fmt.Sprintf("LIMIT %d ", f.Limit) + page
+	// Literals both databases take: SQLite refuses OFFSET without LIMIT and PostgreSQL a
+	// negative LIMIT, so "all" is no clause, or the largest LIMIT when paging past rows.
+	page := ""
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := int64(math.MaxInt64)
+		if f.Limit > 0 {
+			limit = int64(f.Limit)
+		}
+		page = fmt.Sprintf("LIMIT %d OFFSET %d", limit, max(f.Offset, 0))
 	}
 	rows, err := s.db.QueryContext(ctx, `
 SELECT r.id, r.started_at, r.workload, r.engine, r.engine_version, r.label, r.status,
