@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	// The drivers register themselves: "pgx" (a PostgreSQL store), "sqlite3".
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -222,7 +223,9 @@ func openPostgres(ctx context.Context, dsn string, create bool) (*Store, error) 
 		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
-		return fail(fmt.Errorf("results store %s: %w", name, err))
+		// pgx lists each address it tried on its own line: one line for the cli.
+		msg := strings.ReplaceAll(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "), ":;", ":")
+		return fail(fmt.Errorf("results store %s: %s", name, msg))
 	}
 	v, err := s.userVersion(ctx, s.db)
 	if err != nil {
