@@ -2,28 +2,35 @@
 """dbperf's rocksdb engine side by side with db_bench on the same RocksDB, in one run.
 
 Debian's rocksdb-tools ships db_bench 7.8.3, built on the same librocksdb 7.8.3 that
-dbperf's rocksdb engine links (grocksdb v1.7.14). For each round this script runs, in
-alternating order:
+dbperf's rocksdb engine links (grocksdb v1.7.14). Each round, with the same key/value
+sizes, key count, LSM options, cache and bloom filter on both sides:
 
-  db_bench  fillseq (vector memtable, no WAL: §4.1 row 1) in a new DB, then readrandom
-            in a second process on that DB (--use_existing_db), 1 thread, --duration;
-  dbperf    run dbbench --engine rocksdb --steps fillseq_disable_wal,readrandom with the
-            same key/value sizes, key count, LSM options, cache and bloom filter.
+  fillseq     db_bench's fillseq (vector memtable, no WAL: §4.1 row 1) into a new DB of
+              its own, and dbperf's fillseq_disable_wal into a new work dir;
+  readrandom  db_bench's readrandom (--use_existing_db) and dbperf's readrandom (a run of
+              that step alone on the work dir), both on dbperf's fill: the same tree, so
+              the shape (files per level) cannot differ; 1 thread, --duration each.
 
-and prints ops/s and CPU µs per op of each side and their ratio, per round and the median.
-db_bench's CPU is its process's (rusage of the child, open and close included); dbperf's
-is the client CPU it measures itself per step (/proc/self/stat over the timed load), which
-is all of the engine's CPU too: both engines run inside the benchmark process.
+Each side of a step runs in its own process, in alternating order from round to round;
+with --together the two readrandoms run at the same time instead, each on a core and its
+own copy of the tree, so that the VM's speed, which changes from second to second, is the
+same for both. db_bench runs with --histogram=1, timing every op as dbperf does and as the
+reference's benchmark.sh runs it (§4.1), unless --db-bench-histogram 0.
+
+It prints ops/s and CPU µs per op of each side and their ratio, per round and the median.
+db_bench's CPU is its process's (wait4's rusage, open and close included); dbperf's is the
+client CPU it measures itself per step (/proc/self/stat over the timed load), which is all
+of the engine's CPU too: both engines run inside the benchmark process.
 
 Usage: scripts/dbbench_sidebyside.py [--num 500000] [--duration 15] [--rounds 3]
-       [--dbperf bin/dbperf] [--db-bench db_bench] [--workdir DIR] [--json out.json]
+       [--together] [--db-bench-histogram 1] [--dbperf bin/dbperf] [--db-bench db_bench]
+       [--workdir DIR] [--json out.json]
 """
 
 import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -56,75 +63,124 @@ def lsm_flags(a):
     ]
 
 
-def rusage_children():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+class Proc:
+    """A child process whose own CPU time is read with wait4 (so two can run at once)."""
+
+    def __init__(self, argv, out):
+        self.argv, self.out = argv, out
+        with open(out, "w") as f:
+            self.p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
+
+    def wait(self):
+        """Waits; returns (CPU seconds, output) and exits on a failure."""
+        _, status, ru = os.wait4(self.p.pid, 0)
+        self.p.returncode = os.waitstatus_to_exitcode(status)
+        with open(self.out) as f:
+            text = f.read()
+        if self.p.returncode != 0:
+            sys.exit("%s failed (%d):\n%s" % (" ".join(self.argv[:3]), self.p.returncode, text[-2000:]))
+        return ru.ru_utime + ru.ru_stime, text
 
 
-def db_bench(a, db, benchmark, extra):
-    """Runs one db_bench process; returns (ops/s, CPU seconds, ops, output)."""
+def db_bench_start(a, db, benchmark, extra, out):
     argv = [a.db_bench, "--benchmarks=" + benchmark, "--db=" + db, "--num=%d" % a.num, "--threads=1",
-            "--compression_ratio=0.5", "--statistics=1", "--histogram=0", "--open_files=-1",
-            "--level_compaction_dynamic_level_bytes=true", "--min_level_to_compress=-1",
+            "--compression_ratio=0.5", "--statistics=1", "--histogram=%d" % a.db_bench_histogram,
+            "--open_files=-1", "--level_compaction_dynamic_level_bytes=true", "--min_level_to_compress=-1",
             "--seed=1"]  # db_bench 7.8 has no --bottommost_compression: unset, as "disable"
     argv += ["--%s=%s" % (f, v) for f, _, v in lsm_flags(a)] + extra
-    c0 = rusage_children()
-    p = subprocess.run(argv, capture_output=True, text=True)
-    cpu = rusage_children() - c0
-    if p.returncode != 0:
-        sys.exit("db_bench %s failed (%d):\n%s" % (benchmark, p.returncode, p.stderr[-2000:]))
+    return Proc(argv, out)
+
+
+def db_bench_result(benchmark, proc):
+    """db_bench's result line: (ops/s, CPU seconds, ops or None)."""
+    cpu, out = proc.wait()
     m = re.search(r"^%s\s*:\s*([\d.]+) micros/op ([\d.]+) ops/sec(?: [\d.]+ seconds)? (\d+) operations" % benchmark,
-                  p.stdout, re.M)
+                  out, re.M)
+    if m:
+        return float(m.group(2)), cpu, int(m.group(3))
+    m = re.search(r"^%s\s*:\s*([\d.]+) micros/op ([\d.]+) ops/sec" % benchmark, out, re.M)
     if not m:
-        m = re.search(r"^%s\s*:\s*([\d.]+) micros/op ([\d.]+) ops/sec" % benchmark, p.stdout, re.M)
-        if not m:
-            sys.exit("no result line for %s in db_bench's output:\n%s" % (benchmark, p.stdout[-2000:]))
-        ops_sec = float(m.group(2))
-        ops = None
-    else:
-        ops_sec, ops = float(m.group(2)), int(m.group(3))
-    return ops_sec, cpu, ops, p.stdout
+        sys.exit("no result line for %s in db_bench's output:\n%s" % (benchmark, out[-2000:]))
+    return float(m.group(2)), cpu, None
 
 
-def run_db_bench(a, workdir):
+def db_bench_fill(a, workdir):
+    """db_bench's fillseq (vector memtable, no WAL) into a new DB of its own."""
     db = os.path.join(workdir, "db_bench")
     shutil.rmtree(db, ignore_errors=True)
-    fill = db_bench(a, db, "fillseq", ["--disable_wal=1", "--memtablerep=vector",
-                                        "--allow_concurrent_memtable_write=false"])
-    read = db_bench(a, db, "readrandom", ["--use_existing_db=1", "--duration=%g" % a.duration])
+    proc = db_bench_start(a, db, "fillseq", ["--disable_wal=1", "--memtablerep=vector",
+                                             "--allow_concurrent_memtable_write=false"],
+                          os.path.join(workdir, "db_bench.out"))
+    ops_sec, cpu, ops = db_bench_result("fillseq", proc)
     shutil.rmtree(db, ignore_errors=True)
-    out = {}
-    for name, (ops_sec, cpu, ops, _) in (("fillseq", fill), ("readrandom", read)):
-        if ops is None:  # fillseq writes every key once
-            ops = a.num if name == "fillseq" else None
-        out[name] = {"ops_sec": ops_sec, "cpu_us_per_op": cpu * 1e6 / ops if ops else None}
-    return out
+    return {"ops_sec": ops_sec, "cpu_us_per_op": cpu * 1e6 / (ops or a.num)}
 
 
-def run_dbperf(a, workdir):
+def db_bench_read_start(a, db, workdir):
+    return db_bench_start(a, db, "readrandom", ["--use_existing_db=1", "--duration=%g" % a.duration],
+                          os.path.join(workdir, "db_bench.out"))
+
+
+def db_bench_read_result(proc):
+    ops_sec, cpu, ops = db_bench_result("readrandom", proc)
+    return {"ops_sec": ops_sec, "cpu_us_per_op": cpu * 1e6 / ops if ops else None}
+
+
+def db_bench_read(a, workdir):
+    """db_bench's readrandom on dbperf's fill (the same tree dbperf reads)."""
+    return db_bench_read_result(db_bench_read_start(a, os.path.join(workdir, "dbperf-work", "db"), workdir))
+
+
+def dbperf_start(a, workdir, step):
+    """Starts one dbperf run of one step in the shared work dir."""
     results = os.path.join(workdir, "dbperf.db")
     if os.path.exists(results):
         os.remove(results)
     argv = [a.dbperf, "run", "dbbench", "--engine", "rocksdb", "--scale", "small",
-            "--steps", "fillseq_disable_wal,readrandom", "--num", str(a.num), "--threads", "1",
+            "--steps", step, "--num", str(a.num), "--threads", "1",
             "--duration", "%g" % a.duration, "--min-level-to-compress", "-1",
             "--bottommost-compression", "disable", "--results", results, "--quiet", "--seed", "1",
             "--workdir", os.path.join(workdir, "dbperf-work")]
     argv += ["--%s=%s" % (f, v) for _, f, v in lsm_flags(a)]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("dbperf failed (%d):\n%s" % (p.returncode, p.stderr[-2000:]))
+    return Proc(argv, os.path.join(workdir, "dbperf.out"))
+
+
+def dbperf_result(a, workdir, proc):
+    """The step's ops/s and the client CPU per op dbperf measured (the engine's included)."""
+    proc.wait()
+    results = os.path.join(workdir, "dbperf.db")
     rep = subprocess.run([a.dbperf, "report", "--results", results, "--format", "json"],
                          capture_output=True, text=True, check=True)
-    run = json.loads(rep.stdout)["runs"][-1]
-    shutil.rmtree(os.path.join(workdir, "dbperf-work"), ignore_errors=True)
+    s = json.loads(rep.stdout)["runs"][-1]["steps"][0]
     os.remove(results)
-    out = {}
-    for s in run["steps"]:
-        name = {"fillseq_disable_wal": "fillseq"}.get(s["name"], s["name"])
-        ops = s["ops"][s["primary"]]
-        out[name] = {"ops_sec": ops["per_sec"], "cpu_us_per_op": s.get("client_cpu_us_per_op")}
+    return {"ops_sec": s["ops"][s["primary"]]["per_sec"], "cpu_us_per_op": s.get("client_cpu_us_per_op")}
+
+
+def dbperf(a, workdir, step):
+    return dbperf_result(a, workdir, dbperf_start(a, workdir, step))
+
+
+def together(a, workdir):
+    """readrandom of both at once, each on its own copy of dbperf's fill: the VM's speed
+    changes from second to second, and this way it changes for both alike."""
+    copy = os.path.join(workdir, "db_bench_copy")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(os.path.join(workdir, "dbperf-work", "db"), copy)
+    d = db_bench_read_start(a, copy, workdir)
+    p = dbperf_start(a, workdir, "readrandom")
+    out = {"db_bench": db_bench_read_result(d), "dbperf": dbperf_result(a, workdir, p)}
+    shutil.rmtree(copy, ignore_errors=True)
     return out
+
+
+def dbperf_fill(a, workdir):
+    """dbperf's fillseq_disable_wal into a new work dir: the tree both sides then read."""
+    shutil.rmtree(os.path.join(workdir, "dbperf-work"), ignore_errors=True)
+    return dbperf(a, workdir, "fillseq_disable_wal")
+
+
+def dbperf_read(a, workdir):
+    return dbperf(a, workdir, "readrandom")
 
 
 def main():
@@ -138,6 +194,11 @@ def main():
     ap.add_argument("--db-bench", default="db_bench")
     ap.add_argument("--workdir")
     ap.add_argument("--json")
+    ap.add_argument("--db-bench-histogram", type=int, choices=(0, 1), default=1,
+                    help="db_bench --histogram: 1 (default) times every op as dbperf does and as the "
+                         "reference's benchmark.sh runs it; 0 reads no clock per op")
+    ap.add_argument("--together", action="store_true",
+                    help="run the two readrandoms at once, each on a core and its own copy of the tree")
     a = ap.parse_args()
     if not shutil.which(a.db_bench):
         sys.exit("db_bench not found: apt-get install rocksdb-tools")
@@ -145,12 +206,22 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     rounds = []
     for r in range(a.rounds):
-        order = [("db_bench", run_db_bench), ("dbperf", run_dbperf)]
+        res = {"round": r + 1, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "db_bench": {}, "dbperf": {}}
+        fills = [("db_bench", db_bench_fill), ("dbperf", dbperf_fill)]
+        reads = [("db_bench", db_bench_read), ("dbperf", dbperf_read)]
         if r % 2:
-            order.reverse()
-        res = {"round": r + 1, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        for name, f in order:
-            res[name] = f(a, workdir)
+            fills.reverse()
+            reads.reverse()
+        for name, f in fills:
+            res[name]["fillseq"] = f(a, workdir)
+        if a.together:
+            both = together(a, workdir)
+            for name in both:
+                res[name]["readrandom"] = both[name]
+        else:
+            for name, f in reads:
+                res[name]["readrandom"] = f(a, workdir)
         rounds.append(res)
         for step in ("fillseq", "readrandom"):
             d, p = res["db_bench"][step], res["dbperf"][step]
@@ -158,8 +229,9 @@ def main():
                 r + 1, step, d["ops_sec"], p["ops_sec"], p["ops_sec"] / d["ops_sec"],
                 d["cpu_us_per_op"] or float("nan"), p["cpu_us_per_op"] or float("nan"),
                 (p["cpu_us_per_op"] or float("nan")) / (d["cpu_us_per_op"] or float("nan"))), flush=True)
-    print("\nmedian over %d rounds (dbperf ÷ db_bench), %d keys of 20+400 bytes, 1 thread, readrandom %gs:" % (
-        a.rounds, a.num, a.duration))
+    print("\nmedian over %d rounds (dbperf ÷ db_bench), %d keys of 20+400 bytes, 1 thread, readrandom %gs%s, "
+          "db_bench --histogram=%d:" % (a.rounds, a.num, a.duration, " (together)" if a.together else "",
+                                         a.db_bench_histogram))
     summary = {}
     for step in ("fillseq", "readrandom"):
         ops = statistics.median(r["dbperf"][step]["ops_sec"] / r["db_bench"][step]["ops_sec"] for r in rounds)
@@ -177,6 +249,8 @@ def main():
             json.dump({"args": vars(a), "rounds": rounds, "summary": summary}, f, indent=1)
     if not a.workdir:
         shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        shutil.rmtree(os.path.join(workdir, "dbperf-work"), ignore_errors=True)
 
 
 if __name__ == "__main__":

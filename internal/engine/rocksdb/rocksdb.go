@@ -41,7 +41,7 @@ func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("rocksdb: open: %w", err)
 	}
-	h := &handle{dir: filepath.Join(t.Dir, "db")}
+	h := &handle{dir: filepath.Join(t.Dir, "db"), sessions: map[*session]struct{}{}}
 	if err := h.open(t.KV); err != nil {
 		return nil, err
 	}
@@ -63,6 +63,9 @@ type handle struct {
 	// base: the counters of the databases closed by Reopen, so Properties' cumulative
 	// figures keep growing across reopens (statistics restart with every open).
 	base counters
+	// sessions are the open sessions, whose pinned values are released before the
+	// database (and its block cache) is closed.
+	sessions map[*session]struct{}
 }
 
 var _ engine.KV = (*handle)(nil)
@@ -206,6 +209,9 @@ func (h *handle) closeLocked() {
 		return
 	}
 	h.base = h.base.add(readCounters(h.db, h.ro))
+	for s := range h.sessions {
+		s.pin.release()
+	}
 	h.db.Close()
 	h.db = nil
 	h.destroyOptions(h.ro)

@@ -11,14 +11,15 @@ import (
 )
 
 // session is one worker's view: its read and write options, its pending write batch and
-// a value buffer reused by every Get. It holds the handle's read lock only during a call,
-// so a Reopen waits for calls in flight, not for sessions.
+// the value its last Get pinned. It holds the handle's read lock only during a call, so a
+// Reopen waits for calls in flight, not for sessions; the handle releases every session's
+// pinned value before it closes the database (closeLocked).
 type session struct {
 	h     *handle
 	ro    *grocksdb.ReadOptions
 	wo    *grocksdb.WriteOptions
 	batch *grocksdb.WriteBatch
-	buf   []byte
+	pin   pin
 }
 
 var _ engine.KVSession = (*session)(nil)
@@ -35,9 +36,12 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 	if closed {
 		return nil, errors.New("rocksdb: the database is closed")
 	}
-	s := &session{h: h, ro: grocksdb.NewDefaultReadOptions(), wo: grocksdb.NewDefaultWriteOptions(), batch: grocksdb.NewWriteBatch()}
+	s := &session{h: h, ro: grocksdb.NewDefaultReadOptions(), wo: grocksdb.NewDefaultWriteOptions(), batch: grocksdb.NewWriteBatch(), pin: newPin()}
 	s.wo.DisableWAL(o.DisableWAL)
 	s.wo.SetSync(o.Sync)
+	h.mu.Lock()
+	h.sessions[s] = struct{}{}
+	h.mu.Unlock()
 	return s, nil
 }
 
@@ -51,21 +55,19 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 // the counts, 5.0 without.
 func noPerfContext() { grocksdb.SetPerfLevel(grocksdb.KDisable) }
 
-// Get reads the value into the session's buffer in one cgo call (get.go).
+// Get reads key's value in one cgo call (get.go). The value is RocksDB's pinned memory,
+// valid until the session's next call (engine.KVSession) or a Reopen or Close.
 func (s *session) Get(key []byte) (v []byte, found bool, err error) {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
 	if s.h.db == nil {
 		return nil, false, errors.New("rocksdb: the database is closed")
 	}
-	s.buf, found, err = get(s.h.db, s.ro, key, s.buf)
+	v, found, err = get(s.h.db, s.ro, key, s.pin)
 	if err != nil {
 		return nil, false, fmt.Errorf("rocksdb: get: %w", err)
 	}
-	if !found {
-		return nil, false, nil
-	}
-	return s.buf, true, nil
+	return v, found, nil
 }
 
 // MultiGet reads keys with RocksDB's MultiGet (one call for the batch).
@@ -88,15 +90,17 @@ func (s *session) MultiGet(keys [][]byte) (found int, n int64, err error) {
 	return found, n, err
 }
 
-// Put writes one key.
+// Put writes one key in one cgo call (get.go).
 func (s *session) Put(key, value []byte) error {
-	noPerfContext()
-	return s.h.locked(func(db *grocksdb.DB) error {
-		if err := db.Put(s.wo, key, value); err != nil {
-			return fmt.Errorf("rocksdb: put: %w", err)
-		}
-		return nil
-	})
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if s.h.db == nil {
+		return errors.New("rocksdb: the database is closed")
+	}
+	if err := put(s.h.db, s.wo, key, value); err != nil {
+		return fmt.Errorf("rocksdb: put: %w", err)
+	}
+	return nil
 }
 
 // Delete deletes one key.
@@ -143,9 +147,14 @@ func (s *session) NewIterator() (engine.KVIterator, error) {
 	return &iterator{h: s.h, it: s.h.db.NewIterator(s.ro)}, nil
 }
 
-// Close frees the session's options and batch.
+// Close releases the session's pinned value and frees its options and batch.
 func (s *session) Close() error {
 	if s.batch != nil {
+		s.h.mu.Lock()
+		delete(s.h.sessions, s)
+		s.pin.release()
+		s.h.mu.Unlock()
+		s.pin.free()
 		s.batch.Destroy()
 		s.ro.Destroy()
 		s.wo.Destroy()
