@@ -7,7 +7,7 @@ package rocksdb
 #cgo nocallback dbperf_get
 #cgo noescape dbperf_put
 #cgo nocallback dbperf_put
-#cgo nocallback dbperf_pin_release
+#cgo nocallback dbperf_ops_release
 #include <stdlib.h>
 #include "ops.h"
 */
@@ -21,6 +21,8 @@ import (
 )
 
 // A session's Get and Put are one cgo call each into ops.cc, and allocate nothing.
+// (DB::Put also builds a new WriteBatch for every key; dbperf_put refills one, as
+// db_bench's writers do.)
 //
 // grocksdb (v1.7.14) and the C API under it have no Get a benchmark can use as db_bench
 // does: rocksdb_get copies the value into a malloc'd buffer that grocksdb wraps in a Go
@@ -62,27 +64,33 @@ func bytesPtr(b []byte) *C.char {
 	return (*C.char)(unsafe.Pointer(&b[0]))
 }
 
-// pin is a session's pinned value (a C++ PinnableSlice).
-type pin struct{ c *C.dbperf_pin }
+// ops is a session's C++ state (ops.cc): the PinnableSlice its Gets reuse, which holds
+// the last value read, and the WriteBatch its Puts reuse.
+type ops struct{ c *C.dbperf_ops }
 
-func newPin() pin { return pin{c: C.dbperf_pin_new()} }
+func newOps() ops { return ops{c: C.dbperf_ops_new()} }
 
 // release unpins the value the last get returned (a no-op when there is none).
-func (p pin) release() { C.dbperf_pin_release(p.c) }
+func (o ops) release() { C.dbperf_ops_release(o.c) }
 
-func (p pin) free() { C.dbperf_pin_free(p.c) }
+func (o ops) free() { C.dbperf_ops_free(o.c) }
 
-// get reads key's value into p, releasing what p pinned before. The value is RocksDB's
-// memory: valid until p's next get or release.
-func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte, p pin) (v []byte, found bool, err error) {
+// cError turns an error ops.cc malloc'd into a Go error and frees it.
+func cError(cErr *C.char) error {
+	msg := C.GoString(cErr)
+	C.free(unsafe.Pointer(cErr))
+	return errors.New(msg)
+}
+
+// get reads key's value, releasing what o pinned before. The value is RocksDB's memory:
+// valid until o's next get or release.
+func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte, o ops) (v []byte, found bool, err error) {
 	var val *C.char
 	var n C.size_t
 	var cErr *C.char
-	ok := C.dbperf_get(cDB(db), cReadOptions(ro), bytesPtr(key), C.size_t(len(key)), p.c, &val, &n, &cErr)
+	ok := C.dbperf_get(cDB(db), cReadOptions(ro), bytesPtr(key), C.size_t(len(key)), o.c, &val, &n, &cErr)
 	if cErr != nil {
-		msg := C.GoString(cErr)
-		C.free(unsafe.Pointer(cErr))
-		return nil, false, errors.New(msg)
+		return nil, false, cError(cErr)
 	}
 	if ok == 0 {
 		return nil, false, nil
@@ -93,16 +101,14 @@ func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte, p pin) (v []byte
 	return unsafe.Slice((*byte)(unsafe.Pointer(val)), int(n)), true, nil
 }
 
-// put writes key with its perf context off, in one cgo call and without allocating
-// (grocksdb's Put allocates its error variable, and turning the perf context off was a
-// second cgo call).
-func put(db *grocksdb.DB, wo *grocksdb.WriteOptions, key, value []byte) error {
+// put writes key through o's batch with its perf context off, in one cgo call and
+// without allocating (grocksdb's Put allocates its error variable, RocksDB's DB::Put a
+// new batch, and turning the perf context off was a second cgo call).
+func put(db *grocksdb.DB, wo *grocksdb.WriteOptions, key, value []byte, o ops) error {
 	var cErr *C.char
-	C.dbperf_put(cDB(db), cWriteOptions(wo), bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)), &cErr)
+	C.dbperf_put(cDB(db), cWriteOptions(wo), bytesPtr(key), C.size_t(len(key)), bytesPtr(value), C.size_t(len(value)), o.c, &cErr)
 	if cErr != nil {
-		msg := C.GoString(cErr)
-		C.rocksdb_free(unsafe.Pointer(cErr))
-		return errors.New(msg)
+		return cError(cErr)
 	}
 	return nil
 }

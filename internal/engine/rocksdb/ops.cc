@@ -13,43 +13,63 @@ using ROCKSDB_NAMESPACE::PinnableSlice;
 using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Slice;
 using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WriteBatch;
+using ROCKSDB_NAMESPACE::WriteOptions;
 
 // The C API's handles (rocksdb/c.cc of 7.8.3) begin with the C++ object they wrap:
-// struct rocksdb_t { DB* rep; } and struct rocksdb_readoptions_t { ReadOptions rep; ... }.
-// TestCHandles checks that a Get here reads what the C API's reads.
+// struct rocksdb_t { DB* rep; }, struct rocksdb_readoptions_t { ReadOptions rep; ... } and
+// struct rocksdb_writeoptions_t { WriteOptions rep; }. TestCHandles checks that a Get and
+// a Put here read and write what the C API's do.
 static DB* cxxDB(rocksdb_t* db) { return *reinterpret_cast<DB**>(db); }
 static const ReadOptions& cxxReadOptions(const rocksdb_readoptions_t* ro) {
   return *reinterpret_cast<const ReadOptions*>(ro);
 }
+static const WriteOptions& cxxWriteOptions(const rocksdb_writeoptions_t* wo) {
+  return *reinterpret_cast<const WriteOptions*>(wo);
+}
 
-struct dbperf_pin {
+struct dbperf_ops {
   PinnableSlice value;
+  WriteBatch batch;
 };
 
-dbperf_pin* dbperf_pin_new(void) { return new dbperf_pin(); }
-void dbperf_pin_release(dbperf_pin* pin) { pin->value.Reset(); }
-void dbperf_pin_free(dbperf_pin* pin) { delete pin; }
+dbperf_ops* dbperf_ops_new(void) { return new dbperf_ops(); }
+void dbperf_ops_release(dbperf_ops* ops) { ops->value.Reset(); }
+void dbperf_ops_free(dbperf_ops* ops) { delete ops; }
+
+static void setError(const Status& s, char** errptr) {
+  if (!s.ok()) {
+    *errptr = strdup(s.ToString().c_str());
+  }
+}
 
 int dbperf_get(rocksdb_t* db, const rocksdb_readoptions_t* ro, const char* key, size_t klen,
-               dbperf_pin* pin, const char** val, size_t* vlen, char** errptr) {
+               dbperf_ops* ops, const char** val, size_t* vlen, char** errptr) {
   ROCKSDB_NAMESPACE::SetPerfLevel(ROCKSDB_NAMESPACE::kDisable);
-  pin->value.Reset();
+  ops->value.Reset();
   DB* d = cxxDB(db);
-  Status s = d->Get(cxxReadOptions(ro), d->DefaultColumnFamily(), Slice(key, klen), &pin->value);
+  Status s = d->Get(cxxReadOptions(ro), d->DefaultColumnFamily(), Slice(key, klen), &ops->value);
   if (s.IsNotFound()) {
     return 0;
   }
   if (!s.ok()) {
-    *errptr = strdup(s.ToString().c_str());
+    setError(s, errptr);
     return 0;
   }
-  *val = pin->value.data();
-  *vlen = pin->value.size();
+  *val = ops->value.data();
+  *vlen = ops->value.size();
   return 1;
 }
 
+// DB::Put builds a new WriteBatch (a malloc'd buffer) for every key; db_bench's writers
+// clear and refill one. This does the same.
 void dbperf_put(rocksdb_t* db, const rocksdb_writeoptions_t* wo, const char* key, size_t klen,
-                const char* val, size_t vlen, char** errptr) {
+                const char* val, size_t vlen, dbperf_ops* ops, char** errptr) {
   ROCKSDB_NAMESPACE::SetPerfLevel(ROCKSDB_NAMESPACE::kDisable);
-  rocksdb_put(db, wo, key, klen, val, vlen, errptr);
+  ops->batch.Clear();
+  Status s = ops->batch.Put(Slice(key, klen), Slice(val, vlen));
+  if (s.ok()) {
+    s = cxxDB(db)->Write(cxxWriteOptions(wo), &ops->batch);
+  }
+  setError(s, errptr);
 }

@@ -9,21 +9,22 @@
 extern "C" {
 #endif
 
-// A session's pinned value: a RocksDB PinnableSlice reused by every Get.
-typedef struct dbperf_pin dbperf_pin;
-dbperf_pin* dbperf_pin_new(void);
-void dbperf_pin_release(dbperf_pin* pin);
-void dbperf_pin_free(dbperf_pin* pin);
+// A session's C++ state: the PinnableSlice every Get reuses and the WriteBatch every
+// Put reuses, as db_bench's reader and writer threads do.
+typedef struct dbperf_ops dbperf_ops;
+dbperf_ops* dbperf_ops_new(void);
+void dbperf_ops_release(dbperf_ops* ops);  // unpins the last Get's value
+void dbperf_ops_free(dbperf_ops* ops);
 
-// dbperf_get releases the pin's previous value, then reads key into it with the perf
-// context off: 1 and the value (*val, *vlen: RocksDB's memory, valid until the pin is
-// released) when found, 0 when not, 0 and *errptr (malloc'd) on an error.
+// dbperf_get releases the previous value, then reads key with the perf context off: 1
+// and the value (*val, *vlen: RocksDB's memory, valid until the next release) when
+// found, 0 when not, 0 and *errptr (malloc'd) on an error.
 int dbperf_get(rocksdb_t* db, const rocksdb_readoptions_t* ro, const char* key, size_t klen,
-               dbperf_pin* pin, const char** val, size_t* vlen, char** errptr);
+               dbperf_ops* ops, const char** val, size_t* vlen, char** errptr);
 
-// dbperf_put is rocksdb_put with the perf context off first.
+// dbperf_put writes key through the reused batch with the perf context off.
 void dbperf_put(rocksdb_t* db, const rocksdb_writeoptions_t* wo, const char* key, size_t klen,
-                const char* val, size_t vlen, char** errptr);
+                const char* val, size_t vlen, dbperf_ops* ops, char** errptr);
 
 #ifdef __cplusplus
 }

@@ -90,13 +90,13 @@ func TestCHandles(t *testing.T) {
 	wo := grocksdb.NewDefaultWriteOptions()
 	defer wo.Destroy()
 	vals := map[string][]byte{"a": kvtest.Value(1, 10), "big": kvtest.Value(2, 100_000), "empty": {}}
+	p := newOps()
+	defer p.free()
 	for k, v := range vals {
-		if err := put(h.db, wo, []byte(k), v); err != nil {
+		if err := put(h.db, wo, []byte(k), v, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := newPin()
-	defer p.free()
 	for round := range 2 { // from the memtable, then from the files
 		for _, k := range []string{"a", "big", "empty", "missing"} {
 			want, err := h.db.GetBytes(ro, []byte(k))

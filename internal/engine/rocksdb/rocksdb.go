@@ -210,7 +210,7 @@ func (h *handle) closeLocked() {
 	}
 	h.base = h.base.add(readCounters(h.db, h.ro))
 	for s := range h.sessions {
-		s.pin.release()
+		s.ops.release()
 	}
 	h.db.Close()
 	h.db = nil

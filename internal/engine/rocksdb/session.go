@@ -11,7 +11,7 @@ import (
 )
 
 // session is one worker's view: its read and write options, its pending write batch and
-// the value its last Get pinned. It holds the handle's read lock only during a call, so a
+// its C++ state (ops: the value its last Get pinned, the batch its Puts reuse). It holds the handle's read lock only during a call, so a
 // Reopen waits for calls in flight, not for sessions; the handle releases every session's
 // pinned value before it closes the database (closeLocked).
 type session struct {
@@ -19,7 +19,7 @@ type session struct {
 	ro    *grocksdb.ReadOptions
 	wo    *grocksdb.WriteOptions
 	batch *grocksdb.WriteBatch
-	pin   pin
+	ops   ops
 }
 
 var _ engine.KVSession = (*session)(nil)
@@ -36,7 +36,7 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 	if closed {
 		return nil, errors.New("rocksdb: the database is closed")
 	}
-	s := &session{h: h, ro: grocksdb.NewDefaultReadOptions(), wo: grocksdb.NewDefaultWriteOptions(), batch: grocksdb.NewWriteBatch(), pin: newPin()}
+	s := &session{h: h, ro: grocksdb.NewDefaultReadOptions(), wo: grocksdb.NewDefaultWriteOptions(), batch: grocksdb.NewWriteBatch(), ops: newOps()}
 	s.wo.DisableWAL(o.DisableWAL)
 	s.wo.SetSync(o.Sync)
 	h.mu.Lock()
@@ -63,7 +63,7 @@ func (s *session) Get(key []byte) (v []byte, found bool, err error) {
 	if s.h.db == nil {
 		return nil, false, errors.New("rocksdb: the database is closed")
 	}
-	v, found, err = get(s.h.db, s.ro, key, s.pin)
+	v, found, err = get(s.h.db, s.ro, key, s.ops)
 	if err != nil {
 		return nil, false, fmt.Errorf("rocksdb: get: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *session) Put(key, value []byte) error {
 	if s.h.db == nil {
 		return errors.New("rocksdb: the database is closed")
 	}
-	if err := put(s.h.db, s.wo, key, value); err != nil {
+	if err := put(s.h.db, s.wo, key, value, s.ops); err != nil {
 		return fmt.Errorf("rocksdb: put: %w", err)
 	}
 	return nil
@@ -152,9 +152,9 @@ func (s *session) Close() error {
 	if s.batch != nil {
 		s.h.mu.Lock()
 		delete(s.h.sessions, s)
-		s.pin.release()
+		s.ops.release()
 		s.h.mu.Unlock()
-		s.pin.free()
+		s.ops.free()
 		s.batch.Destroy()
 		s.ro.Destroy()
 		s.wo.Destroy()
