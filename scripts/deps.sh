@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building (deps.sh build) or testing (deps.sh test) dbperf needs beyond Go
-# itself, on Debian, as root: a C compiler for the cgo SQLite driver and RocksDB's library
-# and headers (librocksdb-dev 7.8.3, which grocksdb v1.7.14 links); for the tests also
+# itself, on Debian, as root: a C compiler for the cgo SQLite driver, a C++ one for the
+# rocksdb engine's calls into RocksDB's C++ API, and RocksDB's library and headers
+# (librocksdb-dev 7.8.3, which grocksdb v1.7.14 links); for the tests also
 # the database servers the conformance suite starts itself (PostgreSQL 15, MariaDB 10.11
 # with the MyRocks plugin) and Chromium, in which the HTML report is opened headless.
 # Idempotent and quiet when all is there. Package services are
@@ -11,6 +12,7 @@ what=${1:-build}
 
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
 [ -e /usr/include/stdlib.h ] || need+=(libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
 [ -e /usr/include/rocksdb/c.h ] || need+=(librocksdb-dev)
