@@ -59,6 +59,23 @@ func Bench(b *testing.B, open func(b *testing.B) engine.KV) {
 			}
 		}
 	})
+	b.Run("Seek10", func(b *testing.B) { // fwdrange's op: a new iterator, a seek, 10 nexts
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			it, err := s.NewIterator()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for ok := it.SeekGE(ks[(i*7919)%(keys-20)]); ok && n < 10; ok = it.Next() {
+				n++
+				_ = it.Value()
+			}
+			if err := it.Close(); err != nil || n != 10 {
+				b.Fatal(n, err)
+			}
+		}
+	})
 	b.Run("Put", func(b *testing.B) {
 		b.ReportAllocs()
 		v := Value(1, vsize)

@@ -51,7 +51,7 @@ func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pebble: open: %w", err)
 	}
-	h := &handle{dir: filepath.Join(t.Dir, "db")}
+	h := &handle{dir: filepath.Join(t.Dir, "db"), sessions: map[*session]struct{}{}}
 	if err := h.open(t.KV); err != nil {
 		return nil, err
 	}
@@ -74,6 +74,10 @@ type handle struct {
 	stallCount   atomic.Int64
 	stallMicros  atomic.Int64
 	stallBeginNs atomic.Int64 // start of the stall in progress (0: none)
+
+	// sessions are the open sessions, whose held values are released before the database
+	// is closed (closeLocked).
+	sessions map[*session]struct{}
 }
 
 var _ engine.KV = (*handle)(nil)
@@ -324,12 +328,24 @@ func (h *handle) Close() error {
 	if h.db == nil {
 		return nil
 	}
-	err := h.db.Close()
-	h.db = nil
-	if err != nil {
+	if err := h.closeLocked(); err != nil {
 		return fmt.Errorf("pebble: close: %w", err)
 	}
 	return nil
+}
+
+// closeLocked closes the database after the values sessions still hold; mu must be held
+// for writing.
+func (h *handle) closeLocked() error {
+	var err error
+	for s := range h.sessions {
+		if s.db == h.db {
+			err = errors.Join(err, s.release())
+		}
+	}
+	err = errors.Join(err, h.db.Close())
+	h.db = nil
+	return err
 }
 
 // Options are the options in force.
@@ -347,10 +363,9 @@ func (h *handle) Reopen(ctx context.Context, o engine.KVOptions) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.db != nil {
-		if err := h.db.Close(); err != nil {
+		if err := h.closeLocked(); err != nil {
 			return fmt.Errorf("pebble: reopen: close: %w", err)
 		}
-		h.db = nil
 	}
 	return h.open(o)
 }

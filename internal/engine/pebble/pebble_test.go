@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"regexp"
@@ -209,5 +210,52 @@ func TestGoModVersion(t *testing.T) {
 	}
 	if want := "\t" + modulePath + " " + goModVersion + "\n"; !strings.Contains(string(b), want) {
 		t.Errorf("go.mod does not require %s %s: update goModVersion", modulePath, goModVersion)
+	}
+}
+
+// TestHeldValueAcrossReopen: a session's Get keeps Pebble's value open until its next Get
+// (no copy), and the handle closes that value before it closes the database, so a Reopen
+// and a Close with a value still held succeed instead of failing on a leaked iterator.
+func TestHeldValueAcrossReopen(t *testing.T) {
+	ctx := context.Background()
+	kv, err := New().Open(ctx, engine.Target{Dir: t.TempDir(), KV: kvtest.Small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := kv.(*handle)
+	s, err := h.NewKVSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := s.Put(kvtest.Key(i), kvtest.Value(i, 400)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, found, err := s.Get(kvtest.Key(3))
+	if err != nil || !found || !bytes.Equal(v, kvtest.Value(3, 400)) {
+		t.Fatalf("Get = %d bytes, found %v, %v", len(v), found, err)
+	}
+	if err := h.Reopen(ctx, h.Options()); err != nil {
+		t.Fatalf("Reopen with a value held: %v", err)
+	}
+	s2, err := h.NewKVSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := s2.Get(kvtest.Key(4)); err != nil || !found {
+		t.Fatalf("Get after the reopen = found %v, %v", found, err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close with a value held: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -11,14 +12,17 @@ import (
 )
 
 // session is one worker's view of the database: its write options, its pending batch
-// (and the first error adding to it, which Commit returns) and a value buffer reused by
-// every Get.
+// (and the first error adding to it, which Commit returns) and the closer of the value its
+// last Get returned, which keeps that value (Pebble's memory) valid until the session's
+// next Get. The handle closes every session's held value before it closes the database:
+// Pebble's Close refuses a database with a Get still open ("leaked iterators").
 type session struct {
+	h        *handle
 	db       *pebble.DB
 	wo       *pebble.WriteOptions
 	batch    *pebble.Batch
 	batchErr error
-	buf      []byte
+	held     io.Closer
 }
 
 var _ engine.KVSession = (*session)(nil)
@@ -29,8 +33,8 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pebble: session: %w", err)
 	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.db == nil {
 		return nil, errors.New("pebble: the database is closed")
 	}
@@ -38,12 +42,22 @@ func (h *handle) NewKVSession(ctx context.Context) (engine.KVSession, error) {
 	if h.opts.Sync {
 		wo = pebble.Sync
 	}
-	return &session{db: h.db, wo: wo}, nil
+	s := &session{h: h, db: h.db, wo: wo}
+	h.sessions[s] = struct{}{}
+	return s, nil
 }
 
-// Get copies the value into the session's buffer (Pebble's own slice is valid only until
-// its closer is closed).
+// Get returns Pebble's own slice of the value, without a copy, as RocksDB's engine returns
+// its pinned value: it stays valid until the session's next Get (engine.KVSession), which
+// first closes the closer that keeps it. A copy of every value (what this did before)
+// would cost the Pebble side of an engine comparison what the RocksDB side does not pay.
+// The read lock keeps Close and Reopen out while the held value changes hands.
 func (s *session) Get(key []byte) ([]byte, bool, error) {
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if err := s.release(); err != nil {
+		return nil, false, fmt.Errorf("pebble: get: %w", err)
+	}
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
@@ -51,11 +65,18 @@ func (s *session) Get(key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("pebble: get: %w", err)
 	}
-	s.buf = append(s.buf[:0], v...)
-	if err := closer.Close(); err != nil {
-		return nil, false, fmt.Errorf("pebble: get: %w", err)
+	s.held = closer
+	return v, true, nil
+}
+
+// release closes the closer of the last value Get returned, if any.
+func (s *session) release() error {
+	if s.held == nil {
+		return nil
 	}
-	return s.buf, true, nil
+	err := s.held.Close()
+	s.held = nil
+	return err
 }
 
 // MultiGet is a loop of Gets: Pebble has no batched point lookup.
@@ -144,8 +165,15 @@ func (s *session) NewIterator() (engine.KVIterator, error) {
 	return &iterator{it: it}, nil
 }
 
-// Close releases the pending batch.
+// Close releases the held value and the pending batch.
 func (s *session) Close() error {
+	s.h.mu.Lock()
+	delete(s.h.sessions, s)
+	err := s.release()
+	s.h.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("pebble: close: %w", err)
+	}
 	if s.batch != nil {
 		err := s.batch.Close()
 		s.batch = nil

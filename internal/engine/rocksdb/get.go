@@ -8,6 +8,8 @@ package rocksdb
 #cgo noescape dbperf_put
 #cgo nocallback dbperf_put
 #cgo nocallback dbperf_ops_release
+#cgo noescape dbperf_multiget
+#cgo nocallback dbperf_multiget
 #include <stdlib.h>
 #include "ops.h"
 */
@@ -99,6 +101,33 @@ func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte, o ops) (v []byte
 		return []byte{}, true, nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(val)), int(n)), true, nil
+}
+
+// multiKeys is a session's buffer for MultiGet: the keys packed one after the other and
+// their lengths (Go memory without pointers, which cgo lets C read during the call).
+type multiKeys struct {
+	keys []byte
+	lens []C.size_t
+}
+
+// multiGet reads keys with one MultiGet and returns how many were found and their
+// values' total size.
+func multiGet(db *grocksdb.DB, ro *grocksdb.ReadOptions, keys [][]byte, o ops, m *multiKeys) (found int, n int64, err error) {
+	m.keys, m.lens = m.keys[:0], m.lens[:0]
+	for _, k := range keys {
+		m.keys = append(m.keys, k...)
+		m.lens = append(m.lens, C.size_t(len(k)))
+	}
+	if len(keys) == 0 {
+		return 0, 0, nil
+	}
+	var bytes C.size_t
+	var cErr *C.char
+	f := C.dbperf_multiget(cDB(db), cReadOptions(ro), bytesPtr(m.keys), &m.lens[0], C.size_t(len(keys)), o.c, &bytes, &cErr)
+	if cErr != nil {
+		return 0, 0, cError(cErr)
+	}
+	return int(f), int64(bytes), nil
 }
 
 // put writes key through o's batch with its perf context off, in one cgo call and

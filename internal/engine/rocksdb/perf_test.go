@@ -200,3 +200,131 @@ func TestNoAllocations(t *testing.T) {
 		t.Errorf("a session Put allocates %.1f times, want 0", n)
 	}
 }
+
+// TestIteratorMatchesGrocksdb: the session's iterator (one cgo call per move, iter.go)
+// lands on the keys and values grocksdb's iterator does, forwards from SeekGE and
+// backwards from SeekLE, over a tree half in files and half in the memtable, and its
+// moves allocate nothing.
+func TestIteratorMatchesGrocksdb(t *testing.T) {
+	ctx := context.Background()
+	h := openSmall(t)
+	s, err := h.NewKVSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 2000 {
+		if err := s.Put(kvtest.Key(i*2), kvtest.Value(i, 100)); err != nil { // even keys only
+			t.Fatal(err)
+		}
+		if i == 1000 {
+			if err := h.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ref := h.db.NewIterator(s.(*session).ro)
+	defer ref.Close()
+	for _, tc := range []struct {
+		from    int
+		reverse bool
+	}{{0, false}, {1001, false}, {3999, true}, {2001, true}, {5000, false}, {-1, true}} {
+		it, err := s.NewIterator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seek := kvtest.Key(max(tc.from, 0))
+		if tc.from < 0 {
+			seek = []byte{0}
+		}
+		var ok bool
+		if tc.reverse {
+			ok = it.SeekLE(seek)
+			ref.SeekForPrev(seek)
+		} else {
+			ok = it.SeekGE(seek)
+			ref.Seek(seek)
+		}
+		n := 0
+		for ; ok && n < 50; n++ {
+			if !ref.Valid() || !bytes.Equal(it.Key(), ref.Key().Data()) || !bytes.Equal(it.Value(), ref.Value().Data()) {
+				t.Fatalf("from %d (reverse %v), move %d: on %q, grocksdb's on %q (valid %v)", tc.from, tc.reverse, n, it.Key(), ref.Key().Data(), ref.Valid())
+			}
+			if tc.reverse {
+				ok = it.Prev()
+				ref.Prev()
+			} else {
+				ok = it.Next()
+				ref.Next()
+			}
+		}
+		if ok != ref.Valid() || it.Valid() != ok {
+			t.Errorf("from %d (reverse %v): valid %v after %d moves, grocksdb's %v", tc.from, tc.reverse, ok, n, ref.Valid())
+		}
+		if err := it.Err(); err != nil {
+			t.Error(err)
+		}
+		if tc.from == 0 {
+			if a := testing.AllocsPerRun(100, func() {
+				if !it.Next() {
+					it.SeekGE(kvtest.Key(0))
+				}
+			}); a != 0 {
+				t.Errorf("an iterator move allocates %.1f times, want 0", a)
+			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMultiGet: the session's MultiGet (one cgo call, ops.cc) finds what grocksdb's
+// MultiGet finds, with the same total size, for present and missing keys from the
+// memtable and the files, and allocates nothing once its buffers have grown.
+func TestMultiGet(t *testing.T) {
+	ctx := context.Background()
+	h := openSmall(t)
+	s, err := h.NewKVSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 300 {
+		if err := s.Put(kvtest.Key(i*2), kvtest.Value(i, 10+i)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 150 {
+			if err := h.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var keys [][]byte
+	for _, i := range []int{0, 1, 2, 299, 300, 301, 598, 599, 1000} {
+		keys = append(keys, kvtest.Key(i))
+	}
+	vals, err := h.db.MultiGet(s.(*session).ro, keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFound, wantBytes := 0, int64(0)
+	for _, v := range vals {
+		if v.Exists() {
+			wantFound++
+			wantBytes += int64(v.Size())
+		}
+	}
+	vals.Destroy()
+	found, n, err := s.MultiGet(keys)
+	if err != nil || found != wantFound || n != wantBytes || found != 4 {
+		t.Fatalf("MultiGet = %d found, %d bytes, %v; grocksdb's: %d found, %d bytes (want 4 found)", found, n, err, wantFound, wantBytes)
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		if _, _, err := s.MultiGet(keys); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("a MultiGet allocates %.1f times, want 0", a)
+	}
+}

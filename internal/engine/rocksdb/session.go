@@ -20,6 +20,7 @@ type session struct {
 	wo    *grocksdb.WriteOptions
 	batch *grocksdb.WriteBatch
 	ops   ops
+	multi multiKeys
 }
 
 var _ engine.KVSession = (*session)(nil)
@@ -70,24 +71,18 @@ func (s *session) Get(key []byte) (v []byte, found bool, err error) {
 	return v, found, nil
 }
 
-// MultiGet reads keys with RocksDB's MultiGet (one call for the batch).
+// MultiGet reads keys with one RocksDB MultiGet in one cgo call (get.go).
 func (s *session) MultiGet(keys [][]byte) (found int, n int64, err error) {
-	noPerfContext()
-	err = s.h.locked(func(db *grocksdb.DB) error {
-		vals, err := db.MultiGet(s.ro, keys...)
-		if err != nil {
-			return fmt.Errorf("rocksdb: multiget: %w", err)
-		}
-		defer vals.Destroy()
-		for _, v := range vals {
-			if v.Exists() {
-				found++
-				n += int64(v.Size())
-			}
-		}
-		return nil
-	})
-	return found, n, err
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if s.h.db == nil {
+		return 0, 0, errors.New("rocksdb: the database is closed")
+	}
+	found, n, err = multiGet(s.h.db, s.ro, keys, s.ops, &s.multi)
+	if err != nil {
+		return 0, 0, fmt.Errorf("rocksdb: multiget: %w", err)
+	}
+	return found, n, nil
 }
 
 // Put writes one key in one cgo call (get.go).
@@ -144,7 +139,7 @@ func (s *session) NewIterator() (engine.KVIterator, error) {
 		s.h.mu.RUnlock()
 		return nil, errors.New("rocksdb: the database is closed")
 	}
-	return &iterator{h: s.h, it: s.h.db.NewIterator(s.ro)}, nil
+	return newIterator(s.h, s.ro), nil
 }
 
 // Close releases the session's pinned value and frees its options and batch.
@@ -159,40 +154,6 @@ func (s *session) Close() error {
 		s.ro.Destroy()
 		s.wo.Destroy()
 		s.batch = nil
-	}
-	return nil
-}
-
-// iterator wraps RocksDB's; its Key and Value point into RocksDB's memory until the next
-// move.
-type iterator struct {
-	h  *handle
-	it *grocksdb.Iterator
-}
-
-func (i *iterator) SeekGE(key []byte) bool { noPerfContext(); i.it.Seek(key); return i.it.Valid() }
-func (i *iterator) SeekLE(key []byte) bool {
-	noPerfContext()
-	i.it.SeekForPrev(key)
-	return i.it.Valid()
-}
-func (i *iterator) Next() bool    { i.it.Next(); return i.it.Valid() }
-func (i *iterator) Prev() bool    { i.it.Prev(); return i.it.Valid() }
-func (i *iterator) Valid() bool   { return i.it.Valid() }
-func (i *iterator) Key() []byte   { return i.it.Key().Data() }
-func (i *iterator) Value() []byte { return i.it.Value().Data() }
-func (i *iterator) Err() error {
-	if err := i.it.Err(); err != nil {
-		return fmt.Errorf("rocksdb: iterator: %w", err)
-	}
-	return nil
-}
-
-func (i *iterator) Close() error {
-	if i.it != nil {
-		i.it.Close()
-		i.it = nil
-		i.h.mu.RUnlock()
 	}
 	return nil
 }
