@@ -23,6 +23,19 @@ func openSmall(t *testing.T) *handle {
 	return hh.(*handle)
 }
 
+// openSession opens a database with kvtest's small options and a session on it, both
+// closed when the test ends.
+func openSession(t *testing.T) (*handle, engine.KVSession) {
+	t.Helper()
+	h := openSmall(t)
+	s, err := h.NewKVSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return h, s
+}
+
 // TestNoPerfContext: a session's operations leave RocksDB's thread-local perf context
 // untouched (perf level kDisable, as db_bench runs), while the same Get with counting on
 // counts its key comparisons, so the test can tell the two apart.
@@ -30,12 +43,7 @@ func TestNoPerfContext(t *testing.T) {
 	runtime.LockOSThread() // the perf context and level are the OS thread's
 	defer runtime.UnlockOSThread()
 	ctx := context.Background()
-	h := openSmall(t)
-	s, err := h.NewKVSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	h, s := openSession(t)
 	for i := range 1000 {
 		s.BatchPut(kvtest.Key(i), kvtest.Value(i, 100))
 	}
@@ -132,11 +140,7 @@ func TestCHandles(t *testing.T) {
 // first, and the session's next Get reads the reopened database.
 func TestReopenWithAPinnedValue(t *testing.T) {
 	ctx := context.Background()
-	h := openSmall(t)
-	s, err := h.NewKVSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, s := openSession(t)
 	for i := range 100 {
 		if err := s.Put(kvtest.Key(i), kvtest.Value(i, 400)); err != nil {
 			t.Fatal(err)
@@ -168,13 +172,7 @@ func TestReopenWithAPinnedValue(t *testing.T) {
 // noescape directives in get.go; without them each call moved its result variables to
 // the heap), and put writes what grocksdb then reads.
 func TestNoAllocations(t *testing.T) {
-	ctx := context.Background()
-	h := openSmall(t)
-	s, err := h.NewKVSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	h, s := openSession(t)
 	key, val := kvtest.Key(7), kvtest.Value(7, 400)
 	if err := s.Put(key, val); err != nil {
 		t.Fatal(err)
@@ -207,12 +205,7 @@ func TestNoAllocations(t *testing.T) {
 // moves allocate nothing.
 func TestIteratorMatchesGrocksdb(t *testing.T) {
 	ctx := context.Background()
-	h := openSmall(t)
-	s, err := h.NewKVSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	h, s := openSession(t)
 	for i := range 2000 {
 		if err := s.Put(kvtest.Key(i*2), kvtest.Value(i, 100)); err != nil { // even keys only
 			t.Fatal(err)
@@ -284,12 +277,7 @@ func TestIteratorMatchesGrocksdb(t *testing.T) {
 // memtable and the files, and allocates nothing once its buffers have grown.
 func TestMultiGet(t *testing.T) {
 	ctx := context.Background()
-	h := openSmall(t)
-	s, err := h.NewKVSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	h, s := openSession(t)
 	for i := range 300 {
 		if err := s.Put(kvtest.Key(i*2), kvtest.Value(i, 10+i)); err != nil {
 			t.Fatal(err)
