@@ -77,7 +77,7 @@ func (o ops) release() { C.dbperf_ops_release(o.c) }
 
 func (o ops) free() { C.dbperf_ops_free(o.c) }
 
-// cError turns an error ops.cc malloc'd into a Go error and frees it.
+// cError turns an error RocksDB or ops.cc malloc'd into a Go error and frees it.
 func cError(cErr *C.char) error {
 	msg := C.GoString(cErr)
 	C.free(unsafe.Pointer(cErr))
@@ -97,10 +97,15 @@ func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte, o ops) (v []byte
 	if ok == 0 {
 		return nil, false, nil
 	}
+	return cBytes(val, n), true, nil
+}
+
+// cBytes is C memory as a slice (not a copy); empty when n is 0.
+func cBytes(p *C.char, n C.size_t) []byte {
 	if n == 0 {
-		return []byte{}, true, nil
+		return []byte{}
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(val)), int(n)), true, nil
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
 }
 
 // multiKeys is a session's buffer for MultiGet: the keys packed one after the other and

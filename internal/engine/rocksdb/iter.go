@@ -9,9 +9,7 @@ package rocksdb
 import "C"
 
 import (
-	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/linxGnu/grocksdb"
 )
@@ -53,14 +51,6 @@ func (i *iterator) move(what int, key []byte) bool {
 	return true
 }
 
-// cBytes is C memory as a slice (not a copy); empty when n is 0.
-func cBytes(p *C.char, n C.size_t) []byte {
-	if n == 0 {
-		return []byte{}
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
-}
-
 func (i *iterator) SeekGE(key []byte) bool { return i.move(moveSeek, key) }
 func (i *iterator) SeekLE(key []byte) bool { return i.move(moveSeekForPrev, key) }
 func (i *iterator) Next() bool             { return i.move(moveNext, nil) }
@@ -73,9 +63,7 @@ func (i *iterator) Err() error {
 	var cErr *C.char
 	C.rocksdb_iter_get_error(i.c, &cErr)
 	if cErr != nil {
-		msg := C.GoString(cErr)
-		C.rocksdb_free(unsafe.Pointer(cErr))
-		return fmt.Errorf("rocksdb: iterator: %w", errors.New(msg))
+		return fmt.Errorf("rocksdb: iterator: %w", cError(cErr))
 	}
 	return nil
 }
