@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// TestMain gives the package's tests a TMPDIR of their own. A run sweeps $TMPDIR for the
+// work dirs of dbperf processes that died and says so on stdout; with the machine's /tmp,
+// whatever another program left there (a test binary killed by a timeout, a CI job cut
+// short) showed up in these tests' output (TestBadInput failed in CI on it). At the end,
+// a work dir of this process still there is a run that did not clean up after itself.
+func TestMain(m *testing.M) { os.Exit(runIsolated(m)) }
+
+func runIsolated(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "clitest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Setenv("TMPDIR", tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain:", err)
+		return 1
+	}
+	code := m.Run()
+	if left := ownWorkDirs(tmp); len(left) > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "runs in these tests left their work dirs behind: %v\n", left)
+		code = 1
+	}
+	return code
+}
+
+// ownWorkDirs lists the work dirs directly in tmp that this process made (its owner file
+// names it); subprocesses' dirs and dirs kept on purpose have another owner or none.
+func ownWorkDirs(tmp string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, workDirPattern))
+	var out []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		var owner store.ProcessIdentity
+		if err == nil && json.Unmarshal(b, &owner) == nil && owner.PID == os.Getpid() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
