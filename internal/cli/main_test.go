@@ -24,6 +24,12 @@ func runIsolated(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// As /tmp: the managed servers run as their own users when the tests run as root, and
+	// TestReadOnlyStore runs dbperf as another user; all need to reach their dirs in here.
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain:", err)
+		return 1
+	}
 	if err := os.Setenv("TMPDIR", tmp); err != nil {
 		fmt.Fprintln(os.Stderr, "TestMain:", err)
 		return 1
