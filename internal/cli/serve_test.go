@@ -112,4 +112,27 @@ func checkServe(t *testing.T, results, dir string) {
 	if !opened {
 		t.Errorf("ticking runs 1 and 2 did not open their comparison: requests %q", res.Requests)
 	}
+
+	// The history page's form: tick a step and a second metric, show, and the page asked
+	// for is the one with both in its URL, charted.
+	res, err = browsertest.Visit(bctx, ts.URL+"/history", filepath.Join(dir, "history.png"),
+		chromedp.Click(chromedp.CSS(`form.history input[name=steps][value="l.i0"]`)),
+		chromedp.Click(chromedp.CSS(`form.history input[name=metrics][value="p99"]`)),
+		chromedp.Click(chromedp.CSS(`form.history button[type=submit]`)),
+		// [checked] is the attribute, which a click does not set: only the new page has it.
+		chromedp.WaitVisible(chromedp.CSS(`form.history input[name=metrics][value="p99"][checked]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ConsoleErrors) > 0 || res.SVGCount < 2 {
+		t.Errorf("history in Chromium: console errors %q, %d charts (want throughput and p99 of l.i0)", res.ConsoleErrors, res.SVGCount)
+	}
+	shown := false
+	for _, r := range res.Requests {
+		shown = shown || strings.Contains(r, "/history?") && strings.Contains(r, "steps=l.i0") &&
+			strings.Contains(r, "metrics=throughput") && strings.Contains(r, "metrics=p99")
+	}
+	if !shown {
+		t.Errorf("the history form did not ask for l.i0's throughput and p99: requests %q", res.Requests)
+	}
 }

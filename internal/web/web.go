@@ -33,11 +33,15 @@ var runsTemplate string
 //go:embed error.html.tmpl
 var errorTemplate string
 
+//go:embed history.html.tmpl
+var historyFormTemplate string
+
 // Server serves one results store, read-only.
 type Server struct {
-	st    *store.Store
-	runs  *template.Template
-	error *template.Template
+	st      *store.Store
+	runs    *template.Template
+	error   *template.Template
+	history *template.Template
 }
 
 // New serves st; it never writes to it (open it with store.OpenExisting).
@@ -51,11 +55,16 @@ func New(st *store.Store) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: error page: %w", err)
 	}
-	return &Server{st: st, runs: runs, error: errPage}, nil
+	history, err := template.New("history").Parse(historyFormTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("web: history form: %w", err)
+	}
+	return &Server{st: st, runs: runs, error: errPage, history: history}, nil
 }
 
 // Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF,
-// /history?workload=W&engine=E&profile=P&steps=S,…&metrics=M,…&order=time|version.
+// /history?workload=W&engine=E&profile=P&steps=S,…&metrics=M,…&order=time|version (steps
+// and metrics may also repeat, as the history page's form sends them).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.runsPage)
@@ -270,24 +279,17 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeWithNav(w, buf.Bytes())
+	writeWithNav(w, buf.Bytes(), nil)
 }
 
 // historyPage is `dbperf history --format html` over the store's finished runs: each
-// series' metrics over time (or version) with their change points marked.
+// series' metrics over time (or version) with their change points marked. Above it, a form
+// (GET, so the choice stays in the URL) picks the workload, engine, profile, order, and
+// which steps and metrics to follow, from what the store holds.
 func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	split := func(v string) []string {
-		var out []string
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
 	o := report.HistoryOptions{Workload: q.Get("workload"), Engine: q.Get("engine"), Profile: q.Get("profile"),
-		Steps: split(q.Get("steps")), Metrics: split(q.Get("metrics")), Order: q.Get("order"), Detect: changepoint.DefaultOptions()}
+		Steps: listParam(q, "steps"), Metrics: listParam(q, "metrics"), Order: q.Get("order"), Detect: changepoint.DefaultOptions()}
 	if len(o.Metrics) == 0 {
 		o.Metrics = []string{report.MetricThroughput}
 	}
@@ -325,7 +327,13 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 		s.storeFailed(w, r, err)
 		return
 	}
-	h, err := report.BuildHistory(report.Build(runs).Runs, o)
+	reps := report.Build(runs).Runs
+	form, err := s.historyForm(ctx, o, reps)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	h, err := report.BuildHistory(reps, o)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
@@ -335,12 +343,91 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeWithNav(w, buf.Bytes())
+	writeWithNav(w, buf.Bytes(), form)
 }
 
-// writeWithNav writes a report's own page with a way back to the runs.
-func writeWithNav(w http.ResponseWriter, page []byte) {
-	page = bytes.Replace(page, []byte("<body>"), []byte(`<body><nav style="font:14px sans-serif;margin:8px 0"><a href="/">← all runs</a></nav>`), 1)
+// listParam is a list parameter given as repeated values (name=a&name=b, as a form's
+// checkboxes send it), as a comma-separated list (name=a,b, as `dbperf history` takes it)
+// or both; empty items are dropped.
+func listParam(q url.Values, name string) []string {
+	var out []string
+	for _, v := range q[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" && !contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// historyView is the history form's state: the choices the store offers, and which are
+// taken.
+type historyView struct {
+	Workload, Engine, Profile, Order string
+	Workloads, Engines, Profiles     []string
+	Orders                           []string
+	Steps, Metrics                   []choice
+}
+
+// choice is one checkbox.
+type choice struct {
+	Name string
+	On   bool
+}
+
+// historyForm renders the history page's form for options o over reps, the finished runs
+// of o's workload and engine (oldest first): their profiles and steps, in the order the
+// runs have them, are what can be picked.
+func (s *Server) historyForm(ctx context.Context, o report.HistoryOptions, reps []report.RunReport) ([]byte, error) {
+	v := historyView{Workload: o.Workload, Engine: o.Engine, Profile: o.Profile, Order: o.Order,
+		Orders: []string{report.OrderTime, report.OrderVersion}}
+	var err error
+	if v.Workloads, err = s.st.Distinct(ctx, "workload"); err != nil {
+		return nil, err
+	}
+	if v.Engines, err = s.st.Distinct(ctx, "engine"); err != nil {
+		return nil, err
+	}
+	var steps []string
+	for _, rr := range reps {
+		if p, ok := rr.Params["profile"]; ok && p != nil {
+			if ps := fmt.Sprint(p); ps != "" && !contains(v.Profiles, ps) {
+				v.Profiles = append(v.Profiles, ps)
+			}
+		}
+		for _, st := range rr.Steps {
+			if !contains(steps, st.Name) {
+				steps = append(steps, st.Name)
+			}
+		}
+	}
+	if o.Profile != "" && !contains(v.Profiles, o.Profile) && len(v.Profiles) > 0 {
+		v.Profiles = append(v.Profiles, o.Profile) // asked for: keep it shown as chosen
+	}
+	for _, st := range o.Steps {
+		if !contains(steps, st) {
+			steps = append(steps, st)
+		}
+	}
+	for _, st := range steps {
+		v.Steps = append(v.Steps, choice{Name: st, On: contains(o.Steps, st)})
+	}
+	for _, m := range report.HistoryMetrics() {
+		v.Metrics = append(v.Metrics, choice{Name: m, On: contains(o.Metrics, m)})
+	}
+	var buf bytes.Buffer
+	if err := s.history.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("web: history form: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// writeWithNav writes a report's own page with a way back to the runs, and then extra
+// (a form of the page's own, or nothing) at the top of its body.
+func writeWithNav(w http.ResponseWriter, page, extra []byte) {
+	top := append([]byte(`<body><nav style="font:14px sans-serif;margin:8px 0"><a href="/">← all runs</a></nav>`), extra...)
+	page = bytes.Replace(page, []byte("<body>"), top, 1)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(page)
 }

@@ -158,6 +158,16 @@ func TestPages(t *testing.T) {
 		{"/history?metrics=bogus", 400, []string{"metrics=bogus"}, nil},
 		{"/history?order=random", 400, []string{"order=random"}, nil},
 		{"/?engine=postgres&label=b", 200, []string{`href="/history?engine=postgres"`}, nil},
+		// The history page's form offers what the store holds and shows what is chosen.
+		{"/history", 200, []string{`<form class="history"`, `name="steps" value="l.i0">`,
+			`name="metrics" value="throughput" checked>`, `name="metrics" value="p99">`,
+			"<option>postgres</option>", "<option>insertbench</option>", `<input name="profile"`, "<option selected>time</option>"},
+			[]string{`value="l.i0" checked`}},
+		{"/history?engine=postgres&steps=l.i0&metrics=p99&metrics=cpupq&order=version", 200, []string{
+			`name="steps" value="l.i0" checked>`, `name="metrics" value="p99" checked>`, `name="metrics" value="cpupq" checked>`,
+			"<option selected>postgres</option>", "<option selected>version</option>"},
+			[]string{`value="throughput" checked`}},
+		{"/history?metrics=throughput&metrics=bogus", 400, []string{"metrics=bogus"}, nil},
 	} {
 		code, body := fetch(t, ts.URL+c.query)
 		if code != c.status {
@@ -179,6 +189,28 @@ func TestPages(t *testing.T) {
 	}
 	if sum(t, path) != before {
 		t.Error("serving changed the results store")
+	}
+}
+
+// TestHistoryFormQuery: what the history form sends (repeated steps= and metrics=) shows
+// the same page as the comma lists `dbperf history` takes, so a link of either kind works.
+func TestHistoryFormQuery(t *testing.T) {
+	ts := serveStore(t, writeRuns(t, 6, 3))
+	_, repeated := fetch(t, ts.URL+"/history?engine=sqlite&steps=l.i0&metrics=throughput&metrics=p99&metrics=p99")
+	code, commas := fetch(t, ts.URL+"/history?engine=sqlite&steps=l.i0&metrics=throughput,p99")
+	if code != 200 {
+		t.Fatalf("status %d: %.300s", code, commas)
+	}
+	if repeated != commas {
+		t.Error("repeated steps=/metrics= and comma lists give different pages")
+	}
+	for _, w := range []string{`value="throughput" checked`, `value="p99" checked`, "p99"} {
+		if !strings.Contains(commas, w) {
+			t.Errorf("no %q in the page", w)
+		}
+	}
+	if n := strings.Count(commas, "<svg"); n < 2 {
+		t.Errorf("%d charts, want one per metric (2)", n)
 	}
 }
 
