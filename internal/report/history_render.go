@@ -212,13 +212,13 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 <table>
 <tr><th>#</th><th>run</th><th>label</th><th>engine version</th><th>x</th></tr>
 {{- range .Runs}}
-<tr><td>{{.Pos}}</td><td>{{.ID}}</td><td>{{.Label}}</td><td>{{.EngineVersion}}</td><td>{{.X}}</td></tr>
+<tr><td>{{.Pos}}</td><td>{{if $.RunURL}}<a href="{{$.RunURL}}{{.ID}}">{{.ID}}</a>{{else}}{{.ID}}{{end}}</td><td>{{.Label}}</td><td>{{.EngineVersion}}</td><td>{{.X}}</td></tr>
 {{- end}}
 </table>
 <table>
 <tr><th>step</th><th>metric</th><th>change point</th><th>before</th><th>after</th><th>change</th><th>p</th></tr>
 {{- range .Changes}}
-<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>#{{.Pos}} run {{.RunID}}</td><td>{{.Before}}</td><td>{{.After}}</td><td class="{{.Verdict}}">{{.Pct}} {{.Verdict}}</td><td>{{.P}}</td></tr>
+<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>#{{.Pos}} run {{if $.RunURL}}<a href="{{$.RunURL}}{{.RunID}}">{{.RunID}}</a>{{else}}{{.RunID}}{{end}}</td><td>{{.Before}}</td><td>{{.After}}</td><td class="{{.Verdict}}">{{.Pct}} {{.Verdict}}</td><td>{{.P}}</td></tr>
 {{- else}}
 <tr><td colspan="7">no change points</td></tr>
 {{- end}}
@@ -233,6 +233,7 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 
 type htmlHistory struct {
 	Describe string
+	RunURL   string
 	Series   []htmlHistorySeries
 }
 
@@ -257,8 +258,13 @@ type htmlHistoryChange struct {
 
 // RenderHistoryHTML writes a history as one self-contained page: per series its runs, its
 // change points, and a chart per step and metric with the change points marked.
-func RenderHistoryHTML(w io.Writer, h History) error {
-	page := htmlHistory{Describe: fmt.Sprintf("%s in order of %s; %s", plural(len(h.Series), "series"), h.Order, h.describeDetect())}
+func RenderHistoryHTML(w io.Writer, h History) error { return RenderHistoryHTMLLinked(w, h, "") }
+
+// RenderHistoryHTMLLinked is RenderHistoryHTML with every run id a link to runURL followed
+// by the id (e.g. "/run/" on `dbperf serve`; "" = no links, as in a file).
+func RenderHistoryHTMLLinked(w io.Writer, h History, runURL string) error {
+	page := htmlHistory{Describe: fmt.Sprintf("%s in order of %s; %s", plural(len(h.Series), "series"), h.Order, h.describeDetect()),
+		RunURL: runURL}
 	for _, s := range h.Series {
 		hs := htmlHistorySeries{Title: fmt.Sprintf("%s (%s)", s.Title, plural(len(s.Runs), "run"))}
 		for i, r := range s.Runs {

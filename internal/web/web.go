@@ -339,7 +339,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := report.RenderHistoryHTML(&buf, h); err != nil {
+	if err := report.RenderHistoryHTMLLinked(&buf, h, "/run/"); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}

@@ -168,6 +168,7 @@ func TestPages(t *testing.T) {
 			"<option selected>postgres</option>", "<option selected>version</option>"},
 			[]string{`value="throughput" checked`}},
 		{"/history?metrics=throughput&metrics=bogus", 400, []string{"metrics=bogus"}, nil},
+		{"/history?engine=postgres", 200, []string{`<td><a href="/run/2">2</a></td>`, `<td><a href="/run/4">4</a></td>`}, nil},
 	} {
 		code, body := fetch(t, ts.URL+c.query)
 		if code != c.status {
