@@ -116,6 +116,10 @@ type Dialect interface {
 	// AutoIncrementPK is the column definition of a 64-bit auto-assigned primary key,
 	// e.g. "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY".
 	AutoIncrementPK() string
+	// AutoIncrementPK32 is the same with a 32-bit key where the engine has one (sysbench's
+	// "INTEGER NOT NULL AUTO_INCREMENT", PostgreSQL's serial); SQLite's key is its 64-bit
+	// rowid whatever its declared type.
+	AutoIncrementPK32() string
 	// DateTimeType is the column type for a date and time without time zone.
 	DateTimeType() string
 	// CreateTable returns the statements creating a table with the given column

@@ -41,6 +41,7 @@ var cases = []struct {
 	{"Cancel", testCancel},
 	{"Placeholder", testPlaceholder},
 	{"AutoIncrementPK", testAutoIncrementPK},
+	{"AutoIncrementPK32", testAutoIncrementPK32},
 	{"DateTimeType", testDateTimeType},
 	{"CreateDropTable", testCreateDropTable},
 	{"CreateIndexes", testCreateIndexes},
@@ -618,6 +619,38 @@ func testAutoIncrementPK(t *testing.T, e *env) {
 	wantInt(t, s, big, "SELECT max(k) FROM ct_ai")
 	exec(t, one, engine.NewArgs(12), 1)
 	wantInt(t, s, 12, "SELECT count(DISTINCT k) FROM ct_ai")
+}
+
+// testAutoIncrementPK32: the 32-bit key assigns distinct ids in insertion order, holds
+// 2^31-1, refuses 2^31 except on SQLite (whose key is the 64-bit rowid), and the engine
+// keeps feeding it after an explicit id (sysbench's delete-insert writes ids itself).
+func testAutoIncrementPK32(t *testing.T, e *env) {
+	ctx := context.Background()
+	h := e.open(t)
+	s := NewSession(t, h)
+	d := h.Dialect()
+	p := d.Placeholder
+	createTable(t, s, d, "ct_ai32", "id "+d.AutoIncrementPK32(), "k int NOT NULL")
+	one := Prepare(t, s, "INSERT INTO ct_ai32 (k) VALUES ("+p(1)+")")
+	for v := 1; v <= 5; v++ {
+		exec(t, one, engine.NewArgs(v), 1)
+	}
+	wantInt(t, s, 5, "SELECT count(DISTINCT id) FROM ct_ai32")
+	wantInt(t, s, 0, "SELECT count(*) FROM ct_ai32 x JOIN ct_ai32 y ON x.id < y.id AND x.k > y.k")
+	first, _ := QueryInt(t, s, "SELECT min(id) FROM ct_ai32")
+	if _, err := s.Exec(ctx, "INSERT INTO ct_ai32 (id, k) VALUES ("+p(1)+", 0)", first); err == nil {
+		t.Errorf("a second row with key %d accepted", first)
+	}
+	MustExec(t, s, "INSERT INTO ct_ai32 (id, k) VALUES ("+p(1)+", 6)", int64(100))
+	exec(t, one, engine.NewArgs(7), 1)
+	wantInt(t, s, 7, "SELECT count(DISTINCT id) FROM ct_ai32")
+	const max32 = int64(1)<<31 - 1
+	MustExec(t, s, "INSERT INTO ct_ai32 (id, k) VALUES ("+p(1)+", 8)", max32)
+	wantInt(t, s, 8, "SELECT k FROM ct_ai32 WHERE id = "+p(1), max32)
+	_, err := s.Exec(ctx, "INSERT INTO ct_ai32 (id, k) VALUES ("+p(1)+", 9)", max32+1)
+	if wide := d.Name() == "sqlite"; wide != (err == nil) {
+		t.Errorf("a key of 2^31 on %s: error %v (SQLite's rowid holds it, the others' 32-bit keys must not)", d.Name(), err)
+	}
 }
 
 // testDateTimeType: the date-time column stores timestamps bound as text

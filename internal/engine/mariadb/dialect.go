@@ -30,6 +30,9 @@ func (Dialect) Placeholder(int) string { return "?" }
 // AutoIncrementPK is the reference's key column (§1.2).
 func (Dialect) AutoIncrementPK() string { return "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY" }
 
+// AutoIncrementPK32 is sysbench's key column (reference §3.1).
+func (Dialect) AutoIncrementPK32() string { return "INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY" }
+
 // DateTimeType is datetime (§1.2).
 func (Dialect) DateTimeType() string { return "datetime" }
 

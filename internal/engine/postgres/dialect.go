@@ -22,6 +22,10 @@ func (Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 // sequence <table>_<column>_seq.
 func (Dialect) AutoIncrementPK() string { return "bigserial PRIMARY KEY" }
 
+// AutoIncrementPK32 is sysbench's `SERIAL` key (reference §3.1): an integer fed by a
+// sequence with sysbench's default cache of 1 (CreateTable changes only the bigserial's).
+func (Dialect) AutoIncrementPK32() string { return "serial PRIMARY KEY" }
+
 // DateTimeType is the reference's `timestamp without time zone` (§1.2).
 func (Dialect) DateTimeType() string { return "timestamp without time zone" }
 

@@ -23,6 +23,10 @@ func (Dialect) Placeholder(int) string { return "?" }
 // lowest, insert above the highest) behaves as on the server engines.
 func (Dialect) AutoIncrementPK() string { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
 
+// AutoIncrementPK32 is AutoIncrementPK: an INTEGER PRIMARY KEY is the rowid, 64 bits
+// whatever is declared, and an integer is stored in as few bytes as its value needs.
+func (d Dialect) AutoIncrementPK32() string { return d.AutoIncrementPK() }
+
 // DateTimeType is TEXT: SQLite has no date type, and values written as
 // 'YYYY-MM-DD HH:MM:SS' sort chronologically as text. TEXT rather than DATETIME because
 // DATETIME gives NUMERIC affinity (SQLite tries to convert every value to a number first)

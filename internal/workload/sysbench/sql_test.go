@@ -28,7 +28,7 @@ func TestStatementShapes(t *testing.T) {
 			insert2:      "INSERT INTO sbtest3 (k, c, pad) VALUES (?,?,?),(?,?,?)",
 		}},
 		{postgres.Dialect{}, shapes{
-			columns:      "id bigserial PRIMARY KEY|k INTEGER DEFAULT 0 NOT NULL|c CHAR(120) DEFAULT '' NOT NULL|pad CHAR(60) DEFAULT '' NOT NULL",
+			columns:      "id serial PRIMARY KEY|k INTEGER DEFAULT 0 NOT NULL|c CHAR(120) DEFAULT '' NOT NULL|pad CHAR(60) DEFAULT '' NOT NULL",
 			point:        "SELECT c FROM sbtest3 WHERE id=$1",
 			inlist:       "SELECT k, c FROM sbtest3 WHERE k IN ($1,$2,$3)",
 			between:      "SELECT DISTINCT c FROM sbtest3 WHERE id BETWEEN $1 AND $2 ORDER BY c",
@@ -38,7 +38,7 @@ func TestStatementShapes(t *testing.T) {
 			insert2:      "INSERT INTO sbtest3 (k, c, pad) VALUES ($1,$2,$3),($4,$5,$6)",
 		}},
 		{mariadb.Dialect{StorageEngine: mariadb.RocksDB}, shapes{
-			columns:      "id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY|k INTEGER DEFAULT 0 NOT NULL|c CHAR(120) DEFAULT '' NOT NULL|pad CHAR(60) DEFAULT '' NOT NULL",
+			columns:      "id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY|k INTEGER DEFAULT 0 NOT NULL|c CHAR(120) DEFAULT '' NOT NULL|pad CHAR(60) DEFAULT '' NOT NULL",
 			point:        "SELECT c FROM sbtest3 WHERE id=?",
 			inlist:       "SELECT k, c FROM sbtest3 WHERE k IN (?,?,?)",
 			between:      "SELECT DISTINCT c FROM sbtest3 WHERE id BETWEEN ? AND ? ORDER BY c",

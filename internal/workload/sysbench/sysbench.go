@@ -30,7 +30,8 @@ import (
 const Name = "sysbench"
 
 // version is bumped whenever generated data or statements change (workload.Meta).
-const version = 1
+// 2: the key is sysbench's 32-bit INTEGER (was the engine's 64-bit auto-increment).
+const version = 2
 
 // Roles (per-connection CPU) and load kinds (workload.Load.Kind).
 const (
