@@ -210,9 +210,9 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 {{- range .Series}}
 <h2>{{.Title}}</h2>
 <table>
-<tr><th>#</th><th>run</th><th>label</th><th>engine version</th><th>x</th></tr>
+<tr><th>#</th><th>run</th><th>label</th><th>engine version</th><th>build id</th><th>started (UTC)</th></tr>
 {{- range .Runs}}
-<tr><td>{{.Pos}}</td><td>{{if $.RunURL}}<a href="{{$.RunURL}}{{.ID}}">{{.ID}}</a>{{else}}{{.ID}}{{end}}</td><td>{{.Label}}</td><td>{{.EngineVersion}}</td><td>{{.X}}</td></tr>
+<tr><td>{{.Pos}}</td><td>{{if $.RunURL}}<a href="{{$.RunURL}}{{.ID}}">{{.ID}}</a>{{else}}{{.ID}}{{end}}</td><td>{{.Label}}</td><td>{{.EngineVersion}}</td><td>{{.BuildID}}</td><td>{{.Started}}</td></tr>
 {{- end}}
 </table>
 <table>
@@ -245,9 +245,9 @@ type htmlHistorySeries struct {
 }
 
 type htmlHistoryRun struct {
-	Pos                     int
-	ID                      int64
-	Label, EngineVersion, X string
+	Pos                                    int
+	ID                                     int64
+	Label, EngineVersion, BuildID, Started string
 }
 
 type htmlHistoryChange struct {
@@ -268,7 +268,8 @@ func RenderHistoryHTMLLinked(w io.Writer, h History, runURL string) error {
 	for _, s := range h.Series {
 		hs := htmlHistorySeries{Title: fmt.Sprintf("%s (%s)", s.Title, plural(len(s.Runs), "run"))}
 		for i, r := range s.Runs {
-			hs.Runs = append(hs.Runs, htmlHistoryRun{Pos: i + 1, ID: r.ID, Label: r.Label, EngineVersion: r.EngineVersion, X: r.X})
+			hs.Runs = append(hs.Runs, htmlHistoryRun{Pos: i + 1, ID: r.ID, Label: r.Label, EngineVersion: r.EngineVersion,
+				BuildID: r.BuildID, Started: r.StartedAt.UTC().Format("2006-01-02 15:04")})
 		}
 		for _, l := range s.Lines {
 			for _, c := range l.Changes {
@@ -285,7 +286,7 @@ func RenderHistoryHTMLLinked(w io.Writer, h History, runURL string) error {
 			if len(xs) == 0 {
 				continue
 			}
-			ch := chart.Line{Title: l.Step + " " + l.Metric, XLabel: "run # (oldest → newest)", YLabel: historyAxis(l.Metric),
+			ch := chart.Line{Title: l.Step + " " + l.Metric, XLabel: "run # (oldest → newest)", YLabel: historyAxis(l.Metric), IntegerX: true,
 				Series: []chart.Series{{Name: l.Step, X: xs, Y: ys}}}
 			for _, c := range l.Changes {
 				ch.Marks = append(ch.Marks, chart.Mark{Label: fmt.Sprintf("#%d %+.1f%% %s", c.Pos+1, c.ChangePct, c.Verdict()), X: float64(c.Pos + 1)})

@@ -50,6 +50,7 @@ func TestHistoryFindsTheChange(t *testing.T) {
 		runs = append(runs, historyRun(int64(i+1), "a", "15.4", rate*noise, cpu*noise))
 		runs = append(runs, historyRun(int64(100+i), "b", "15.4", 1000*noise, 20*noise))
 	}
+	runs[0].Env["build_id"] = "nightly-1"
 	h, err := BuildHistory(runs, HistoryOptions{Metrics: []string{MetricThroughput, "cpupq"}, Detect: testDetect()})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +103,13 @@ func TestHistoryFindsTheChange(t *testing.T) {
 		}
 		if !strings.Contains(buf.String(), "worse") {
 			t.Errorf("output does not name the regression:\n%s", buf.String())
+		}
+	}
+	// The runs table names each run's build id and start time (run 1 started at 01:00).
+	for _, want := range []string{"<th>build id</th><th>started (UTC)</th>",
+		"<td>1</td><td>1</td><td></td><td>15.4</td><td>nightly-1</td><td>2026-01-01 01:00</td>"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the HTML page lacks %s", want)
 		}
 	}
 	if !strings.Contains(buf.String(), "<svg") || strings.Count(buf.String(), "<svg") != 4 {

@@ -81,6 +81,9 @@ type Line struct {
 	// LogY draws the Y axis on a log scale (e.g. for latencies spanning
 	// decades); every Y value and every Ref must then be above 0.
 	LogY bool
+	// IntegerX puts ticks on the X axis at whole numbers only (an axis of run
+	// numbers).
+	IntegerX bool
 }
 
 // SVG draws the chart and returns it as one <svg> element. It returns an error

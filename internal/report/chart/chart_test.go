@@ -420,6 +420,33 @@ func TestLinearTicks(t *testing.T) {
 	}
 }
 
+func TestIntegerTicks(t *testing.T) {
+	for _, tc := range []struct {
+		min, max float64
+		want     []string
+	}{
+		{1, 2, []string{"1", "2"}},
+		{1, 6, []string{"1", "2", "3", "4", "5", "6"}},
+		{0.5, 3.5, []string{"1", "2", "3"}},
+		{1, 12, []string{"2", "4", "6", "8", "10", "12"}},
+		{1, 14, []string{"5", "10"}}, // a step of 2.5 keeps its whole labels only
+		{1, 300, []string{"50", "100", "150", "200", "250", "300"}},
+	} {
+		var got []string
+		for _, tk := range (integerTicks{}).Ticks(tc.min, tc.max) {
+			if tk.Value != math.Trunc(tk.Value) {
+				t.Errorf("ticks(%g, %g): a tick at %g", tc.min, tc.max, tk.Value)
+			}
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("ticks(%g, %g) = %q, want %q", tc.min, tc.max, got, tc.want)
+		}
+	}
+}
+
 func TestLogTicks(t *testing.T) {
 	for _, tc := range []struct {
 		min, max float64

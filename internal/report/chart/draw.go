@@ -109,6 +109,9 @@ func drawLine(c Line, w, h float64) (string, error) {
 		p.Add(ml)
 		leg.Add(cleanText(m.Label), ml)
 	}
+	if c.IntegerX {
+		p.X.Tick.Marker = integerTicks{}
+	}
 	if c.LogY {
 		logRange(&p.Y)
 		p.Y.Scale = plot.LogScale{}

@@ -48,6 +48,32 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// integerTicks are linearTicks for an axis of counts (run numbers): every tick is a
+// whole number, and no step is below 1, so two runs are not labelled 1, 1.2, …, 2.
+type integerTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return nil
+	}
+	if hi-lo <= 8 {
+		var ticks []plot.Tick
+		for v := math.Ceil(lo); v <= hi; v++ {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+		}
+		return ticks
+	}
+	ticks := linearTicks{}.Ticks(lo, hi)
+	whole := ticks[:0]
+	for _, t := range ticks {
+		if t.Value == math.Trunc(t.Value) {
+			whole = append(whole, t)
+		}
+	}
+	return whole
+}
+
 // trimZeros removes the trailing zeros of a decimal fraction ("1.50" → "1.5",
 // "2.0" → "2").
 func trimZeros(s string) string {
