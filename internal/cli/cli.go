@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -85,12 +86,17 @@ func Run(ctx context.Context, env Env, args []string) int {
 }
 
 func newRoot(ctx context.Context, env Env) *cobra.Command {
+	var workloads []string
+	for _, w := range catalog.Workloads() {
+		workloads = append(workloads, w.Meta().Name)
+	}
 	root := &cobra.Command{
 		Use:   "dbperf",
 		Short: "Run database benchmarks, keep every result, and report what got faster or slower",
-		Long: `dbperf runs well-known database workloads (the Insert Benchmark today) against real
-engines, measures throughput, latency, background-writer SLAs and its own CPU per
-operation, stores every result in a results database, and reports on them.`,
+		Long: `dbperf runs well-known database workloads (` + strings.Join(workloads, ", ") + `; dbperf run --help
+says what each is) against real engines, measures throughput, latency, background-writer
+SLAs and its own CPU per operation, stores every result in a results database, and
+reports on them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(env),

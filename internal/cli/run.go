@@ -70,7 +70,8 @@ Workloads (dbperf run WORKLOAD --help for each one's flags):
 ` + strings.Join(lines, "\n") + `
 Engines:   sqlite (embedded; data in --workdir, a fresh temporary directory by default),
            postgres and mariadb (--mysql-storage-engine innodb|rocksdb), each on a
-           throwaway server (--managed) or on yours (--dsn).
+           throwaway server (--managed) or on yours (--dsn); rocksdb and pebble
+           (embedded key-value engines, for dbbench).
 
 Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad input,
 130 interrupted (everything measured so far is kept).`,
