@@ -48,8 +48,10 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// integerTicks are linearTicks for an axis of counts (run numbers): every tick is a
-// whole number, and no step is below 1, so two runs are not labelled 1, 1.2, …, 2.
+// integerTicks label an axis of counts (run numbers) at a step of 1, 2 or 5 times a
+// power of ten, never below 1, giving at most 8 labels (so two runs are not labelled
+// 1, 1.2, …, 2, and 14 runs not only at 5 and 10 as linearTicks' 2.5 step would leave);
+// while the step is at most 10 every whole number gets an unlabelled tick.
 type integerTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -57,21 +59,23 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || !finite(lo) || !finite(hi) {
 		return nil
 	}
-	if hi-lo <= 8 {
-		var ticks []plot.Tick
-		for v := math.Ceil(lo); v <= hi; v++ {
-			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
-		}
-		return ticks
+	step := 1.0
+	for i := 0; (hi-lo)/step >= 8; i++ {
+		step *= []float64{2, 2.5, 2}[i%3] // 1, 2, 5, 10, 20, 50, …
 	}
-	ticks := linearTicks{}.Ticks(lo, hi)
-	whole := ticks[:0]
-	for _, t := range ticks {
-		if t.Value == math.Trunc(t.Value) {
-			whole = append(whole, t)
-		}
+	minor := step
+	if step <= 10 {
+		minor = 1
 	}
-	return whole
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/minor) * minor; v <= hi; v += minor {
+		t := plot.Tick{Value: v}
+		if math.Mod(v, step) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // trimZeros removes the trailing zeros of a decimal fraction ("1.50" → "1.5",
