@@ -1,13 +1,26 @@
 // Package stats summarises repeated measurements and compares two sets of
 // them: median with a confidence interval, spread and noise flag,
-// Mann-Whitney U test, geometric mean. Reports call it; it reads nothing and
-// imports nothing of ours.
+// Mann-Whitney U test, geometric mean, and ratio estimates with intervals
+// and verdicts. Reports call it; it reads nothing and imports nothing of
+// ours.
 //
 // The median, its confidence interval and the U test's p-value come from
 // golang.org/x/perf/benchmath (AssumeNothing), the same code benchstat uses.
 // Spread, noise, ratios, sample-size checks and the geometric mean are
-// computed here. Results never hold NaN or ±Inf: non-finite inputs are
-// ignored, and values that cannot be computed are 0 and flagged instead.
+// computed here.
+//
+// Ratios (ratio.go): RatioOf (unpaired trials) and PairedRatio (trial i of
+// the base ran with trial i of the candidate) estimate candidate ÷ base as
+// a Hodges–Lehmann estimate on logs with an exact distribution-free
+// interval (Mann–Whitney, resp. Wilcoxon signed rank; R's
+// wilcox.test(conf.int=TRUE)), the trials' noise and the minimum detectable
+// effect; GeoMeanRatio combines several figures' Ratios; VerdictOf is the
+// one rule that turns an interval into a Verdict (higher, lower, same,
+// unstable, or none without an interval) against a threshold
+// (DefaultThreshold, 2%).
+//
+// Results never hold NaN or ±Inf: non-finite inputs are ignored, and values
+// that cannot be computed are 0 and flagged instead.
 package stats
 
 import (
