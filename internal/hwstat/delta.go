@@ -96,6 +96,7 @@ func Delta(prev, cur Sample) (Interval, error) {
 		// moved into its parent's. What a process took along that nobody waited for
 		// (a parent ignoring SIGCHLD) is lost; a difference below 0 counts as 0.
 		d.CPU.TasksSec = subF(cur.TasksCPUSec, prev.TasksCPUSec)
+		d.CPU.KernelTasksSec = min(subF(cur.KernelCPUSec, prev.KernelCPUSec), d.CPU.TasksSec)
 	}
 	if t := d.CPU.SpanSec(); t > 0 {
 		d.CPUBusyPct = 100 * d.CPU.BusySec() / t

@@ -126,9 +126,9 @@ func TestDelta(t *testing.T) {
 // shares are of the elapsed time.
 func TestDeltaElapsed(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	prev := Sample{Time: t0, CPUs: 2, Tasks: 90, TasksCPUSec: 5000,
+	prev := Sample{Time: t0, CPUs: 2, Tasks: 90, TasksCPUSec: 5000, KernelCPUSec: 300,
 		CPU: CPUTimes{UserSec: 100, SystemSec: 50, IdleSec: 800, IOWaitSec: 10, StealSec: 1}}
-	cur := Sample{Time: t0.Add(10 * time.Second), CPUs: 2, Tasks: 91, TasksCPUSec: 5011,
+	cur := Sample{Time: t0.Add(10 * time.Second), CPUs: 2, Tasks: 91, TasksCPUSec: 5011, KernelCPUSec: 300.5,
 		// The ticks saw 6+2+1 = 9 s busy; the processes used 11 s.
 		CPU: CPUTimes{UserSec: 106, SystemSec: 52, SoftIRQSec: 1, IdleSec: 808, IOWaitSec: 10.5, StealSec: 1.5}}
 	d, err := Delta(prev, cur)
@@ -138,8 +138,11 @@ func TestDeltaElapsed(t *testing.T) {
 	if !near(d.CPU.ElapsedSec, 20) || !near(d.CPU.TasksSec, 11) || !near(d.CPU.BusySec(), 11) || !near(d.CPU.TickBusySec(), 9) || !near(d.CPUBusyPct, 55) {
 		t.Errorf("elapsed %v tasks %v busy %v ticks %v busy%% %v; want 20 11 11 9 55", d.CPU.ElapsedSec, d.CPU.TasksSec, d.CPU.BusySec(), d.CPU.TickBusySec(), d.CPUBusyPct)
 	}
+	if !near(d.CPU.KernelTasksSec, 0.5) {
+		t.Errorf("kernel threads %v s, want 0.5", d.CPU.KernelTasksSec)
+	}
 	cur.CPUs, cur.Tasks = 3, 0 // a CPU came online, processes not summed: ticks' busy of the ticks' total
-	if d, err = Delta(prev, cur); err != nil || d.CPU.ElapsedSec != 0 || d.CPU.TasksSec != 0 || !near(d.CPU.BusySec(), 9) || !near(d.CPUBusyPct, 50) {
+	if d, err = Delta(prev, cur); err != nil || d.CPU.ElapsedSec != 0 || d.CPU.TasksSec != 0 || d.CPU.KernelTasksSec != 0 || !near(d.CPU.BusySec(), 9) || !near(d.CPUBusyPct, 50) {
 		t.Errorf("CPUs changed: %+v busy %v %%, %v", d.CPU, d.CPUBusyPct, err)
 	}
 	cur.Tasks, cur.TasksCPUSec = 80, 4990 // a process nobody waited for took its CPU along
@@ -149,15 +152,15 @@ func TestDeltaElapsed(t *testing.T) {
 }
 
 func TestCPUTimesAdd(t *testing.T) {
-	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5}
+	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5, KernelTasksSec: 0.25}
 	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4, TasksSec: 1.25}
-	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75}) {
+	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75, KernelTasksSec: 0.25}) {
 		t.Errorf("a+b = %+v", got)
 	}
 	if got := (CPUTimes{}).Add(a); got != a {
 		t.Errorf("0+a = %+v", got)
 	}
-	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
+	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.KernelTasksSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
 		t.Errorf("a + a span of unknown elapsed and tasks time = %+v: both must be unknown", got)
 	}
 }

@@ -58,6 +58,11 @@ type CPUTimes struct {
 	// that exited within the span counted through their parents' waited-for-children
 	// counters. Interrupts served while a CPU was idle are in no task. 0 when unknown.
 	TasksSec float64
+	// KernelTasksSec is the part of TasksSec that kernel threads used (PF_KTHREAD in
+	// /proc/PID/stat's flags: writeback, the filesystem's journal, block-IO completion,
+	// softirq threads), much of it on behalf of the processes' IO. 0 when unknown, and in
+	// figures read from the store, which does not keep it.
+	KernelTasksSec float64
 }
 
 // TotalSec is the sum of all kinds: the time the fields account for, which on a tickless
@@ -90,8 +95,8 @@ func (c CPUTimes) SpanSec() float64 {
 }
 
 // Add returns the kind-by-kind sum of c and o (the CPU of two consecutive spans). The
-// sum's ElapsedSec and TasksSec are unknown (0) when either span's was; the zero
-// CPUTimes is the identity.
+// sum's ElapsedSec and TasksSec (and KernelTasksSec with it) are unknown (0) when either
+// span's was; the zero CPUTimes is the identity.
 func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 	sum := CPUTimes{
 		UserSec: c.UserSec + o.UserSec, NiceSec: c.NiceSec + o.NiceSec, SystemSec: c.SystemSec + o.SystemSec,
@@ -100,15 +105,16 @@ func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 	}
 	switch {
 	case c == CPUTimes{}:
-		sum.ElapsedSec, sum.TasksSec = o.ElapsedSec, o.TasksSec
+		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec = o.ElapsedSec, o.TasksSec, o.KernelTasksSec
 	case o == CPUTimes{}:
-		sum.ElapsedSec, sum.TasksSec = c.ElapsedSec, c.TasksSec
+		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec = c.ElapsedSec, c.TasksSec, c.KernelTasksSec
 	default:
 		if c.ElapsedSec > 0 && o.ElapsedSec > 0 {
 			sum.ElapsedSec = c.ElapsedSec + o.ElapsedSec
 		}
 		if c.TasksSec > 0 && o.TasksSec > 0 {
 			sum.TasksSec = c.TasksSec + o.TasksSec
+			sum.KernelTasksSec = c.KernelTasksSec + o.KernelTasksSec
 		}
 	}
 	return sum
@@ -214,9 +220,11 @@ type Sample struct {
 	Tree []int
 	// TasksCPUSec is, for Request.AllTasks, the sum over every process /proc lists of its
 	// CPU and its waited-for children's (ProcSample.TotalCPUSec); Tasks is how many
-	// processes that is.
-	TasksCPUSec float64
-	Tasks       int
+	// processes that is. KernelCPUSec is the part of TasksCPUSec of kernel threads
+	// (PF_KTHREAD).
+	TasksCPUSec  float64
+	Tasks        int
+	KernelCPUSec float64
 }
 
 // reapAttempts bounds how often Sample reads the processes again because one of them
@@ -281,11 +289,14 @@ func (s *Sampler) Sample(req Request) (Sample, error) {
 			before = s.reaped(req.PIDs)
 		}
 		pids := req.PIDs
-		out.Tree, out.TasksCPUSec, out.Tasks = nil, 0, 0
+		out.Tree, out.TasksCPUSec, out.Tasks, out.KernelCPUSec = nil, 0, 0, 0
 		if scanAll {
 			if req.AllTasks {
 				for _, t := range tasks {
 					out.TasksCPUSec += t.cpuSec
+					if t.kernel {
+						out.KernelCPUSec += t.cpuSec
+					}
 				}
 				out.Tasks = len(tasks)
 			}
@@ -386,6 +397,8 @@ type task struct {
 	ppid int
 	// cpuSec is the process's CPU and its waited-for children's.
 	cpuSec float64
+	// kernel: a kernel thread (PF_KTHREAD).
+	kernel bool
 	mark   reapMark
 }
 
@@ -417,10 +430,13 @@ func (s *Sampler) scan() (map[int]task, error) {
 	return out, nil
 }
 
-// readTask parses the fields of a /proc/PID/stat that scan needs: ppid (4), cminflt (10),
-// utime, stime, cutime, cstime (14–17) and starttime (22), counted from the first field;
-// the command name (2) may hold spaces and parentheses, so fields are counted after its
-// last ")".
+// pfKThread is the flag of a kernel thread in /proc/PID/stat's flags (include/linux/sched.h).
+const pfKThread = 0x00200000
+
+// readTask parses the fields of a /proc/PID/stat that scan needs: ppid (4), flags (9),
+// cminflt (11), utime, stime, cutime, cstime (14–17) and starttime (22), counted from the
+// first field as in proc(5); the command name (2) may hold spaces and parentheses, so
+// fields are counted after its last ")".
 func readTask(path string, buf []byte) (task, bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -443,7 +459,7 @@ func readTask(path string, buf []byte) (task, bool) {
 			break
 		}
 		switch n {
-		case 4, 11, 14, 15, 16, 17, 22: // others may be letters or negative
+		case 4, 9, 11, 14, 15, 16, 17, 22: // others may be letters or negative
 			x, err := strconv.ParseUint(string(w), 10, 64)
 			if err != nil {
 				return task{}, false
@@ -459,6 +475,7 @@ func readTask(path string, buf []byte) (task, bool) {
 	return task{
 		ppid:   int(at(4)),
 		cpuSec: float64(at(14)+at(15)+at(16)+at(17)) / userHZ,
+		kernel: at(9)&pfKThread != 0,
 		mark:   reapMark{start: at(22), minFlt: at(11), uTime: at(16), sTime: at(17)},
 	}, true
 }

@@ -97,6 +97,16 @@ func MetricNames() []string {
 		MetricDBGB, MetricRSSGB, MetricMaxOpSec}
 }
 
+// MetricThinkUSPerOp is the mean pause, in µs, that the closed-loop workers took after
+// each operation when the runner's think time was set (runner.Runner.Think), measured
+// from the end of the operation to the moment the worker ran again: over the closed-loop
+// workers of the step's primary label, or over all closed-loop workers when the primary
+// label has none. The runner takes a timer's lateness off the next pauses, so it is the
+// think time or a little more. Present only when a think time was set and some pause was
+// completed. It is a setting's measurement, not an efficiency figure, so it is not in
+// MetricNames.
+const MetricThinkUSPerOp = "think_us_per_op"
+
 // gib is the unit of dbgb and rss_gb (the reference divides du's bytes by 1024³).
 const gib = 1 << 30
 

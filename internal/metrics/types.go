@@ -131,8 +131,10 @@ type StepResult struct {
 	// DBSizeKnown.
 	DBSizeBytes int64
 	DBSizeKnown bool
-	// Metrics are the HW-efficiency figures (Efficiency), by metric name; a metric that
-	// could not be measured is absent.
+	// Metrics are the step's figures by metric name: the HW-efficiency figures
+	// (Efficiency), the noise figures (Noise), a key-value engine's (KVMetricNames) and the
+	// measured think time (MetricThinkUSPerOp); a metric that could not be measured is
+	// absent.
 	Metrics map[string]float64
 }
 

@@ -230,6 +230,7 @@ func (p *probe) finish(res *metrics.StepResult, sessions int) {
 		return
 	}
 	hw := p.step
+	hw.CPU = wholeTasks(hw.CPU, p.first, p.prev)
 	if !hw.Server.Known {
 		hw.Server = metrics.ProcHW{}
 	}
@@ -249,6 +250,21 @@ func (p *probe) finish(res *metrics.StepResult, sessions int) {
 	if why := machineBelowProcesses(hw); why != "" {
 		res.Note = joinNote(res.Note, why)
 	}
+}
+
+// wholeTasks sets the step's every-process and kernel-thread CPU (CPUTimes.TasksSec,
+// KernelTasksSec) to the difference of its first and last samples' sums instead of the
+// sum of its intervals'. An interval of a few milliseconds (the last one, when a tick was
+// handled just before the step's end) can see no process's CPU move by a 10 ms unit, and
+// its 0 reads as unknown, which made the whole step's unknown; an interval whose sample
+// missed a child being reaped comes out below 0 (counted as 0) and the next one as much
+// too high. The first and last samples' difference has neither problem.
+func wholeTasks(c hwstat.CPUTimes, first, last hwstat.Sample) hwstat.CPUTimes {
+	if first.Tasks > 0 && last.Tasks > 0 && last.Time.After(first.Time) {
+		c.TasksSec = max(last.TasksCPUSec-first.TasksCPUSec, 0)
+		c.KernelTasksSec = min(max(last.KernelCPUSec-first.KernelCPUSec, 0), c.TasksSec)
+	}
+	return c
 }
 
 // machineBelowProcesses says why the machine's busy CPU is below the CPU of the processes

@@ -3,6 +3,7 @@ package runner
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -31,5 +32,26 @@ func TestMachineBelowProcesses(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestWholeTasks: the step's every-process CPU is its first and last samples' difference,
+// whatever its intervals' were (a last interval of a few ms that saw no 10 ms unit move
+// has 0, which Add reads as unknown).
+func TestWholeTasks(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	first := hwstat.Sample{Time: t0, Tasks: 90, TasksCPUSec: 500, KernelCPUSec: 40}
+	last := hwstat.Sample{Time: t0.Add(2 * time.Second), Tasks: 91, TasksCPUSec: 503.5, KernelCPUSec: 40.25}
+	summed := hwstat.CPUTimes{UserSec: 3, IdleSec: 1, ElapsedSec: 4, TasksSec: 3.4}.Add(hwstat.CPUTimes{ElapsedSec: 0.01, IdleSec: 0.01})
+	if summed.TasksSec != 0 {
+		t.Fatalf("an interval without tasks CPU makes the sum's unknown: %+v", summed)
+	}
+	got := wholeTasks(summed, first, last)
+	if got.TasksSec != 3.5 || got.KernelTasksSec != 0.25 || got.UserSec != 3 {
+		t.Errorf("wholeTasks = %+v; want tasks 3.5, kernel 0.25, the kinds kept", got)
+	}
+	first.Tasks = 0 // not read: left as summed
+	if got := wholeTasks(summed, first, last); got != summed {
+		t.Errorf("first sample without tasks: %+v, want %+v", got, summed)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"sync"
 	"time"
@@ -35,6 +36,14 @@ type Runner struct {
 	Sampler *hwstat.Sampler
 	// HW says which server processes and devices the Sampler watches.
 	HW HWTargets
+	// Think, when > 0, is a client think time: every closed-loop worker (a workload.Group
+	// with Rate 0; never a paced one) pauses after each operation, outside the operation's
+	// timed service time, for Think on average (a timer's lateness is taken off the next
+	// pauses), so a closed-loop step's throughput drops by a predictable factor,
+	// 1/(1 + Think × the rate of one worker without it). The pauses actually taken are
+	// measured (metrics.MetricThinkUSPerOp). 0: no pause; the worker's loop then costs one
+	// predictable branch more per operation and nothing else.
+	Think time.Duration
 }
 
 type worker struct {
@@ -43,6 +52,12 @@ type worker struct {
 	rec   *metrics.Recorder
 	group *workload.Group
 	id    int
+	// think is the pause after each operation (Runner.Think for a closed-loop worker, else
+	// 0); paused is the time the completed pauses took and pauses how many there were,
+	// written by the worker's goroutine and read after it ended.
+	think  time.Duration
+	paused time.Duration
+	pauses int64
 }
 
 // Run runs one step and returns its result. The result's status is interrupted when ctx
@@ -50,11 +65,10 @@ type worker struct {
 // otherwise; everything measured up to that point is in the result either way.
 func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
 	res := r.run(ctx, step, obs)
-	kv := res.Metrics // a key-value step's metrics (kvMetrics), set by run
+	measured := res.Metrics // a key-value step's metrics (kvMetrics) and the think time, set by run
 	res.Metrics = res.Efficiency()
-	for k, v := range kv {
-		res.Metrics[k] = v
-	}
+	maps.Copy(res.Metrics, res.Noise())
+	maps.Copy(res.Metrics, measured)
 	return res
 }
 
@@ -140,6 +154,12 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	res.Labels = reg.Totals()
 	if kvt != nil && kvt.at.Equal(end) { // the last tick read the properties after the load
 		res.Metrics = kvMetrics(kvBefore, kvt.last(), res.Seconds, load, res.Labels)
+	}
+	if us, ok := thinkPerOp(workers, load.Primary); ok {
+		if res.Metrics == nil {
+			res.Metrics = map[string]float64{}
+		}
+		res.Metrics[metrics.MetricThinkUSPerOp] = us
 	}
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
@@ -236,6 +256,9 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metri
 				}
 			}
 			wk := &worker{w: w, s: s, group: g, id: i + 1}
+			if g.Rate == 0 {
+				wk.think = r.Think
+			}
 			out = append(out, wk)
 			if err := w.Init(ctx, s); err != nil {
 				return out, fmt.Errorf("%s worker %d: init: %w", g.Label, i+1, err)
@@ -283,6 +306,8 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 	// carries is start's advanced by the monotonic time since, which is all a latency
 	// or a schedule needs.
 	now := func() time.Time { return start.Add(time.Since(start)) }
+	think := w.think // a local: with no think time, one predictable branch per op
+	var overrun time.Duration
 	for stopCtx.Err() == nil {
 		// A paced op's intended start is its slot in the schedule; a closed-loop op has
 		// none (it starts when it is sent: one clock read fewer per op).
@@ -335,11 +360,62 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 			report(err)
 			return
 		}
+		if think > 0 {
+			// The pause follows t1: it is not the op's time. A timer fires late (on the
+			// 2-core VM a 2 ms timer takes 2.2 ms on average, a 100 µs one 1.1 ms), so each
+			// pause is shortened by what the pauses before it overran — skipped while they
+			// overran by a whole think time — and the mean pause is think, not think plus
+			// the lateness. A pause the step's stop cuts short is not counted.
+			d := think - overrun
+			if d > 0 {
+				timer.Reset(d)
+				select {
+				case <-stopCtx.Done():
+					timer.Stop()
+					return
+				case <-timer.C:
+				}
+			}
+			t2 := now()
+			if d > 0 {
+				lastYield = t2 // the worker parked: no yield needed
+			}
+			pause := t2.Sub(t1)
+			overrun += pause - think
+			w.paused += pause
+			w.pauses++
+		}
 		if t1.Sub(lastYield) >= yieldEvery {
 			runtime.Gosched()
 			lastYield = t1
 		}
 	}
+}
+
+// thinkPerOp is metrics.MetricThinkUSPerOp: the mean completed pause of the closed-loop
+// workers of the primary label, or of all closed-loop workers when the primary label has
+// none; false when no pause was completed.
+func thinkPerOp(ws []*worker, primary string) (float64, bool) {
+	var paused, primPaused time.Duration
+	var pauses, primPauses int64
+	for _, w := range ws {
+		if w.think <= 0 {
+			continue
+		}
+		paused += w.paused
+		pauses += w.pauses
+		if w.group.Label == primary {
+			primPaused += w.paused
+			primPauses += w.pauses
+		}
+	}
+	if primPauses > 0 {
+		paused, pauses = primPaused, primPauses
+	}
+	if pauses == 0 {
+		return 0, false
+	}
+	return paused.Seconds() * 1e6 / float64(pauses), true
 }
 
 // raiseProcs makes sure every worker can be in a system call at once with one P to spare

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// TestThinkTime: a closed-loop step with a think time runs at the rate the think time
+// predicts from the rate without it, 1/(1 + think × rate per worker), and stores the
+// pauses it measured; a paced group of the same step keeps its schedule (it never thinks).
+func TestThinkTime(t *testing.T) {
+	r := newRunner(t)
+	ctx := context.Background()
+	const workers = 2
+	perWorker := func(res metrics.StepResult) float64 {
+		return float64(label(res, "point-query").Statements) / res.Seconds / workers
+	}
+
+	base := r.Run(ctx, &pointStep{load: pointLoad(workers, 500*time.Millisecond)}, &collector{})
+	if base.Status != metrics.StatusOK {
+		t.Fatalf("step %s: %s", base.Status, base.Error)
+	}
+	if _, ok := base.Metrics[metrics.MetricThinkUSPerOp]; ok {
+		t.Errorf("%s without a think time: %v", metrics.MetricThinkUSPerOp, base.Metrics)
+	}
+
+	const think = 2 * time.Millisecond
+	r.Think = think
+	load := pointLoad(workers, time.Second)
+	load.Groups = append(load.Groups, workload.Group{Label: "insert", Role: "insert", Unit: workload.UnitRows,
+		Rate: 50, RowsPerOp: 1, Background: true, Workers: []workload.Worker{&insertWorker{}}})
+	step := &pointStep{load: load}
+	if err := (&testStep{}).Prepare(ctx, r.Handle); err != nil { // the inserter's table
+		t.Fatal(err)
+	}
+	res := r.Run(ctx, step, &collector{})
+	if res.Status != metrics.StatusOK {
+		t.Fatalf("step %s: %s", res.Status, res.Error)
+	}
+
+	r0, r1 := perWorker(base), perWorker(res)
+	want := 1 / (1 + think.Seconds()*r0)
+	us, ok := res.Metrics[metrics.MetricThinkUSPerOp]
+	t.Logf("per worker: %.0f ops/s without think, %.0f with %v (ratio %.4f, predicted %.4f); think_us_per_op %.0f",
+		r0, r1, think, r1/r0, want, us)
+	if math.Abs(r1/r0/want-1) > 0.15 {
+		t.Errorf("throughput ratio %.4f, predicted 1/(1 + think × %.0f/s) = %.4f: more than 15%% apart", r1/r0, r0, want)
+	}
+	if !ok || us < float64(think.Microseconds()) || us > 3*float64(think.Microseconds()) {
+		t.Errorf("%s = %v (present %v), want ≥ %d µs", metrics.MetricThinkUSPerOp, us, ok, think.Microseconds())
+	}
+	// The pauses measured explain the rate: one op and one pause per cycle.
+	if cycle := 1e6 / r1; us > cycle {
+		t.Errorf("mean pause %.0f µs longer than the cycle %.0f µs", us, cycle)
+	}
+	if ins := label(res, "insert"); ins.Statements != 50 {
+		t.Errorf("the paced inserter ran %d statements in 1 s at 50/s: it must not think", ins.Statements)
+	}
+}
