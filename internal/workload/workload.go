@@ -102,6 +102,26 @@ type Step interface {
 	Verify(ctx context.Context, h engine.Handle) (detail string, err error)
 }
 
+// Steady is implemented by steps that measure a steady state for a fixed time: the
+// Insert Benchmark's query steps, sysbench's tests, db_bench's timed reads and overwrites.
+// SteadyTime is that time (its Load.Duration), 0 for a step of such a type bounded by a
+// count instead. Running a steady step as several shorter slices, each a Prepare, Load
+// and Verify of the same step with a shorter Load.Duration, measures the same thing:
+// interleaved comparisons (dbperf sweep) alternate the slices of the configs they
+// compare. Steps that change the data irreversibly — loads, index builds, cleanups — do
+// not implement it and run whole.
+type Steady interface {
+	SteadyTime() time.Duration
+}
+
+// SteadyTime is step's steady time (Steady), 0 when it is not a steady step.
+func SteadyTime(step Step) time.Duration {
+	if s, ok := step.(Steady); ok {
+		return s.SteadyTime()
+	}
+	return 0
+}
+
 // Noter is implemented by steps that have something to record besides their metrics,
 // such as what a cleanup did. The runner calls Note after the load and stores it.
 type Noter interface {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -151,6 +152,8 @@ func (p *plan) unreachedWhy(state string) string {
 type stepBase struct {
 	spec stepSpec
 	p    *plan
+	// streams are the workers' random streams by role and index (stream).
+	streams map[string]*rand.Rand
 }
 
 // Name is the step's name (catalog.go).

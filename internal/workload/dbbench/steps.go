@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -28,8 +29,19 @@ var (
 func (p *plan) kvBytes() int64 { return int64(p.p.KeySize + p.p.ValueSize) }
 
 // stream is a worker's random stream: step, role and worker number name it.
+// The streams are kept across the step's Loads: a timed step run as slices
+// (workload.Steady) continues each worker's stream instead of repeating it.
 func (s *stepBase) stream(role string, i int) *rand.Rand {
-	return workload.Stream(s.p.seed, Name, s.spec.name, role, strconv.Itoa(i))
+	key := role + "/" + strconv.Itoa(i)
+	if r, ok := s.streams[key]; ok {
+		return r
+	}
+	if s.streams == nil {
+		s.streams = map[string]*rand.Rand{}
+	}
+	r := workload.Stream(s.p.seed, Name, s.spec.name, role, strconv.Itoa(i))
+	s.streams[key] = r
+	return r
 }
 
 // session is what every worker has: its own KVSession and key buffer.
@@ -243,6 +255,9 @@ type readStep struct {
 	readers []reader
 	writer  *overwriter
 }
+
+// SteadyTime: a timed read step (workload.Steady); a read of every key (a count) is not.
+func (s *readStep) SteadyTime() time.Duration { return s.spec.dur }
 
 // newReader makes reader i of the step's kind.
 func (s *readStep) newReader(kv engine.KV, role string, i int) reader {
@@ -564,6 +579,9 @@ func newOverwriter(s *stepBase, kv engine.KV, role string, i int, count int64) *
 	return &overwriter{session: session{kv: kv}, step: s.spec.name, keySize: s.p.p.KeySize, num: uint64(s.p.p.Num),
 		vals: s.p.values(), rng: s.stream(role, i), quota: count}
 }
+
+// SteadyTime: a timed overwrite (workload.Steady); a fill bounded by a key count is not.
+func (s *writeStep) SteadyTime() time.Duration { return s.spec.dur }
 
 // Load has the overwriters.
 func (s *writeStep) Load(_ context.Context, h engine.Handle) (workload.Load, error) {

@@ -3,6 +3,7 @@ package insertbench
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
@@ -22,6 +23,12 @@ type rwStep struct {
 	rpc     int
 	deletes bool
 	dur     time.Duration
+
+	// gens and qrngs are each client's row generator and query stream, kept across
+	// Loads: a step run as slices (workload.Steady) goes on generating the rows the audit
+	// expects after the ones already inserted, and its queries do not repeat.
+	gens  map[int]*RowGenerator
+	qrngs map[int]*rand.Rand
 }
 
 func newRWStep(base stepBase, st stepSpec, ib *Params) *rwStep {
@@ -32,6 +39,10 @@ func newRWStep(base stepBase, st stepSpec, ib *Params) *rwStep {
 		rate: st.rate, rpc: rpc, deletes: ib.Delete, dur: ib.Time,
 	}
 }
+
+// SteadyTime: a read-write step runs for a fixed time at a constant table size
+// (workload.Steady).
+func (s *rwStep) SteadyTime() time.Duration { return s.dur }
 
 // Prepare records the baseline if needed and marks the stored expectations open.
 func (s *rwStep) Prepare(ctx context.Context, hh engine.Handle) error {
@@ -81,8 +92,18 @@ func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error
 			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.name, c.id, err)
 		}
 		pairs = append(pairs, pr)
-		q.Workers = append(q.Workers, newQuerier(s.p, s.name, c, d, s.point))
-		ins.Workers = append(ins.Workers, newInserter(s.p, s.name, c, pr, d, s.rpc, 0))
+		qw := newQuerier(s.p, s.name, c, d, s.point)
+		iw := newInserter(s.p, s.name, c, pr, d, s.rpc, 0)
+		if s.gens == nil {
+			s.gens, s.qrngs = map[int]*RowGenerator{}, map[int]*rand.Rand{}
+		}
+		if g, ok := s.gens[c.id]; ok {
+			iw.gen, qw.rng = g, s.qrngs[c.id]
+		} else {
+			s.gens[c.id], s.qrngs[c.id] = iw.gen, qw.rng
+		}
+		q.Workers = append(q.Workers, qw)
+		ins.Workers = append(ins.Workers, iw)
 		if s.deletes {
 			del.Workers = append(del.Workers, newDeleter(s.p, s.name, c, pr, d, s.rpc, 0))
 		}

@@ -39,7 +39,13 @@ type testStep struct {
 
 	// retries counts events run again after a conflict with another thread's.
 	retries atomic.Int64
+	// rngs are the threads' random streams, kept across Loads: a test run as slices
+	// (workload.Steady) continues each thread's events instead of repeating them.
+	rngs map[int]*rand.Rand
 }
+
+// SteadyTime: a test runs for a fixed time (workload.Steady).
+func (s *testStep) SteadyTime() time.Duration { return s.dur }
 
 // Load has one group of --threads testers.
 func (s *testStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
@@ -130,8 +136,15 @@ type tester struct {
 }
 
 func newTester(s *testStep, d engine.Dialect, id int) *tester {
-	w := &tester{s: s, id: id, d: d, size: s.p.p.TableSize, ntab: len(s.p.tables),
-		rng: workload.Stream(s.p.seed, Name, s.name, "thread", strconv.Itoa(id))}
+	if s.rngs == nil {
+		s.rngs = map[int]*rand.Rand{}
+	}
+	rng, ok := s.rngs[id]
+	if !ok {
+		rng = workload.Stream(s.p.seed, Name, s.name, "thread", strconv.Itoa(id))
+		s.rngs[id] = rng
+	}
+	w := &tester{s: s, id: id, d: d, size: s.p.p.TableSize, ntab: len(s.p.tables), rng: rng}
 	if s.t.kind == kUpdateNonIndex && s.t.ids == idsZipf {
 		w.zipf = newZipf(w.size, zipfExp)
 	}
