@@ -47,6 +47,7 @@ func reportFormats() []string { return []string{"text", "md", "csv", "tsv", "jso
 
 func newReportCmd(env Env) *cobra.Command {
 	var results, format, out, base, color string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "report [RUN...]",
 		Short: "Report and compare stored runs: text, Markdown, CSV, TSV, JSON or an HTML page with charts",
@@ -56,12 +57,17 @@ Without RUN the latest run is reported.
 
 One run: its per-step summary, latency and HW-efficiency tables (text). Several: tables
 comparing the configs, rows = configs, columns = steps: absolute throughput, throughput
-relative to the base (--base; default the first RUN; worse < 0.95, better > 1.05),
-geometric means per step family, background writers against their target (SLA), HW
-efficiency absolute and relative, server CPU per connection role, and latency. Repeated
-runs show median [min–max]; relative cells are marked ~ unless the difference is
-significant (Mann-Whitney U, p < 0.05, which needs 4 runs per config), ! when noisy (a
-spread over 5% of the median).
+relative to the base (--base; default the first RUN), geometric means per step family,
+background writers against their target (SLA), HW efficiency absolute and relative,
+server CPU per connection role, and latency. Repeated runs show median [min–max], ! when
+noisy (a spread over 5% of the median); relative cells show the ratio with its 95%
+confidence interval, better or worse only when the interval excludes 1 and the change is
+over 2%, = the same, ? unstable, no mark with too few runs for an interval (4 per config).
+
+Runs reported together must be comparable: one workload, workload version and scale,
+the same stored parameters (except ` + report.MismatchIgnoredDoc + `).
+Otherwise report exits with status 2 naming each difference and writes nothing; --force
+reports them anyway, with a warning per difference.
 
 Formats: text (colour on a terminal: --color), md, csv and tsv (one file, one line per
 table cell, with a table column), json (every run, plus "comparison"), html (one
@@ -84,6 +90,11 @@ self-contained page with the tables and charts; works offline).`,
 			baseIdx, err := baseGroup(groups, args, base)
 			if err != nil {
 				return badInput(err)
+			}
+			if len(rep.Runs) > 1 {
+				if err := checkComparable(env, rep, groups, force); err != nil {
+					return err
+				}
 			}
 			cmp := report.Compare(rep, groups, baseIdx)
 			rep.Comparison = &cmp
@@ -118,6 +129,7 @@ self-contained page with the tables and charts; works offline).`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout (written whole or not at all)")
 	cmd.Flags().StringVar(&base, "base", "", "the RUN (id or label, one of those reported) others are compared with (default: the first)")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never")
+	cmd.Flags().BoolVar(&force, "force", false, "report runs that differ in workload, version, scale or parameters together anyway (a warning per difference)")
 	return cmd
 }
 
@@ -158,39 +170,92 @@ func openExisting(ctx context.Context, path string) (*store.Store, error) {
 }
 
 func newCompareCmd(env Env) *cobra.Command {
-	var results, metric string
+	var results, base string
+	var metricList []string
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "compare A B",
-		Short: "Compare two configs step by step, benchstat-style: medians, spread, delta and p-value",
-		Long: `Compare two configs (labels, or run ids) step by step: each side's median ± spread
-(the larger distance from the median to the min or max, in % of the median) and number
-of runs, the change of B against A, and the two-sided Mann-Whitney U p-value. A change
-is marked ~ when it is not significant at p < 0.05; that needs at least 4 runs per
-config (dbperf run ... --repeat 4 --label NAME).`,
+		Use:   "compare A B [C...]",
+		Short: "Compare configs step by step, benchstat-style: medians with confidence intervals, ratios with verdicts",
+		Long: `Compare configs (labels, or run ids) step by step, one table per --metric. Per config:
+the median ± the larger distance to the ends of its 95% confidence interval (with fewer
+than 6 runs: to the min or max) and the number of runs; one run shows its value alone.
+Per config other than the base (--base; default the first): its figure ÷ the base's as a
+change with the 95% confidence interval of that ratio (Hodges–Lehmann; paired trial by
+trial when the runs are the trials of one interleaved sweep), and the minimum detectable
+effect (mde: the smallest change these runs would detect with 80% power). A change is
+marked ~ when the interval lies within ±2% (the same), ? when it is wider than that yet
+shows no change beyond it (unstable: more noise than the threshold); unmarked, it is
+higher or lower by more than 2%. Too few runs for an interval (fewer than 4 per config,
+or 6 trial pairs) show the change in parentheses, with no verdict.
+
+The configs must be comparable: runs of one workload and workload version, at one
+scale, with the same stored parameters (except ` + report.MismatchIgnoredDoc + `).
+Otherwise compare exits with status 2 naming each difference; --force compares anyway,
+with a warning per difference.`,
 		Example: `  dbperf compare a b
-  dbperf compare pg15 pg16 --metric cpupq`,
+  dbperf compare pg15 pg16 pg17 --base pg16 --metric throughput,p99,cpupq
+  dbperf compare 12 15 --metric server_cpupq --force`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return badInput(fmt.Errorf("compare needs two configs, e.g. \"dbperf compare a b\" (got %d arguments)", len(args)))
+			if len(args) < 2 {
+				return badInput(fmt.Errorf("compare needs two configs or more, e.g. \"dbperf compare a b\" (got %d arguments)", len(args)))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.CompareMetrics(), metric) {
-				return badInput(fmt.Errorf("--metric %q: use one of %s", metric, strings.Join(report.CompareMetrics(), ", ")))
+			var ms []string
+			for _, m := range metricList {
+				m = strings.TrimSpace(m)
+				if !slices.Contains(report.HistoryMetrics(), m) {
+					return badInput(fmt.Errorf("--metric %q: use one of %s", m, strings.Join(report.HistoryMetrics(), ", ")))
+				}
+				if !slices.Contains(ms, m) {
+					ms = append(ms, m)
+				}
 			}
 			rep, groups, err := loadGroups(cmd.Context(), env, results, args)
 			if err != nil {
 				return err
 			}
-			tw, err := report.CompareTwo(rep, groups[0], groups[1], metric)
+			baseIdx, err := baseGroup(groups, args, base)
 			if err != nil {
 				return badInput(err)
 			}
-			return report.RenderTwoWay(env.Out, tw)
+			if err := checkComparable(env, rep, groups, force); err != nil {
+				return err
+			}
+			var tables []report.BenchTable
+			for _, m := range ms {
+				t, err := report.CompareBench(rep, groups, baseIdx, m)
+				if err != nil {
+					return badInput(err)
+				}
+				tables = append(tables, t)
+			}
+			return report.RenderBench(env.Out, tables)
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
-	cmd.Flags().StringVar(&metric, "metric", report.MetricThroughput, "what to compare: "+strings.Join(report.CompareMetrics(), ", "))
+	cmd.Flags().StringSliceVar(&metricList, "metric", []string{report.MetricThroughput}, "what to compare, repeated or comma-separated: "+strings.Join(report.HistoryMetrics(), ", "))
+	cmd.Flags().StringVar(&base, "base", "", "the config (id or label, one of those compared) the others are compared with (default: the first)")
+	cmd.Flags().BoolVar(&force, "force", false, "compare configs that differ in workload, version, scale or parameters anyway (a warning per difference)")
 	return cmd
+}
+
+// checkComparable refuses configs whose runs differ in what makes their figures
+// incomparable (report.Mismatches): exit 2 with one line naming every difference and the
+// fix. With force it writes a warning line per difference to stderr instead and lets the
+// comparison go on.
+func checkComparable(env Env, rep report.Report, groups []report.Group, force bool) error {
+	ms := report.Mismatches(rep, groups)
+	if len(ms) == 0 {
+		return nil
+	}
+	if !force {
+		return badInput(fmt.Errorf("the runs compared differ: %s; compare runs of one workload, scale and parameters, or add --force to compare them anyway",
+			strings.Join(ms, "; ")))
+	}
+	for _, m := range ms {
+		fmt.Fprintf(env.Err, "dbperf: warning: compared anyway (--force): %s\n", m)
+	}
+	return nil
 }

@@ -11,13 +11,6 @@ import (
 	"github.com/dbperf/dbperf/internal/store"
 )
 
-// Relative-throughput colour bands (reference §2.3): below LowRatio is worse, above
-// HighRatio better, in between the same.
-const (
-	LowRatio  = 0.95
-	HighRatio = 1.05
-)
-
 // Group is one configuration in a comparison: the runs of one label (its repeats) or a
 // single run, as named on the command line.
 type Group struct {
@@ -31,13 +24,43 @@ type Class string
 
 // Cell classes.
 const (
-	ClassNone    Class = ""
-	ClassBetter  Class = "better"   // relative ≥ HighRatio (for a higher-is-better figure)
-	ClassWorse   Class = "worse"    // relative ≤ LowRatio
-	ClassSame    Class = "same"     // relative within the band
-	ClassSLAMiss Class = "sla-miss" // a background writer below 95% of its target
-	ClassTarget  Class = "target"   // the target row of the background table
+	// ClassNone: no mark. A relative cell without a verdict (too few trials) has it.
+	ClassNone Class = ""
+	// ClassBetter, ClassWorse: the ratio's verdict is higher or lower (stats.VerdictOf:
+	// the interval excludes 1 and the estimate is beyond the threshold), better or worse
+	// as the figure's direction says.
+	ClassBetter Class = "better"
+	ClassWorse  Class = "worse"
+	// ClassSame: the ratio's interval lies within the threshold (stats.VerdictSame).
+	ClassSame Class = "same"
+	// ClassUnstable: the interval is wider than the threshold allows either way
+	// (stats.VerdictUnstable): the change cannot be told from the trials' noise.
+	ClassUnstable Class = "unstable"
+	ClassSLAMiss  Class = "sla-miss" // a background writer below 95% of its target
+	ClassTarget   Class = "target"   // the target row of the background table
 )
+
+// classOf is a relative cell's class: from the ratio's verdict only, better or worse as
+// higherBetter says.
+func classOf(v stats.Verdict, higherBetter bool) Class {
+	switch v {
+	case stats.VerdictHigher:
+		if higherBetter {
+			return ClassBetter
+		}
+		return ClassWorse
+	case stats.VerdictLower:
+		if higherBetter {
+			return ClassWorse
+		}
+		return ClassBetter
+	case stats.VerdictSame:
+		return ClassSame
+	case stats.VerdictUnstable:
+		return ClassUnstable
+	}
+	return ClassNone
+}
 
 // Cell is one figure of a comparison table over a group's runs.
 type Cell struct {
@@ -53,9 +76,14 @@ type Cell struct {
 	Unit string
 }
 
-// Rel is a group's figure against the base group's.
+// Rel is a group's figure against the base group's: the ratio (candidate ÷ base) with its
+// interval and verdict, paired by trial when the runs were interleaved (pairs.go).
 type Rel struct {
-	stats.Comparison
+	stats.Ratio
+	// HigherBetter is the figure's direction: whether a higher ratio is better.
+	HigherBetter bool
+	// Steps is, for a geometric mean, how many steps' ratios it combines (0 otherwise).
+	Steps int
 }
 
 // Row is one line of a table: leading header cells then one Cell per column.
@@ -85,16 +113,29 @@ type Comparison struct {
 	Groups []GroupReport
 	// Base is the index in Groups of the base.
 	Base int
-	// Steps is the union of the groups' step names, in run order, without cleanup steps.
+	// Steps is the union of the groups' step names, in run order.
 	Steps []string
 	// StepGroups are the step groups the runs' workloads declared (stored with each run),
 	// in their order, each with its steps among Steps.
 	StepGroups []StepGroupSteps
 	Tables     []Table
-	// NeedN is how many runs per group a significant difference needs (Mann-Whitney U,
-	// α = stats.DefaultAlpha); TooFew says some comparison had fewer.
-	NeedN  int
-	TooFew bool
+	// NeedN is how many trials per config a verdict needs when the runs are not paired
+	// (the least for which stats.RatioOf has an interval at its default confidence);
+	// NeedPairs is how many trial pairs it needs when they are (stats.PairedRatio).
+	// TooFew says some relative cell had fewer: it shows its ratio without a verdict.
+	NeedN     int
+	NeedPairs int
+	TooFew    bool
+	// Notes say what the tables cannot: steps whose operations mostly did nothing, steps
+	// measured on a busy machine, one-op steps, too few trials for a verdict (notes.go).
+	Notes []Note
+
+	// oneOps are the steps of one operation per client (oneOp): shown as their duration
+	// and CPU seconds, left out of the geomeans and the latency table.
+	oneOps map[string]bool
+	// widen is, per step, how much its ratios' intervals are widened because some run was
+	// measured on a busy machine (RatioOptions.Widen; noiseWiden).
+	widen map[string]float64
 }
 
 // StepGroupSteps is a workload's step group and the compared steps in it.
@@ -169,7 +210,8 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	for _, r := range rep.Runs {
 		byID[r.ID] = r
 	}
-	c := Comparison{Base: base, NeedN: stats.MinSamplesForAlpha(stats.DefaultAlpha)}
+	c := Comparison{Base: base, NeedN: needTrials(false), NeedPairs: needTrials(true),
+		oneOps: map[string]bool{}, widen: map[string]float64{}}
 	for _, g := range groups {
 		gr := GroupReport{Group: g}
 		for _, id := range g.RunIDs {
@@ -180,15 +222,18 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 		c.Groups = append(c.Groups, gr)
 		for _, r := range gr.Runs {
 			for _, s := range r.Steps {
-				// A cleanup's one "op" is the whole wait: per-op figures of it mean nothing,
-				// and its duration is set by --cleanup-wait; each run's report shows it.
-				if s.Kind == "cleanup" {
-					continue
-				}
 				if !slices.Contains(c.Steps, s.Name) {
 					c.Steps = append(c.Steps, s.Name)
 				}
+				if s.Status != metrics.StatusSkipped && oneOp(r, s) {
+					c.oneOps[s.Name] = true
+				}
 			}
+		}
+	}
+	for _, step := range c.Steps {
+		if w := c.noiseWiden(step); w > 0 {
+			c.widen[step] = w
 		}
 	}
 	c.StepGroups = stepGroups(c.Groups, c.Steps)
@@ -213,13 +258,66 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	for _, t := range c.Tables {
 		for _, r := range t.Rows {
 			for _, cell := range r.Cells {
-				if cell.Rel != nil && cell.Rel.TooFew {
+				if cell.Rel != nil && cell.Rel.Verdict == stats.VerdictNone {
 					c.TooFew = true
 				}
 			}
 		}
 	}
+	c.Notes = c.notes()
 	return c
+}
+
+// needTrials is the least number of trials per config (paired: of pairs) for which the
+// ratio has an interval, so a verdict, at the default confidence.
+func needTrials(paired bool) int {
+	for n := 2; n <= 50; n++ {
+		a, b := make([]float64, n), make([]float64, n)
+		for i := range n {
+			a[i], b[i] = float64(100+i), float64(200+i)
+		}
+		r := stats.RatioOf(a, b, stats.RatioOptions{})
+		if paired {
+			r = stats.PairedRatio(a, b, stats.RatioOptions{})
+		}
+		if r.HasCI {
+			return n
+		}
+	}
+	return 0
+}
+
+// IsOneOp says whether the comparison shows step as a one-op step (oneOp): its duration
+// and CPU seconds instead of per-op figures.
+func (c Comparison) IsOneOp(step string) bool { return c.oneOps[step] }
+
+// ratioOptions are the options of a step's throughput (or duration) ratios: the defaults,
+// widened when the step was measured on a busy machine (noiseWiden).
+func (c Comparison) ratioOptions(step string) stats.RatioOptions {
+	return stats.RatioOptions{Widen: c.widen[step]}
+}
+
+// metricRatioOptions are the options of a step's metric ratios: widened like its
+// throughput for the figures other work on the machine disturbs (CPU, context switches,
+// rates and times), not for counts of bytes, rows or sizes.
+func (c Comparison) metricRatioOptions(step, m string) stats.RatioOptions {
+	if !timeMetric(m) {
+		return stats.RatioOptions{}
+	}
+	return c.ratioOptions(step)
+}
+
+// timeMetric says whether a metric is a time, a CPU figure or a rate: what a busy machine
+// disturbs.
+func timeMetric(m string) bool {
+	switch m {
+	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp, metrics.MetricCSPerOp,
+		metrics.MetricMaxOpSec, MetricP99, rowCPUSec, rowServerCPUSec, rowClientCPUSec,
+		metrics.MetricKVMBPerSec, metrics.MetricKVCompactMBPerSec, metrics.MetricKVCompactWallSec, metrics.MetricKVCompactCPUSec,
+		metrics.MetricKVStallPct, metrics.MetricKVStalls:
+		return true
+	}
+	return false
 }
 
 // stepOf finds a run's step by name (only steps that ran: ok, failed or interrupted).
@@ -250,31 +348,44 @@ func cellOf(vs []float64, unit string) Cell {
 	return Cell{Present: true, Summary: stats.Summarize(vs), Unit: unit}
 }
 
-// relCell compares a group's values with the base's; higherBetter says which way is good.
-func relCell(base, vs []float64, higherBetter bool) Cell {
-	if len(vs) == 0 || len(base) == 0 {
+// relCell is g's figure relative to the base's (figureRatio: paired by trial when the runs
+// were interleaved) at opt; higherBetter says which way is better. The base's own row is
+// 1 with no verdict; a side without the figure leaves the cell blank.
+func relCell(base, g GroupReport, isBase bool, get func(RunReport) (float64, bool), opt stats.RatioOptions, higherBetter bool) Cell {
+	if isBase {
+		return baseCell(values(base, get))
+	}
+	r, ok := figureRatio(base, g, get, opt)
+	if !ok {
 		return Cell{Unit: "ratio"}
 	}
-	cmp := stats.Compare(base, vs)
-	if cmp.A.Median == 0 {
+	return ratioCell(r, higherBetter)
+}
+
+// baseCell is the base's row of a relative table: 1 wherever the base has the figure.
+func baseCell(vs []float64) Cell {
+	if len(vs) == 0 {
 		return Cell{Unit: "ratio"}
 	}
-	cell := Cell{Present: true, Summary: stats.Summary{N: cmp.B.N, Median: cmp.Ratio,
-		Min: cmp.B.Min / cmp.A.Median, Max: cmp.B.Max / cmp.A.Median, Noisy: cmp.B.Noisy, SpreadPct: cmp.B.SpreadPct},
-		Rel: &Rel{Comparison: cmp}, Unit: "ratio", Class: ClassSame}
-	switch {
-	case cmp.Ratio < LowRatio:
-		cell.Class = ClassWorse
-	case cmp.Ratio > HighRatio:
-		cell.Class = ClassBetter
+	return Cell{Present: true, Summary: stats.Summary{N: len(vs), Median: 1, Min: 1, Max: 1}, Unit: "ratio"}
+}
+
+// ratioCell shows a ratio: its estimate, its interval as [Min–Max] when it has one, and a
+// class from its verdict alone.
+func ratioCell(r stats.Ratio, higherBetter bool) Cell {
+	if !(r.Estimate > 0) {
+		return Cell{Unit: "ratio"}
 	}
-	if !higherBetter {
-		switch cell.Class {
-		case ClassWorse:
-			cell.Class = ClassBetter
-		case ClassBetter:
-			cell.Class = ClassWorse
-		}
+	n := r.NB
+	if r.Paired {
+		n = r.Pairs
+	}
+	cell := Cell{Present: true, Unit: "ratio", Rel: &Rel{Ratio: r, HigherBetter: higherBetter},
+		Summary: stats.Summary{N: n, Median: r.Estimate, Min: r.Estimate, Max: r.Estimate},
+		Class:   classOf(r.Verdict, higherBetter)}
+	if r.HasCI {
+		cell.Min, cell.Max = r.Lo, r.Hi
+		cell.Summary.Lo, cell.Summary.Hi, cell.Summary.HasCI = r.Lo, r.Hi, true
 	}
 	return cell
 }
@@ -294,6 +405,26 @@ func throughputOf(step string) func(RunReport) (float64, bool) {
 	}
 }
 
+// durationOf is a run's step duration in seconds (steps that finished ok).
+func durationOf(step string) func(RunReport) (float64, bool) {
+	return func(r RunReport) (float64, bool) {
+		s, ok := stepOf(r, step)
+		if !ok || s.Status != metrics.StatusOK || !(s.Seconds > 0) {
+			return 0, false
+		}
+		return s.Seconds, true
+	}
+}
+
+// StepFigure is the figure the throughput tables show for a step: the primary op's rate
+// (higher is better), or for a one-op step its duration in seconds (lower is better).
+func (c Comparison) StepFigure(step string) (get func(RunReport) (float64, bool), unit string, higherBetter bool) {
+	if c.oneOps[step] {
+		return durationOf(step), "s", false
+	}
+	return throughputOf(step), c.throughputUnit(step), true
+}
+
 // throughputUnit is the unit of a step's throughput in any run that has it.
 func (c Comparison) throughputUnit(step string) string {
 	unit := ""
@@ -305,14 +436,45 @@ func (c Comparison) throughputUnit(step string) string {
 	return unit
 }
 
+// oneOpSteps are the compared one-op steps, in step order.
+func (c Comparison) oneOpSteps() []string {
+	var out []string
+	for _, s := range c.Steps {
+		if c.oneOps[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// oneOpLegend says how the one-op steps are shown in a table ("" when there are none).
+func (c Comparison) oneOpLegend(how string) string {
+	steps := c.oneOpSteps()
+	if len(steps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: one operation per client (a per-op figure would be the whole step's): %s", strings.Join(steps, ", "), how)
+}
+
+func appendNonEmpty(legend []string, lines ...string) []string {
+	for _, l := range lines {
+		if l != "" {
+			legend = append(legend, l)
+		}
+	}
+	return legend
+}
+
 func (c Comparison) throughputTable() Table {
 	t := Table{ID: "throughput", Title: "Throughput (absolute)", HeadColumns: []string{"config"}, Columns: c.Steps,
 		Legend: []string{"the step's primary op per second: rows/s where it counts rows (inserted, indexed, scanned), queries/s (statements, BEGIN and COMMIT included) where it counts statements",
 			"repeated runs: median [min–max] (n runs); ! marks a spread over 5% of the median (noisy)"}}
+	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("shown as the step's duration in seconds (lower is better)"))
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
 		for _, step := range c.Steps {
-			row.Cells = append(row.Cells, cellOf(values(g, throughputOf(step)), c.throughputUnit(step)))
+			get, unit, _ := c.StepFigure(step)
+			row.Cells = append(row.Cells, cellOf(values(g, get), unit))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -322,50 +484,95 @@ func (c Comparison) throughputTable() Table {
 func (c Comparison) relativeTable() Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "relative", Title: fmt.Sprintf("Throughput relative to %s", base.Name),
-		HeadColumns: []string{"config"}, Columns: c.Steps,
-		Legend: []string{fmt.Sprintf("median ÷ the base's median; worse below %.2f, better above %.2f", LowRatio, HighRatio),
-			c.significanceLegend()}}
+		HeadColumns: []string{"config"}, Columns: c.Steps, Legend: c.ratioLegend("higher is better", true)}
+	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("shown as the ratio of its duration (lower is better), left out of the geomeans"))
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
 		for _, step := range c.Steps {
-			get := throughputOf(step)
-			row.Cells = append(row.Cells, relCell(values(base, get), values(g, get), true))
+			get, _, higherBetter := c.StepFigure(step)
+			row.Cells = append(row.Cells, relCell(base, g, gi == c.Base, get, c.ratioOptions(step), higherBetter))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func (c Comparison) significanceLegend() string {
-	return fmt.Sprintf("~ not significant: Mann-Whitney U p ≥ %.2f, or fewer than %d runs per config (--repeat %d)",
-		stats.DefaultAlpha, c.NeedN, c.NeedN)
+// ratioLegend explains a relative table's cells: what the number and the interval are,
+// and that the marks come from the interval alone; direction says which way is better.
+// The relative table has it in full, the others refer to it.
+func (c Comparison) ratioLegend(direction string, full bool) []string {
+	th := 100 * stats.DefaultThreshold
+	conf := 100 * stats.DefaultConfidence
+	if !full {
+		return []string{fmt.Sprintf("ratio to the base (%s) [the %.0f%% interval of the ratio], marked as in the relative table: only from the interval (threshold ±%.0f%%)",
+			direction, conf, th)}
+	}
+	return []string{
+		fmt.Sprintf("ratio to the base (%s): the Hodges–Lehmann estimate; [lo–hi] the %.0f%% interval of the ratio, paired by trial when the runs were interleaved (same sweep, matching trials), else over all runs of both configs",
+			direction, conf),
+		fmt.Sprintf("marked only from the interval, threshold ±%.0f%%: ▲ better (green) / ▼ worse (red): it excludes 1 and the ratio is beyond ±%.0f%%; = the same (grey): it lies within ±%.0f%%; no mark: too few trials for an interval (%d per config, or %d interleaved pairs)",
+			th, th, th, c.NeedN, c.NeedPairs),
+		"? unstable: the trials' noise at this n exceeds the threshold, the change cannot be told from noise; more trials or the interleaved design",
+	}
+}
+
+// stepRatios are g's ratios to the base over steps, one-op steps left out (their
+// duration says nothing of the per-op speed the geomean sums up).
+func (c Comparison) stepRatios(g GroupReport, steps []string) []stats.Ratio {
+	base := c.Groups[c.Base]
+	var out []stats.Ratio
+	for _, step := range steps {
+		if c.oneOps[step] {
+			continue
+		}
+		if r, ok := figureRatio(base, g, throughputOf(step), c.ratioOptions(step)); ok && r.Estimate > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// geoCell is the geometric mean of a group's step ratios, with its interval and verdict
+// (stats.GeoMeanRatio); the base's row is 1 where it ran a step.
+func (c Comparison) geoCell(gi int, steps []string) Cell {
+	if gi == c.Base {
+		var any []float64
+		for _, step := range steps {
+			if !c.oneOps[step] && len(values(c.Groups[c.Base], throughputOf(step))) > 0 {
+				any = append(any, 1)
+			}
+		}
+		return baseCell(any)
+	}
+	rs := c.stepRatios(c.Groups[gi], steps)
+	if len(rs) == 0 {
+		return Cell{Unit: "ratio"}
+	}
+	cell := ratioCell(stats.GeoMeanRatio(rs, stats.RatioOptions{}), true)
+	cell.N = len(rs)
+	if cell.Rel != nil {
+		cell.Rel.Steps = len(rs)
+	}
+	return cell
 }
 
 func (c Comparison) geomeanTable() Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "geomean", Title: fmt.Sprintf("Geometric mean of relative throughput vs %s", base.Name),
 		HeadColumns: []string{"config"},
-		Legend:      []string{"over the steps of each group (as the workload declares them) that both configs ran, and over all steps; median ratios"}}
+		Legend: []string{"over the steps of each group (as the workload declares them) that both configs ran, and over all steps; one-op steps are left out",
+			fmt.Sprintf("the geometric mean of the steps' ratios [its %.0f%% interval, from the steps' intervals taken as independent], marked as in the relative table: only from this interval",
+				100*stats.DefaultConfidence)}}
 	for _, sg := range c.StepGroups {
 		t.Columns = append(t.Columns, sg.Title)
 	}
 	t.Columns = append(t.Columns, "all")
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
-		ratios := func(steps []string) []float64 {
-			var out []float64
-			for _, step := range steps {
-				get := throughputOf(step)
-				if rc := relCell(values(base, get), values(g, get), true); rc.Present {
-					out = append(out, rc.Median)
-				}
-			}
-			return out
-		}
 		for _, sg := range c.StepGroups {
-			row.Cells = append(row.Cells, geoCell(ratios(sg.Steps)))
+			row.Cells = append(row.Cells, c.geoCell(gi, sg.Steps))
 		}
-		row.Cells = append(row.Cells, geoCell(ratios(c.Steps)))
+		row.Cells = append(row.Cells, c.geoCell(gi, c.Steps))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -378,9 +585,9 @@ func (c Comparison) geomeanTable() Table {
 func (c Comparison) byGroupTable() Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "by_group", Title: fmt.Sprintf("Throughput relative to %s, by step group", base.Name),
-		HeadColumns: []string{"group", "step"},
-		Legend: []string{fmt.Sprintf("median ÷ the base's median; worse below %.2f, better above %.2f; geomean: over the group's steps", LowRatio, HighRatio),
-			c.significanceLegend()}}
+		HeadColumns: []string{"group", "step"}, Legend: c.ratioLegend("higher is better", false)}
+	t.Legend = appendNonEmpty(t.Legend, "geomean: over the group's steps, one-op steps left out; its interval from the steps' intervals",
+		c.oneOpLegend("shown as the ratio of its duration (lower is better)"))
 	for _, g := range c.Groups {
 		t.Columns = append(t.Columns, g.Name)
 	}
@@ -388,44 +595,21 @@ func (c Comparison) byGroupTable() Table {
 		if len(sg.Steps) == 0 {
 			continue
 		}
-		ratios := make([][]float64, len(c.Groups))
 		for _, step := range sg.Steps {
 			row := Row{Head: []string{sg.Title, step}}
-			get := throughputOf(step)
+			get, _, higherBetter := c.StepFigure(step)
 			for gi, g := range c.Groups {
-				rc := relCell(values(base, get), values(g, get), true)
-				if gi == c.Base && rc.Present {
-					rc = geoCell([]float64{1}) // the base against itself: 1, no spread
-				}
-				if rc.Present {
-					ratios[gi] = append(ratios[gi], rc.Median)
-				}
-				row.Cells = append(row.Cells, rc)
+				row.Cells = append(row.Cells, relCell(base, g, gi == c.Base, get, c.ratioOptions(step), higherBetter))
 			}
 			t.Rows = append(t.Rows, row)
 		}
 		geo := Row{Head: []string{sg.Title, "geomean"}}
 		for gi := range c.Groups {
-			geo.Cells = append(geo.Cells, geoCell(ratios[gi]))
+			geo.Cells = append(geo.Cells, c.geoCell(gi, sg.Steps))
 		}
 		t.Rows = append(t.Rows, geo)
 	}
 	return t
-}
-
-func geoCell(ratios []float64) Cell {
-	g, ok := stats.GeoMean(ratios)
-	if !ok {
-		return Cell{Unit: "ratio"}
-	}
-	cell := Cell{Present: true, Summary: stats.Summary{N: 1, Median: g, Min: g, Max: g}, Unit: "ratio", Class: ClassSame}
-	switch {
-	case g < LowRatio:
-		cell.Class = ClassWorse
-	case g > HighRatio:
-		cell.Class = ClassBetter
-	}
-	return cell
 }
 
 // eachStep calls fn with every run's step of that name, config by config.
@@ -525,11 +709,32 @@ func (c Comparison) backgroundTable() Table {
 }
 
 // hwMetrics are the HW-efficiency metrics compared (maxop_s is in the latency table's spirit
-// but kept here too).
+// but kept here too), with the CPU seconds rows of the one-op steps after the per-op CPU.
 func hwMetrics() []string {
 	return []string{metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp,
+		rowCPUSec, rowServerCPUSec, rowClientCPUSec,
 		metrics.MetricCSPerOp, metrics.MetricReadsPerOp, metrics.MetricReadKBPerOp, metrics.MetricWritesPerRow,
 		metrics.MetricWriteKBPerRow, metrics.MetricDBGB, metrics.MetricRSSGB}
+}
+
+// Rows of the HW tables that one-op steps have instead of the per-op CPU: the CPU seconds
+// of the step (machine, server, client).
+const (
+	rowCPUSec       = "cpu_s"
+	rowServerCPUSec = "server_cpu_s"
+	rowClientCPUSec = "client_cpu_s"
+)
+
+// perOpMetric says whether a metric is a rate per op or per row, which a one-op step's
+// single operation makes the whole step's figure.
+func perOpMetric(m string) bool {
+	switch m {
+	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp, metrics.MetricCSPerOp,
+		metrics.MetricReadsPerOp, metrics.MetricReadKBPerOp, metrics.MetricWritesPerRow, metrics.MetricWriteKBPerRow,
+		metrics.MetricKVMBPerSec:
+		return true
+	}
+	return false
 }
 
 func metricOf(step, metric string) func(RunReport) (float64, bool) {
@@ -543,13 +748,56 @@ func metricOf(step, metric string) func(RunReport) (float64, bool) {
 	}
 }
 
+// cpuSecondsOf is a step's CPU seconds: the machine's (busy; not for a remote server),
+// the server's (when seen, not embedded) or dbperf's own.
+func cpuSecondsOf(step, row string) func(RunReport) (float64, bool) {
+	return func(r RunReport) (float64, bool) {
+		s, ok := stepOf(r, step)
+		if !ok {
+			return 0, false
+		}
+		hw := s.HW.HW
+		switch row {
+		case rowCPUSec:
+			if hw != nil && !hw.Remote {
+				return hw.CPU.BusySec(), true
+			}
+		case rowServerCPUSec:
+			if hw != nil && hw.Server.Known && !hw.Embedded {
+				return hw.Server.CPUSec, true
+			}
+		case rowClientCPUSec:
+			if hw != nil || s.ClientCPUSec > 0 {
+				return s.ClientCPUSec, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// figureOf is what a metric table shows for a metric and step: the stored metric, except
+// that a one-op step has no per-op figures and has its CPU seconds instead.
+func (c Comparison) figureOf(step, m string) func(RunReport) (float64, bool) {
+	none := func(RunReport) (float64, bool) { return 0, false }
+	switch {
+	case m == rowCPUSec || m == rowServerCPUSec || m == rowClientCPUSec:
+		if c.oneOps[step] {
+			return cpuSecondsOf(step, m)
+		}
+		return none
+	case c.oneOps[step] && perOpMetric(m):
+		return none
+	}
+	return metricOf(step, m)
+}
+
 func metricUnit(m string) string {
 	switch m {
 	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp:
 		return "µs/op"
 	case metrics.MetricDBGB, metrics.MetricRSSGB:
 		return "GiB"
-	case metrics.MetricMaxOpSec:
+	case metrics.MetricMaxOpSec, rowCPUSec, rowServerCPUSec, rowClientCPUSec:
 		return "s"
 	}
 	return ""
@@ -562,8 +810,9 @@ func (c Comparison) hwTable(relative bool) Table {
 			"wpi, wkbpi: device writes, KiB written per inserted row; dbgb: database GiB at step end; rss_gb: server's peak GiB (README \"What is measured\")"}}
 	if relative {
 		t.ID, t.Title = "hw_relative", fmt.Sprintf("HW efficiency relative to %s", base.Name)
-		t.Legend = []string{"median ÷ the base's median; lower is better: better below 0.95, worse above 1.05", c.significanceLegend()}
+		t.Legend = c.ratioLegend("every HW figure: lower is better", false)
 	}
+	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("no per-op rates; cpu_s, server_cpu_s, client_cpu_s are its CPU seconds (machine, server, dbperf)"))
 	// Every HW metric: lower is better.
 	t.Rows = c.metricRows(hwMetrics(), relative, metricUnit, func(string) bool { return false })
 	return t
@@ -581,10 +830,10 @@ func (c Comparison) metricRows(names []string, relative bool, unit func(string) 
 		for gi, g := range c.Groups {
 			row := Row{Head: []string{m, g.Name}, Base: gi == c.Base}
 			for _, step := range c.Steps {
-				get := metricOf(step, m)
+				get := c.figureOf(step, m)
 				var cell Cell
 				if relative {
-					cell = relCell(values(base, get), values(g, get), higherBetter(m))
+					cell = relCell(base, g, gi == c.Base, get, c.metricRatioOptions(step, m), higherBetter(m))
 				} else {
 					cell = cellOf(values(g, get), unit(m))
 				}
@@ -630,8 +879,9 @@ func (c Comparison) kvTable(relative bool) Table {
 			"c_wsecs, c_csecs: compaction wall and CPU s; stall_pct: write-stall time % of the step; nstall: stalls; lsm_gb: live SST GiB at the end (README \"Key-value metrics\")"}}
 	if relative {
 		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
-		t.Legend = []string{"median ÷ the base's median; mb_sec: higher is better, the others lower", c.significanceLegend()}
+		t.Legend = c.ratioLegend("mb_sec: higher is better, the others lower", false)
 	}
+	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("no mb_sec (a rate per op)"))
 	t.Rows = c.metricRows(metrics.KVMetricNames(), relative, kvUnit, kvHigherBetter)
 	return t
 }
@@ -738,7 +988,11 @@ func (c Comparison) latencyTable() Table {
 	t := Table{ID: "latency", Title: "Latency (service time)", HeadColumns: []string{"step", "op", "config"},
 		Columns: latencyColumns(),
 		Legend:  []string{"per op label; rate-limited writers' response times (from the scheduled start) are in each run's report"}}
+	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("left out here (their percentiles would all be that op's time)"))
 	for _, step := range c.Steps {
+		if c.oneOps[step] {
+			continue // one op: its percentiles would all be that op's time
+		}
 		var labels []string
 		c.eachStep(step, func(s StepReport) {
 			for _, o := range s.Ops {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/browsertest"
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/stats"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -109,8 +111,11 @@ func cellAt(t *testing.T, c Comparison, table string, head []string, column stri
 
 func TestCompareTables(t *testing.T) {
 	_, c := compared(t)
-	if strings.Join(c.Steps, ",") != "l.i0,qp100,point-select" {
-		t.Errorf("steps = %v, want the union in run order, without the cleanup", c.Steps)
+	if strings.Join(c.Steps, ",") != "l.i0,qp100,point-select,cleanup" {
+		t.Errorf("steps = %v, want the union in run order", c.Steps)
+	}
+	if !c.IsOneOp("cleanup") || c.IsOneOp("qp100") {
+		t.Errorf("one-op steps: %v", c.oneOpSteps())
 	}
 	// Absolute: medians of the repeats, min and max, n.
 	abs := cellAt(t, c, "throughput", []string{"a"}, "l.i0")
@@ -119,12 +124,13 @@ func TestCompareTables(t *testing.T) {
 	}
 	// Relative: b is 1.2× a, significant with 4 vs 4 separated runs; better.
 	rel := cellAt(t, c, "relative", []string{"b"}, "qp100")
-	if rel.Rel == nil || math.Abs(rel.Median-1.2) > 0.02 || !rel.Rel.Significant || rel.Class != ClassBetter {
+	if rel.Rel == nil || math.Abs(rel.Median-1.2) > 0.02 || rel.Rel.Verdict != stats.VerdictHigher || rel.Class != ClassBetter {
 		t.Errorf("b qp100 relative = %+v %+v", rel.Summary, rel.Rel)
 	}
-	// A single run against 4: never significant, and said so.
+	// A single run against 4: a ratio without a verdict, and no mark; said so in a note.
 	one := cellAt(t, c, "relative", []string{"run 21"}, "l.i0")
-	if one.Rel == nil || one.Rel.Significant || !one.Rel.TooFew || one.Class != ClassWorse || !c.TooFew {
+	if one.Rel == nil || one.Rel.Verdict != stats.VerdictNone || one.Rel.HasCI || one.Class != ClassNone || !c.TooFew ||
+		math.Abs(one.Median-0.9) > 0.01 {
 		t.Errorf("run 21 relative = %+v %+v", one.Summary, one.Rel)
 	}
 	if cell := cellAt(t, c, "relative", []string{"a"}, "point-select"); cell.Present {
@@ -142,7 +148,7 @@ func TestCompareTables(t *testing.T) {
 		t.Errorf("target = %+v", tg)
 	}
 	// HW relative: lower is better, so b's smaller cpupq in l.i0 is better.
-	if hw := cellAt(t, c, "hw_relative", []string{"cpupq", "b"}, "l.i0"); hw.Class != ClassBetter || hw.Median >= 0.95 {
+	if hw := cellAt(t, c, "hw_relative", []string{"cpupq", "b"}, "l.i0"); hw.Class != ClassBetter || hw.Median >= 0.9 {
 		t.Errorf("b cpupq relative = %+v class %s", hw.Summary, hw.Class)
 	}
 	if cc := cellAt(t, c, "conn_cpu", []string{"query", "a"}, "qp100"); cc.Median != 3.1 {
@@ -189,12 +195,21 @@ func TestCompareTextMarkers(t *testing.T) {
 	if strings.Contains(plain.String(), "\x1b[") {
 		t.Error("colour codes without colour")
 	}
-	for _, want := range []string{"▲", "✗", "~", "[", "significance needs at least 4 runs"} {
+	for _, want := range []string{"▲", "✗", "=", "[", "no verdict (no mark, no colour) where a config has fewer than 4 trials"} {
 		if !strings.Contains(plain.String(), want) {
 			t.Errorf("plain text has no %q", want)
 		}
 	}
-	if !strings.Contains(colour.String(), ansiGreen) || !strings.Contains(colour.String(), ansiRed) || strings.Contains(colour.String(), "▲") {
+	tableLines := func(s string) string { // without the legends and notes (which name the markers)
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.HasPrefix(l, "  ") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if col := tableLines(colour.String()); !strings.Contains(col, ansiGreen) || !strings.Contains(col, ansiRed) || strings.Contains(col, "▲") {
 		t.Error("colour text: want green and red cells and no ▲ markers")
 	}
 	// Columns stay aligned with colour codes: with the codes stripped, every row of a table
@@ -232,7 +247,9 @@ func TestCompareJSONAndCSV(t *testing.T) {
 					Head  []string `json:"head"`
 					Cells []*struct {
 						Value       float64  `json:"value"`
-						PValue      *float64 `json:"p_value"`
+						Verdict     *string  `json:"verdict"`
+						CILo        *float64 `json:"ci_lo"`
+						MDEPct      *float64 `json:"mde_pct"`
 						Significant *bool    `json:"significant"`
 					} `json:"cells"`
 				} `json:"rows"`
@@ -246,7 +263,8 @@ func TestCompareJSONAndCSV(t *testing.T) {
 		t.Fatalf("comparison: base %q, %d tables", out.Comparison.Base, len(out.Comparison.Tables))
 	}
 	rel := out.Comparison.Tables[1]
-	if rel.ID != "relative" || rel.Rows[1].Cells[1] == nil || rel.Rows[1].Cells[1].PValue == nil ||
+	if rel.ID != "relative" || rel.Rows[1].Cells[1] == nil || rel.Rows[1].Cells[1].Verdict == nil || *rel.Rows[1].Cells[1].Verdict != "higher" ||
+		rel.Rows[1].Cells[1].CILo == nil || rel.Rows[1].Cells[1].MDEPct == nil ||
 		!*rel.Rows[1].Cells[1].Significant || rel.Rows[0].Cells[2] != nil {
 		t.Errorf("relative table JSON: %+v", rel.Rows)
 	}
@@ -256,14 +274,15 @@ func TestCompareJSONAndCSV(t *testing.T) {
 	if err := RenderCSV(&buf, c, ','); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if lines[0] != strings.Join(CSVHeader(), ",") {
-		t.Errorf("header %q", lines[0])
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err) // also when a line has another number of fields than the header
 	}
-	for _, l := range lines[1:] {
-		if n := strings.Count(l, ","); n != len(CSVHeader())-1 {
-			t.Fatalf("line with %d commas: %q", n, l)
-		}
+	if strings.Join(recs[0], ",") != strings.Join(CSVHeader(), ",") {
+		t.Errorf("header %q", recs[0])
+	}
+	if last := recs[len(recs)-1]; last[0] != "notes" || last[len(last)-1] == "" {
+		t.Errorf("last CSV row %q: want a note", last)
 	}
 }
 

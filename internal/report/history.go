@@ -111,15 +111,17 @@ func (c HistoryChange) Verdict() string {
 
 // seriesParamsIgnored are stored parameters that do not make runs incomparable: the
 // steps a run selected (each step is its own line), repeats, the measurement interval,
-// and the engine version (the x-axis of a sweep or of nightly builds).
-var seriesParamsIgnored = []string{"steps", "repeat", "report_interval_sec", "engine_version"}
+// the engine version (the x-axis of a sweep or of nightly builds), and where a run of an
+// interleaved sweep stood in it (its sweep, trial, block and slice, and the design).
+var seriesParamsIgnored = []string{"steps", "repeat", "report_interval_sec", "engine_version",
+	"design", "sweep", "trial", "block", "slice", "cpus"}
 
 // seriesEnvKeys are the host's fingerprint in a run's env.
 var seriesEnvKeys = []string{"hostname", "cpu_model", "cores", "ram_bytes"}
 
 // SeriesKeyDoc says what must match for two runs to be in one series (README, --help).
 const SeriesKeyDoc = "workload and its version, engine (with MariaDB's storage engine), every stored " +
-	"parameter except steps, repeat, report interval and engine version (so profile, scale, clients, " +
+	"parameter except steps, repeat, report interval, engine version and an interleaved sweep's trial (so profile, scale, clients, " +
 	"rows, time, managed or --dsn all must match), and the host: hostname, CPU model, cores and RAM"
 
 // seriesKey is the canonical key of a run's series and its description.

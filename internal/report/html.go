@@ -10,12 +10,15 @@ import (
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/report/chart"
+	"github.com/dbperf/dbperf/internal/stats"
 )
 
 // pageTemplate is the HTML report: one self-contained page (inline CSS, charts as inline
 // SVG, no script, no external resource), so it opens offline and can be mailed around.
 // Cell colours are the reference's (§2.3): red #FF9A9A worse, green #81FFA6 better, grey
-// #D7D7D7 the same.
+// #D7D7D7 the same; a relative cell gets one only from its ratio's verdict (unstable and
+// no-verdict cells have none). A relative cell's title tells its interval, pairing,
+// verdict and the smallest change its trials can detect.
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -31,6 +34,7 @@ td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-n
 tr.base th, tr.base td { font-weight: bold; }
 td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; }
 td.same, td.target { background: #D7D7D7; }
+ul.notes { font-size: 0.9em; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
 figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
 </style>
@@ -42,9 +46,6 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 <li><b>{{.Name}}</b>{{if .Base}} (base){{end}}: {{.Describe}}</li>
 {{- end}}
 </ul>
-{{- if .TooFew}}
-<p class="legend">Significance needs at least {{.NeedN}} runs per config (run with --repeat {{.NeedN}}).</p>
-{{- end}}
 {{- range .Tables}}
 <h2 id="{{.ID}}">{{.Title}}</h2>
 <table>
@@ -56,6 +57,14 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 {{- range .Legend}}
 <p class="legend">{{.}}</p>
 {{- end}}
+{{- end}}
+{{- if .Notes}}
+<h2 id="notes">Notes</h2>
+<ul class="notes">
+{{- range .Notes}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
 {{- end}}
 {{- range .Sections}}
 <h2>{{.Title}}</h2>
@@ -70,9 +79,8 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 type htmlPage struct {
 	Title    string
 	Groups   []htmlGroup
-	TooFew   bool
-	NeedN    int
 	Tables   []htmlTable
+	Notes    []string
 	Sections []htmlSection
 }
 
@@ -117,7 +125,10 @@ func RenderHTML(w io.Writer, rep Report) error {
 		cmp := Compare(rep, groups, 0)
 		c = &cmp
 	}
-	page := htmlPage{Title: "dbperf report", TooFew: c.TooFew, NeedN: c.NeedN}
+	page := htmlPage{Title: "dbperf report"}
+	for _, n := range c.Notes {
+		page.Notes = append(page.Notes, n.Text)
+	}
 	for i, g := range c.Groups {
 		page.Groups = append(page.Groups, htmlGroup{Name: g.Name, Describe: g.Describe(), Base: i == c.Base})
 	}
@@ -125,7 +136,8 @@ func RenderHTML(w io.Writer, rep Report) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...), Legend: t.Legend}
+		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...),
+			Legend: append(mdeLines(t), t.Legend...)}
 		for _, r := range t.Rows {
 			hr := htmlRow{Base: r.Base, Head: r.Head}
 			for _, cell := range r.Cells {
@@ -134,7 +146,7 @@ func RenderHTML(w io.Writer, rep Report) error {
 					hc.Class = string(cell.Class)
 				}
 				if cell.Rel != nil && !r.Base {
-					hc.Title = fmt.Sprintf("p = %.3g (Mann-Whitney U, %d vs %d runs)", cell.Rel.P, cell.Rel.A.N, cell.Rel.B.N)
+					hc.Title = relTitle(*cell.Rel)
 				}
 				hr.Cells = append(hr.Cells, hc)
 			}
@@ -161,6 +173,39 @@ func RenderHTML(w io.Writer, rep Report) error {
 	return nil
 }
 
+// relTitle is a relative cell's tooltip: the ratio, its interval and how it was computed,
+// the verdict, the smallest change the trials can detect (mde_pct) and their noise.
+func relTitle(r Rel) string {
+	trials := fmt.Sprintf("%d vs %d trials", r.NA, r.NB)
+	switch {
+	case r.Steps > 0:
+		trials = fmt.Sprintf("geometric mean of %s' ratios", plural(r.Steps, "step"))
+	case r.Paired:
+		trials = fmt.Sprintf("paired by trial, %d pairs", r.Pairs)
+	}
+	if !r.HasCI {
+		return fmt.Sprintf("ratio %.3f (%s): too few for an interval, no verdict", r.Estimate, trials)
+	}
+	th := pctText(100 * r.Threshold)
+	verdict := ""
+	switch r.Verdict {
+	case stats.VerdictHigher, stats.VerdictLower:
+		verdict = string(r.Verdict) + " than the base: " + string(classOf(r.Verdict, r.HigherBetter))
+	case stats.VerdictSame:
+		verdict = "the same within ±" + th
+	case stats.VerdictUnstable:
+		verdict = "unstable: the trials' noise at this n exceeds the ±" + th + " threshold"
+	}
+	out := fmt.Sprintf("ratio %.3f, %.0f%% interval %.3f–%.3f (%s); %s", r.Estimate, 100*r.Confidence, r.Lo, r.Hi, trials, verdict)
+	if r.HasMDE {
+		out += fmt.Sprintf("; smallest detectable change %s (80%% power)", pctText(r.MDEPct))
+	}
+	if r.NoisePct > 0 {
+		out += fmt.Sprintf("; trials' noise %s", pctText(r.NoisePct))
+	}
+	return out
+}
+
 // charts draws the page's charts, grouped in sections.
 func charts(rep Report, c Comparison) ([]htmlSection, error) {
 	var sections []htmlSection
@@ -185,13 +230,19 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 
 	// Relative throughput per step: one bar per non-base config.
 	if rel := tableByID(c, "relative"); rel != nil && len(c.Groups) > 1 {
-		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio of medians",
+		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
 			Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
 		for _, r := range rel.Rows {
 			if r.Base {
 				continue
 			}
-			bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[0], Values: medians(r.Cells)})
+			vals := medians(r.Cells)
+			for i, step := range c.Steps {
+				if c.IsOneOp(step) && i < len(vals) {
+					vals[i] = math.NaN() // a ratio of durations: not throughput
+				}
+			}
+			bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[0], Values: vals})
 		}
 		if hasValue(bars.Groups) {
 			if err := draw(bars.SVG()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/stats"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -22,10 +23,25 @@ type jsonReport struct {
 }
 
 type jsonComparison struct {
-	Base     string      `json:"base"`
-	Groups   []jsonGroup `json:"groups"`
-	NeedRuns int         `json:"need_runs"`
-	Tables   []jsonTable `json:"tables"`
+	Base   string      `json:"base"`
+	Groups []jsonGroup `json:"groups"`
+	// NeedRuns is how many trials per config a verdict needs; NeedPairs how many pairs
+	// when the trials were interleaved (paired).
+	NeedRuns  int         `json:"need_runs"`
+	NeedPairs int         `json:"need_pairs"`
+	Tables    []jsonTable `json:"tables"`
+	// Notes say what the tables cannot (report.Note).
+	Notes []jsonNote `json:"notes"`
+}
+
+// jsonNote is a comparison's note: kind one_op, no_op_writes, busy, duet or too_few; share_pct
+// the share it is about (no-op operations, CPU taken by other work), when it has one.
+type jsonNote struct {
+	Kind     string   `json:"kind"`
+	Steps    []string `json:"steps"`
+	Label    string   `json:"label,omitempty"`
+	SharePct float64  `json:"share_pct,omitempty"`
+	Text     string   `json:"text"`
 }
 
 type jsonGroup struct {
@@ -49,20 +65,36 @@ type jsonTableRow struct {
 	Cells  []*jsonCell `json:"cells"` // null where not measured
 }
 
-// jsonCell is one figure over a group's runs; value is the median (relative tables: the
-// ratio of medians), in base units.
+// jsonCell is one figure over a group's runs; value is the median, in base units. In
+// relative tables value is the ratio's estimate, min and max its interval (ci_lo, ci_hi;
+// the estimate when it has none), n the trials (pairs when paired) of the candidate, and
+// the ratio's fields are set: verdict (higher, lower, same, unstable, "" for none),
+// significant (higher or lower), too_few_runs (no verdict), mde_pct (the smallest change
+// the trials can detect at 80% power), noise_pct, paired. class follows the verdict only.
+// p_value is no longer set (it was the Mann-Whitney U test's).
 type jsonCell struct {
-	Value       float64  `json:"value"`
-	Min         float64  `json:"min"`
-	Max         float64  `json:"max"`
-	N           int      `json:"n"`
-	Unit        string   `json:"unit"`
-	SpreadPct   float64  `json:"spread_pct"`
-	Noisy       bool     `json:"noisy"`
-	Class       string   `json:"class"`
-	PValue      *float64 `json:"p_value,omitempty"`
-	Significant *bool    `json:"significant,omitempty"`
-	TooFew      *bool    `json:"too_few_runs,omitempty"`
+	Value        float64  `json:"value"`
+	Min          float64  `json:"min"`
+	Max          float64  `json:"max"`
+	N            int      `json:"n"`
+	Unit         string   `json:"unit"`
+	SpreadPct    float64  `json:"spread_pct"`
+	Noisy        bool     `json:"noisy"`
+	Class        string   `json:"class"`
+	PValue       *float64 `json:"p_value,omitempty"`
+	Significant  *bool    `json:"significant,omitempty"`
+	TooFew       *bool    `json:"too_few_runs,omitempty"`
+	Verdict      *string  `json:"verdict,omitempty"`
+	CILo         *float64 `json:"ci_lo,omitempty"`
+	CIHi         *float64 `json:"ci_hi,omitempty"`
+	Confidence   *float64 `json:"confidence,omitempty"`
+	ThresholdPct *float64 `json:"threshold_pct,omitempty"`
+	MDEPct       *float64 `json:"mde_pct,omitempty"`
+	NoisePct     *float64 `json:"noise_pct,omitempty"`
+	Paired       *bool    `json:"paired,omitempty"`
+	NA           *int     `json:"n_base,omitempty"`
+	// GeomeanSteps is, for a geometric mean, how many steps' ratios it combines.
+	GeomeanSteps int `json:"geomean_steps,omitempty"`
 }
 
 type jsonRun struct {
@@ -387,7 +419,7 @@ func jsonProc(p metrics.ProcHW) map[string]any {
 }
 
 func toJSONComparison(c Comparison) *jsonComparison {
-	jc := &jsonComparison{NeedRuns: c.NeedN, Groups: []jsonGroup{}, Tables: []jsonTable{}}
+	jc := &jsonComparison{NeedRuns: c.NeedN, NeedPairs: c.NeedPairs, Groups: []jsonGroup{}, Tables: []jsonTable{}, Notes: []jsonNote{}}
 	if c.Base < len(c.Groups) {
 		jc.Base = c.Groups[c.Base].Name
 	}
@@ -406,15 +438,30 @@ func toJSONComparison(c Comparison) *jsonComparison {
 				}
 				jcell := &jsonCell{Value: finite(c.Median), Min: finite(c.Min), Max: finite(c.Max), N: c.N, Unit: c.Unit,
 					SpreadPct: finite(c.SpreadPct), Noisy: c.Noisy, Class: string(c.Class)}
-				if c.Rel != nil {
-					p, sig, few := finite(c.Rel.P), c.Rel.Significant, c.Rel.TooFew
-					jcell.PValue, jcell.Significant, jcell.TooFew = &p, &sig, &few
+				if rel := c.Rel; rel != nil {
+					sig, few, verdict := significant(rel.Verdict), rel.Verdict == stats.VerdictNone, string(rel.Verdict)
+					conf, th, noise, paired, na := finite(rel.Confidence), finite(100*rel.Threshold), finite(rel.NoisePct), rel.Paired, rel.NA
+					jcell.Significant, jcell.TooFew, jcell.Verdict = &sig, &few, &verdict
+					jcell.Confidence, jcell.ThresholdPct, jcell.NoisePct, jcell.Paired, jcell.NA = &conf, &th, &noise, &paired, &na
+					jcell.GeomeanSteps = rel.Steps
+					if rel.HasCI {
+						lo, hi := finite(rel.Lo), finite(rel.Hi)
+						jcell.CILo, jcell.CIHi = &lo, &hi
+					}
+					if rel.HasMDE {
+						mde := finite(rel.MDEPct)
+						jcell.MDEPct = &mde
+					}
 				}
 				jr.Cells = append(jr.Cells, jcell)
 			}
 			jt.Rows = append(jt.Rows, jr)
 		}
 		jc.Tables = append(jc.Tables, jt)
+	}
+	for _, n := range c.Notes {
+		jc.Notes = append(jc.Notes, jsonNote{Kind: n.Kind, Steps: nonNilSlice(n.Steps), Label: n.Label,
+			SharePct: finite(n.SharePct), Text: n.Text})
 	}
 	return jc
 }

@@ -9,15 +9,19 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dbperf/dbperf/internal/stats"
 )
 
-// Markers used where colour is not available (Markdown, text without colour).
+// Markers used where colour is not available (Markdown, text without colour). The
+// unstable marker shows in every format: it has no colour.
 const (
-	markBetter  = "▲"
-	markWorse   = "▼"
-	markNoisy   = "!"
-	markNotSig  = "~"
-	markSLAMiss = "✗"
+	markBetter   = "▲"
+	markWorse    = "▼"
+	markSame     = "="
+	markUnstable = "?"
+	markNoisy    = "!"
+	markSLAMiss  = "✗"
 )
 
 // ANSI colours of the text renderer (only when colour is on).
@@ -47,31 +51,43 @@ func formatValue(v float64, unit string) string {
 	return formatMetric(v)
 }
 
-// cellText is a cell as plain text: the median (or ratio), [min–max] for repeated runs
-// that differ,
-// and the markers: ~ not significant, ! noisy; with marks also ▲/▼ for better/worse and ✗
-// for an SLA miss (used where colour cannot show them).
+// cellText is a cell as plain text. An absolute cell: the median, [min–max] for repeated
+// runs that differ, ! when noisy. A relative cell: the ratio, [lo–hi] its interval when it
+// has one, ? when unstable. With marks also ▲/▼ better/worse, = the same and ✗ an SLA miss
+// (used where colour cannot show them). A cell without a verdict has no mark at all.
 func cellText(c Cell, base, marks bool) string {
 	if !c.Present {
 		return "-"
 	}
 	var b strings.Builder
 	b.WriteString(formatValue(c.Median, c.Unit))
-	if c.N > 1 && c.Min != c.Max && !(c.Rel != nil && base) {
+	switch {
+	case c.Rel != nil:
+		if c.Rel.HasCI {
+			fmt.Fprintf(&b, " [%s–%s]", formatValue(c.Rel.Lo, c.Unit), formatValue(c.Rel.Hi, c.Unit))
+		}
+	case c.N > 1 && c.Min != c.Max:
 		fmt.Fprintf(&b, " [%s–%s]", formatValue(c.Min, c.Unit), formatValue(c.Max, c.Unit))
 	}
-	if c.Rel != nil && !base && !c.Rel.Significant {
-		b.WriteString(" " + markNotSig)
-	}
-	if c.Noisy && !(c.Rel != nil && base) {
+	if c.Noisy && c.Rel == nil {
 		b.WriteString(" " + markNoisy)
 	}
-	if marks && !base {
+	if base {
+		return b.String()
+	}
+	if c.Class == ClassUnstable {
+		b.WriteString(" " + markUnstable)
+	}
+	if marks {
 		switch c.Class {
 		case ClassBetter:
 			b.WriteString(" " + markBetter)
 		case ClassWorse:
 			b.WriteString(" " + markWorse)
+		case ClassSame:
+			if c.Rel != nil {
+				b.WriteString(" " + markSame)
+			}
 		case ClassSLAMiss:
 			b.WriteString(" " + markSLAMiss)
 		}
@@ -91,12 +107,64 @@ func colourOf(c Cell, base bool) string {
 	case ClassSame, ClassTarget:
 		return ansiGrey
 	}
-	return ""
+	return "" // ClassUnstable, ClassNone: no colour
 }
 
-// RenderCompareText writes the comparison tables for a terminal. With colour, relative
-// cells are green (better), red (worse) or grey (the same), SLA misses red; without it
-// the markers ▲ ▼ ✗ say the same.
+// mdeLines say, under a relative table, the smallest change its trials can detect (80%
+// power, stats.Ratio.MDEPct): per config and column for the tables whose rows are configs,
+// as a range for the metric tables (each cell's is in JSON, CSV and the HTML tooltips).
+func mdeLines(t Table) []string {
+	const lead = "smallest change these trials can detect (80% power)"
+	switch t.ID {
+	case "relative", "geomean":
+		var out []string
+		for _, r := range t.Rows {
+			if r.Base {
+				continue
+			}
+			var parts []string
+			for i, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					parts = append(parts, fmt.Sprintf("%s %s", t.Columns[i], pctText(c.Rel.MDEPct)))
+				}
+			}
+			if len(parts) > 0 {
+				out = append(out, fmt.Sprintf("%s, %s: %s", lead, strings.Join(r.Head, " "), strings.Join(parts, ", ")))
+			}
+		}
+		return out
+	case "by_group":
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					return []string{lead + ": per step under the relative table, per group under the geomean table"}
+				}
+			}
+		}
+	case "hw_relative", "kv_relative":
+		lo, hi, any := math.Inf(1), math.Inf(-1), false
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					lo, hi, any = math.Min(lo, c.Rel.MDEPct), math.Max(hi, c.Rel.MDEPct), true
+				}
+			}
+		}
+		if any {
+			span := pctText(lo)
+			if pctText(hi) != span {
+				span = strings.TrimSuffix(pctText(lo), "%") + "–" + pctText(hi)
+			}
+			return []string{fmt.Sprintf("%s: %s across the cells (each cell's: mde_pct in JSON and CSV, the HTML page's tooltips)", lead, span)}
+		}
+	}
+	return nil
+}
+
+// RenderCompareText writes the comparison tables for a terminal, then the notes. With
+// colour, relative cells are green (better), red (worse) or grey (the same), SLA misses
+// red; without it the markers ▲ ▼ = ✗ say the same. Unstable cells are marked ? either
+// way; cells without a verdict have neither colour nor mark.
 func RenderCompareText(w io.Writer, c Comparison, colour bool) error {
 	var buf bytes.Buffer
 	writeGroups(&buf, c, func(s string) string { return s })
@@ -120,8 +188,17 @@ func RenderCompareText(w io.Writer, c Comparison, colour bool) error {
 			colours = append(colours, rowColours)
 		}
 		writeAligned(&buf, rows, colours, len(t.HeadColumns))
+		for _, l := range mdeLines(t) {
+			fmt.Fprintf(&buf, "  %s\n", l)
+		}
 		for _, l := range t.Legend {
 			fmt.Fprintf(&buf, "  %s\n", l)
+		}
+	}
+	if len(c.Notes) > 0 {
+		buf.WriteString("\nNotes\n")
+		for _, n := range c.Notes {
+			fmt.Fprintf(&buf, "  - %s\n", n.Text)
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -130,7 +207,7 @@ func RenderCompareText(w io.Writer, c Comparison, colour bool) error {
 	return nil
 }
 
-// writeGroups lists the compared configurations, the base first marked.
+// writeGroups lists the compared configurations, the base marked.
 func writeGroups(buf *bytes.Buffer, c Comparison, esc func(string) string) {
 	for i, g := range c.Groups {
 		mark := ""
@@ -139,14 +216,11 @@ func writeGroups(buf *bytes.Buffer, c Comparison, esc func(string) string) {
 		}
 		fmt.Fprintf(buf, "%s%s: %s\n", esc(g.Name), mark, esc(g.Describe()))
 	}
-	if c.TooFew {
-		fmt.Fprintf(buf, "significance needs at least %d runs per config: repeat runs with --repeat %d (or the same --label)\n",
-			c.NeedN, c.NeedN)
-	}
 }
 
 // RenderMarkdown writes the comparison as Markdown: a heading and a pipe table per table,
-// markers instead of colours (▲ better, ▼ worse, ✗ SLA missed, ~ not significant, ! noisy).
+// markers instead of colours (▲ better, ▼ worse, = the same, ? unstable, ✗ SLA missed,
+// ! noisy), then the notes.
 func RenderMarkdown(w io.Writer, c Comparison) error {
 	var buf bytes.Buffer
 	buf.WriteString("# dbperf report\n\n")
@@ -156,9 +230,6 @@ func RenderMarkdown(w io.Writer, c Comparison) error {
 			mark = " (base)"
 		}
 		fmt.Fprintf(&buf, "- **%s**%s: %s\n", mdEscape(g.Name), mark, mdEscape(g.Describe()))
-	}
-	if c.TooFew {
-		fmt.Fprintf(&buf, "\nSignificance needs at least %d runs per config (`--repeat %d`).\n", c.NeedN, c.NeedN)
 	}
 	for _, t := range c.Tables {
 		if len(t.Rows) == 0 {
@@ -186,8 +257,17 @@ func RenderMarkdown(w io.Writer, c Comparison) error {
 			fmt.Fprintf(&buf, "| %s |\n", strings.Join(cells, " | "))
 		}
 		buf.WriteString("\n")
+		for _, l := range mdeLines(t) {
+			fmt.Fprintf(&buf, "%s  \n", mdEscape(l))
+		}
 		for _, l := range t.Legend {
 			fmt.Fprintf(&buf, "_%s_  \n", mdEscape(l))
+		}
+	}
+	if len(c.Notes) > 0 {
+		buf.WriteString("\n## Notes\n\n")
+		for _, n := range c.Notes {
+			fmt.Fprintf(&buf, "- %s\n", mdEscape(n.Text))
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -210,14 +290,19 @@ func mapStrings(in []string, f func(string) string) []string {
 
 // CSVHeader is the header of the CSV and TSV reports: one file, one line per table cell
 // (long format), so every table fits one schema and scripts can pivot it as they like.
+// Relative cells: value and ratio are the ratio's estimate, min and max its interval (when
+// it has one), verdict stats.Verdict, significant whether it is higher or lower, mde_pct
+// the smallest change the trials can detect (80% power), paired whether the trials were
+// paired; p_value is empty (kept for old scripts). The comparison's notes follow as rows
+// of table "notes": row the kind, column the steps, value the share (%), note the text.
 func CSVHeader() []string {
 	return []string{"table", "row", "column", "base", "value", "min", "max", "n", "unit",
-		"ratio", "p_value", "significant", "noisy", "class"}
+		"ratio", "p_value", "significant", "noisy", "class", "verdict", "mde_pct", "paired", "note"}
 }
 
 // RenderCSV writes the comparison in long format (CSVHeader), comma-separated (sep ',')
 // or tab-separated (sep '\t'). row is the row's head cells joined by " / "; value is the
-// median (for relative tables the ratio of medians) in base units (µs, s, rows/s, GiB).
+// median (for relative tables the ratio's estimate) in base units (µs, s, rows/s, GiB).
 func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 	cw := csv.NewWriter(w)
 	cw.Comma = sep
@@ -233,9 +318,13 @@ func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 				}
 				rec := []string{t.ID, strings.Join(r.Head, " / "), t.Columns[i], strconv.FormatBool(r.Base),
 					num(cell.Median), num(cell.Min), num(cell.Max), strconv.Itoa(cell.N), cell.Unit, "", "", "",
-					strconv.FormatBool(cell.Noisy), string(cell.Class)}
-				if cell.Rel != nil {
-					rec[9], rec[10], rec[11] = num(cell.Rel.Ratio), num(cell.Rel.P), strconv.FormatBool(cell.Rel.Significant)
+					strconv.FormatBool(cell.Noisy), string(cell.Class), "", "", "", ""}
+				if rel := cell.Rel; rel != nil {
+					rec[9], rec[11] = num(rel.Estimate), strconv.FormatBool(significant(rel.Verdict))
+					rec[14], rec[16] = string(rel.Verdict), strconv.FormatBool(rel.Paired)
+					if rel.HasMDE {
+						rec[15] = num(rel.MDEPct)
+					}
 				}
 				if err := cw.Write(rec); err != nil {
 					return fmt.Errorf("report: write CSV: %w", err)
@@ -243,11 +332,25 @@ func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 			}
 		}
 	}
+	for _, n := range c.Notes {
+		rec := []string{"notes", n.Kind, strings.Join(n.Steps, ","), "false", "", "", "", "", "", "", "", "", "", "", "", "", "", n.Text}
+		if n.SharePct != 0 {
+			rec[4], rec[8] = num(n.SharePct), "%"
+		}
+		if err := cw.Write(rec); err != nil {
+			return fmt.Errorf("report: write CSV: %w", err)
+		}
+	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("report: write CSV: %w", err)
 	}
 	return nil
+}
+
+// significant says whether a verdict is a change (higher or lower).
+func significant(v stats.Verdict) bool {
+	return v == stats.VerdictHigher || v == stats.VerdictLower
 }
 
 // writeAligned writes rows as columns two spaces apart: head columns left-aligned, value

@@ -398,12 +398,21 @@ func renderHWText(w *bytes.Buffer, r RunReport) error {
 	t.row(append(append([]string{"step"}, names...), "conn cpu")...)
 	reasons := map[string][]string{}
 	var order []string
+	var oneOps []string // one-op steps: CPU seconds instead of per-op figures
 	for _, s := range r.Steps {
 		if s.Status == metrics.StatusSkipped {
 			continue
 		}
+		one := oneOp(r, s)
+		if one {
+			oneOps = append(oneOps, oneOpCPU(s))
+		}
 		row := []string{s.Name}
 		for _, n := range names {
+			if one && perOpMetric(n) {
+				row = append(row, "-")
+				continue
+			}
 			v, ok := s.HW.Metrics[n]
 			if !ok {
 				row = append(row, "-")
@@ -435,7 +444,26 @@ func renderHWText(w *bytes.Buffer, r RunReport) error {
 	for _, why := range order {
 		fmt.Fprintf(w, "  - %s: %s\n", strings.Join(reasons[why], " "), why)
 	}
+	for _, l := range oneOps {
+		fmt.Fprintf(w, "  - %s\n", l)
+	}
 	return nil
+}
+
+// oneOpCPU says a one-op step has no per-op figures and gives its CPU seconds instead.
+func oneOpCPU(s StepReport) string {
+	var parts []string
+	if h := s.HW.HW; h != nil {
+		if !h.Remote {
+			parts = append(parts, fmt.Sprintf("machine %.2f s", h.CPU.BusySec()))
+		}
+		if h.Server.Known && !h.Embedded {
+			parts = append(parts, fmt.Sprintf("server %.2f s", h.Server.CPUSec))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("dbperf %.2f s", s.ClientCPUSec))
+	return fmt.Sprintf("%s: one operation per client, no per-op figures (they would be the whole step's); CPU %s",
+		s.Name, strings.Join(parts, ", "))
 }
 
 // formatMetric prints a metric with about three significant digits.

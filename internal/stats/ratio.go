@@ -257,9 +257,9 @@ func PairedRatio(a, b []float64, opt RatioOptions) Ratio {
 func GeoMeanRatio(rs []Ratio, opt RatioOptions) Ratio {
 	threshold, confidence, widen := opt.resolve()
 	out := Ratio{Confidence: confidence, Threshold: threshold, Paired: true}
-	var sumLog, sumVar, sumNoise2 float64
+	var sumLog, sumVar, sumNoise2, sumMDE2 float64
 	k := 0
-	allCI := true
+	allCI, allMDE := true, true
 	for _, r := range rs {
 		if !usable(r.Estimate) {
 			continue
@@ -271,6 +271,12 @@ func GeoMeanRatio(rs []Ratio, opt RatioOptions) Ratio {
 		out.Pairs += r.Pairs
 		out.Paired = out.Paired && r.Paired
 		sumNoise2 += r.NoisePct * r.NoisePct
+		if r.HasMDE {
+			l := math.Log1p(r.MDEPct / 100)
+			sumMDE2 += l * l
+		} else {
+			allMDE = false
+		}
 		if !r.HasCI || !usable(r.Lo) || !usable(r.Hi) || r.Hi < r.Lo {
 			allCI = false
 			continue
@@ -296,6 +302,12 @@ func GeoMeanRatio(rs []Ratio, opt RatioOptions) Ratio {
 		out.Hi = math.Exp(mean+z*se) * (1 + widen)
 		out.HasCI = true
 		out.MDEPct, out.HasMDE = mdePct(se, 1-confidence), true
+		if allMDE {
+			// The inputs' own MDEs (from their trials' noise) combined as their errors are:
+			// the geomean of one figure then has that figure's MDE, not one derived from its
+			// exact interval, which is wider than the normal one by its discreteness.
+			out.MDEPct = math.Expm1(math.Sqrt(sumMDE2)/float64(k)) * 100
+		}
 	}
 	return finish(out)
 }

@@ -36,12 +36,20 @@ var errorTemplate string
 //go:embed history.html.tmpl
 var historyFormTemplate string
 
+// mismatchTemplate is the warning above a comparison shown with force=1 although its runs
+// differ (report.Mismatches).
+const mismatchTemplate = `<div class="mismatch" role="alert" style="font:14px sans-serif;margin:8px 0;padding:8px 12px;` +
+	`border:2px solid #b35900;background:#fff4e5;color:#222"><strong>Compared anyway (force=1): these runs differ, ` +
+	`so their figures may not be comparable:</strong><ul style="margin:4px 0 0">{{range .}}<li>{{.}}</li>{{end}}</ul></div>`
+
 // Server serves one results store, read-only.
 type Server struct {
 	st      *store.Store
 	runs    *template.Template
 	error   *template.Template
 	history *template.Template
+	// mismatch is the warning above a forced comparison.
+	mismatch *template.Template
 }
 
 // New serves st; it never writes to it (open it with store.OpenExisting).
@@ -59,10 +67,14 @@ func New(st *store.Store) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: history form: %w", err)
 	}
-	return &Server{st: st, runs: runs, error: errPage, history: history}, nil
+	mismatch, err := template.New("mismatch").Parse(mismatchTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("web: mismatch warning: %w", err)
+	}
+	return &Server{st: st, runs: runs, error: errPage, history: history, mismatch: mismatch}, nil
 }
 
-// Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF,
+// Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF[&force=1],
 // /history?workload=W&engine=E&profile=P&steps=S,…&metrics=M,…&order=time|version (steps
 // and metrics may also repeat, as the history page's form sends them).
 func (s *Server) Handler() http.Handler {
@@ -222,13 +234,25 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("run %q: a run is named by its number, e.g. /run/12", id))
 		return
 	}
-	s.report(w, r, []string{id}, "")
+	s.report(w, r, []string{id}, "", false)
 }
 
 // comparePage compares the ticked runs and labels (each label one config of all its
-// runs): the report of `dbperf report --base BASE REF... --format html`.
+// runs): the report of `dbperf report --base BASE REF... --format html`. Runs that differ
+// in workload, version, scale or parameters (report.Mismatches) are a 400 page naming
+// the differences, with a link to the same comparison with force=1, which shows it under
+// a warning (`dbperf report --force`).
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	force := false
+	if v := q.Get("force"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("force=%q: give force=1 to compare runs that differ", v))
+			return
+		}
+		force = b
+	}
 	var refs []string
 	for _, id := range q["run"] {
 		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n < 1 {
@@ -248,10 +272,12 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "nothing to compare: tick runs or labels on the runs page")
 		return
 	}
-	s.report(w, r, refs, q.Get("base"))
+	s.report(w, r, refs, q.Get("base"), force)
 }
 
-func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, base string) {
+// report renders the report of refs against base; runs that differ are refused unless
+// force (then shown under a warning).
+func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, base string, force bool) {
 	ctx := r.Context()
 	if err := s.st.CheckSchema(ctx); err != nil {
 		s.storeFailed(w, r, err)
@@ -272,6 +298,21 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 		s.storeFailed(w, r, err)
 		return
 	}
+	var warning []byte
+	if ms := report.Mismatches(rep, groups); len(ms) > 0 {
+		if !force {
+			s.failWith(w, r, errorView{Status: http.StatusBadRequest,
+				Message: "These runs differ, so their figures are not comparable: compare runs of one workload, scale and parameters.",
+				Items:   ms, Link: r.URL.Path + "?" + r.URL.RawQuery + "&force=1", LinkText: "compare them anyway"})
+			return
+		}
+		var wb bytes.Buffer
+		if err := s.mismatch.Execute(&wb, ms); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, err.Error())
+			return
+		}
+		warning = wb.Bytes()
+	}
 	cmp := report.Compare(rep, groups, baseIdx)
 	rep.Comparison = &cmp
 	var buf bytes.Buffer
@@ -279,7 +320,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeWithNav(w, buf.Bytes(), nil)
+	writeWithNav(w, buf.Bytes(), warning)
 }
 
 // historyPage is `dbperf history --format html` over the store's finished runs: each
@@ -449,12 +490,21 @@ type errorView struct {
 	Status  int
 	Title   string
 	Message string
+	// Items are listed under the message; Link (with LinkText) is a way on from the error.
+	Items          []string
+	Link, LinkText string
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.failWith(w, r, errorView{Status: status, Message: msg})
+}
+
+// failWith answers with the error page v (its Title is the status's text).
+func (s *Server) failWith(w http.ResponseWriter, r *http.Request, v errorView) {
+	v.Title = http.StatusText(v.Status)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_ = s.error.Execute(w, errorView{Status: status, Title: http.StatusText(status), Message: msg})
+	w.WriteHeader(v.Status)
+	_ = s.error.Execute(w, v)
 }
 
 // render executes t into a buffer first, so a failing template is a 500, not half a page.

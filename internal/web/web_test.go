@@ -26,6 +26,13 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // a benchmark measures the pages, not the writes).
 func writeRuns(tb testing.TB, n, ivs int) string {
 	tb.Helper()
+	return writeRunsWith(tb, n, ivs, nil)
+}
+
+// writeRunsWith is writeRuns with edit applied to the i-th run's metadata (0-based) before
+// it is stored.
+func writeRunsWith(tb testing.TB, n, ivs int, edit func(i int, m *store.RunMeta)) string {
+	tb.Helper()
 	parent := ""
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 		parent = "/dev/shm"
@@ -48,9 +55,13 @@ func writeRuns(tb testing.TB, n, ivs int) string {
 			engine, host, label = "postgres", "h2", "b"
 		}
 		start := t0.Add(time.Duration(i) * 24 * time.Hour)
-		id, err := st.BeginRun(ctx, store.RunMeta{Workload: "insertbench", WorkloadVersion: 3, Engine: engine,
+		meta := store.RunMeta{Workload: "insertbench", WorkloadVersion: 3, Engine: engine,
 			EngineVersion: "1.0", EngineSettings: map[string]string{}, Label: label, Seed: 1,
-			Params: map[string]any{"scale": "tiny"}, Env: map[string]string{"hostname": host}, StartedAt: start})
+			Params: map[string]any{"scale": "tiny"}, Env: map[string]string{"hostname": host}, StartedAt: start}
+		if edit != nil {
+			edit(i, &meta)
+		}
+		id, err := st.BeginRun(ctx, meta)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -263,6 +274,54 @@ func BenchmarkCompare20(b *testing.B) {
 	for b.Loop() {
 		if code, _ := fetch(b, ts.URL+"/compare?label=a&label=b"); code != 200 {
 			b.Fatalf("status %d", code)
+		}
+	}
+}
+
+// TestCompareMismatch: runs that differ in workload, scale or parameters are a 400 page
+// naming each difference with a link to the same comparison with force=1; that page is
+// the comparison under a visible warning. Runs that agree have no warning.
+func TestCompareMismatch(t *testing.T) {
+	path := writeRunsWith(t, 4, 2, func(i int, m *store.RunMeta) {
+		switch i {
+		case 1: // run 2
+			m.Workload, m.WorkloadVersion, m.Params = "sysbench", 2, map[string]any{"scale": "small"}
+		case 2: // run 3
+			m.Params = map[string]any{"scale": "small", "rows": 1000000}
+		}
+	})
+	ts := serveStore(t, path)
+	for _, c := range []struct {
+		query  string
+		status int
+		want   []string
+		unwant []string
+	}{
+		{"/compare?run=1&run=2", 400, []string{"<li>workload: insertbench (run 1) vs sysbench (run 2)</li>",
+			`<a href="/compare?run=1&amp;run=2&amp;force=1">compare them anyway</a>`}, []string{"<svg"}},
+		{"/compare?run=3&run=1&base=1", 400, []string{"<li>scale: small (run 3) vs tiny (run 1)</li>",
+			"<li>rows: 1000000 (run 3) vs unset (run 1)</li>", `href="/compare?run=3&amp;run=1&amp;base=1&amp;force=1"`}, nil},
+		{"/compare?label=a", 400, []string{"scale differs within a: tiny (run 1) vs small (run 3)"}, nil},
+		{"/compare?run=1&run=2&force=1", 200, []string{`class="mismatch"`, "Compared anyway",
+			"<li>workload: insertbench (run 1) vs sysbench (run 2)</li>", "← all runs", "Throughput relative to run 1", "<svg"}, nil},
+		{"/compare?run=1&run=2&force=0", 400, []string{"compare them anyway"}, nil},
+		{"/compare?run=1&run=2&force=maybe", 400, []string{`force=&#34;maybe&#34;: give force=1`}, nil},
+		{"/compare?run=1&run=4", 200, []string{"Throughput relative to run 1"}, []string{`class="mismatch"`, "Compared anyway"}},
+		{"/run/2", 200, []string{"l.i0"}, []string{`class="mismatch"`}},
+	} {
+		code, body := fetch(t, ts.URL+c.query)
+		if code != c.status {
+			t.Errorf("%s: status %d, want %d: %.400s", c.query, code, c.status, body)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: no %q in the page: %.600s", c.query, w, body)
+			}
+		}
+		for _, u := range c.unwant {
+			if strings.Contains(body, u) {
+				t.Errorf("%s: %q should not be on the page", c.query, u)
+			}
 		}
 	}
 }
