@@ -327,6 +327,60 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 // an error means the environment failed (exit 2) or the store could not be written.
 func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
 	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
+	ot, err := openRunTarget(ctx, env, cfg, eng, params, wl)
+	if err != nil {
+		return 0, "", err
+	}
+	defer ot.close()
+	// From here on everything is written: use a context that survives Ctrl-C for the
+	// store, so an interrupted run still records what it measured.
+	wctx := context.WithoutCancel(ctx)
+	rec, err := beginRun(wctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil))
+	if err != nil {
+		return 0, "", badInput(err)
+	}
+	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
+	r := ot.runner(cfg)
+	for i, step := range steps {
+		if err := rec.step(ctx, env, r, prog, i, step); err != nil {
+			return rec.id, "", err
+		}
+	}
+	if err := rec.finish(wctx); err != nil {
+		return rec.id, "", err
+	}
+	if !cfg.Quiet {
+		runs, err := st.Results(wctx, []int64{rec.id})
+		if err != nil {
+			return rec.id, "", err
+		}
+		fmt.Fprintln(env.Out)
+		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
+			return rec.id, "", err
+		}
+		if cfg.Keep && eng.Meta().Embedded {
+			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, ot.dir)
+		}
+	}
+	return rec.id, rec.status, rec.failure()
+}
+
+// runTarget is an opened engine with everything a run on it stores and measures: its
+// version and settings, the /proc sampler, which processes are the server, the run's env.
+// A run opens one; an interleaved comparison keeps one per configuration open across its
+// trials.
+type runTarget struct {
+	*target
+	eng     engine.Engine
+	info    engine.Info
+	sampler *hwstat.Sampler
+	hw      runner.HWTargets
+	env     map[string]string
+}
+
+// openRunTarget opens the engine for cfg (openTarget) and reads what the run stores about
+// it. Every error is the environment's (exit status 2).
+func openRunTarget(ctx context.Context, env Env, cfg *config.Run, eng engine.Engine, params workload.Params, wl workload.Workload) (*runTarget, error) {
 	if cfg.WorkDir == "" {
 		out := io.Discard
 		if !cfg.Quiet {
@@ -340,20 +394,22 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		}
 	})
 	if err != nil {
-		return 0, "", badInput(err)
+		return nil, badInput(err)
 	}
-	defer tg.close()
-	h, dir := tg.h, tg.dir
-	if err := checkSessions(ctx, cfg, wl, eng, h); err != nil {
-		return 0, "", err
+	fail := func(err error) (*runTarget, error) {
+		tg.close()
+		return nil, err
 	}
-	info, err := h.Info(ctx)
+	if err := checkSessions(ctx, cfg, wl, eng, tg.h); err != nil {
+		return fail(err)
+	}
+	info, err := tg.h.Info(ctx)
 	if err != nil {
-		return 0, "", badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err))
+		return fail(badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err)))
 	}
 	sampler, err := hwstat.New()
 	if err != nil {
-		return 0, "", badInput(err)
+		return fail(badInput(err))
 	}
 	if info.Settings == nil {
 		info.Settings = map[string]string{}
@@ -363,10 +419,10 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	hwNotes := map[string]string{}
 	hw, hwDir := hwTargets(ctx, eng.Meta(), tg, info, sampler, hwNotes)
-	if dir == "" {
-		dir = hwDir // a --dsn server's data dir, when it is on this machine
+	if tg.dir == "" {
+		tg.dir = hwDir // a --dsn server's data dir, when it is on this machine
 	}
-	runEnvironment := runEnv(env, sampler, dir)
+	runEnvironment := runEnv(env, sampler, tg.dir)
 	if cfg.BuildID != "" {
 		runEnvironment["build_id"] = cfg.BuildID
 	}
@@ -377,86 +433,117 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	for k, v := range hwNotes {
 		runEnvironment[k] = v
 	}
-	meta := store.RunMeta{
-		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
-		Engine: engineLabel(cfg), EngineVersion: info.Version, EngineSettings: info.Settings,
-		Label: cfg.Label, Seed: cfg.Seed, Params: storedParams(cfg, params, steps),
-		StepGroups: storeGroups(wl.Meta().Groups),
-		Env:        runEnvironment, StartedAt: time.Now(),
-	}
-	// From here on everything is written: use a context that survives Ctrl-C for the
-	// store, so an interrupted run still records what it measured.
-	wctx := context.WithoutCancel(ctx)
-	runID, err := st.BeginRun(wctx, meta)
-	if err != nil {
-		return 0, "", badInput(err)
-	}
+	return &runTarget{target: tg, eng: eng, info: info, sampler: sampler, hw: hw, env: runEnvironment}, nil
+}
 
-	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
-	r := &runner.Runner{Handle: h, Interval: cfg.ReportInterval, Sampler: sampler, HW: hw}
-	status, firstErr := store.RunOK, ""
-	stored := 0 // steps finished and stored
-	// storeFailed: the results store failed mid-run (a full disk, a lost mount). What was
-	// stored before stays, consistent (one transaction per write); the run is a failed
-	// run, exit status 1, not bad input.
-	storeFailed := func(what string, err error) (int64, string, error) {
-		return runID, "", &exitError{code: ExitStepFailed, err: fmt.Errorf(
-			"results store failed %s, the run stops: %w (run %d keeps the %s stored before; dbperf report %d)",
-			what, err, runID, plural(stored, "finished step"), runID)}
+// meta is what a run of steps on the target stores about itself: wlStored is the
+// workload's own parameters (workload.Params.Stored), to which the shared ones and extra
+// parameters (an interleaved trial's) are added.
+func (t *runTarget) meta(cfg *config.Run, wl workload.Workload, wlStored map[string]any, steps []workload.Step, extra map[string]any) store.RunMeta {
+	p := storedParams(cfg, wlStored, steps)
+	for k, v := range extra {
+		p[k] = v
 	}
-	for i, step := range steps {
-		if status != store.RunOK {
-			res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + firstErr}
-			if err := recordSkipped(wctx, st, runID, i, step.Group(), res); err != nil {
-				return storeFailed("recording the skipped step "+step.Name(), err)
-			}
-			continue
-		}
-		stepID, err := st.BeginStep(wctx, runID, i, step.Name(), step.Group(), time.Now())
-		if err != nil {
-			return storeFailed("at the start of step "+step.Name(), err)
-		}
-		obs := &observer{ctx: wctx, st: st, stepID: stepID, prog: prog}
-		res := r.Run(ctx, step, obs)
-		if obs.err != nil && res.Status == metrics.StatusOK {
-			res.Status, res.Error = metrics.StatusFailed, obs.err.Error()
-		}
-		prog.Finish(res)
-		if err := st.FinishStep(wctx, stepID, res); err != nil {
-			return storeFailed("at the end of step "+step.Name(), err)
-		}
-		if obs.err != nil {
-			return storeFailed("during step "+step.Name(), obs.err)
-		}
-		stored++
-		switch res.Status {
-		case metrics.StatusInterrupted:
-			status, firstErr = store.RunInterrupted, "interrupted during "+step.Name()
-		case metrics.StatusFailed:
-			status, firstErr = store.RunFailed, "step "+step.Name()+" failed"
-			fmt.Fprintf(env.Err, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
-		}
+	return store.RunMeta{
+		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
+		Engine: engineLabel(cfg), EngineVersion: t.info.Version, EngineSettings: t.info.Settings,
+		Label: cfg.Label, Seed: cfg.Seed, Params: p,
+		StepGroups: storeGroups(wl.Meta().Groups),
+		Env:        t.env, StartedAt: time.Now(),
 	}
-	if err := st.FinishRun(wctx, runID, status, time.Now()); err != nil {
-		return storeFailed("at the end of the run", err)
+}
+
+// runner is the step runner on the target.
+func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
+	return &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
+}
+
+// runRecord is one stored run being written: its steps are run and stored one at a
+// time (runRecord.step), possibly interleaved with other runs' steps.
+type runRecord struct {
+	st       *store.Store
+	id       int64
+	status   string // store.RunOK until a step fails or is interrupted
+	firstErr string // why the following steps are skipped
+	stored   int    // steps finished and stored
+}
+
+// beginRun stores the run's start (ctx must survive Ctrl-C: context.WithoutCancel).
+func beginRun(ctx context.Context, st *store.Store, meta store.RunMeta) (*runRecord, error) {
+	id, err := st.BeginRun(ctx, meta)
+	if err != nil {
+		return nil, err
 	}
-	if !cfg.Quiet {
-		runs, err := st.Results(wctx, []int64{runID})
-		if err != nil {
-			return runID, "", err
-		}
-		fmt.Fprintln(env.Out)
-		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
-			return runID, "", err
-		}
-		if cfg.Keep && eng.Meta().Embedded {
-			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, dir)
-		}
+	return &runRecord{st: st, id: id, status: store.RunOK}, nil
+}
+
+// storeFailed is the error of a results store that failed mid-run (a full disk, a lost
+// mount). What was stored before stays, consistent (one transaction per write); the run
+// is a failed run, exit status 1, not bad input.
+func (rec *runRecord) storeFailed(what string, err error) error {
+	return &exitError{code: ExitStepFailed, err: fmt.Errorf(
+		"results store failed %s, the run stops: %w (run %d keeps the %s stored before; dbperf report %d)",
+		what, err, rec.id, plural(rec.stored, "finished step"), rec.id)}
+}
+
+// step runs step (the run's seq-th) with r and stores it, or records it skipped when an
+// earlier step of the run failed or was interrupted. The error is the store's only: a
+// failed step is a result (rec.status).
+func (rec *runRecord) step(ctx context.Context, env Env, r *runner.Runner, prog *progress.Progress, seq int, step workload.Step) error {
+	wctx := context.WithoutCancel(ctx)
+	if rec.status != store.RunOK {
+		return rec.skip(wctx, seq, step.Name(), step.Group())
 	}
-	if status == store.RunFailed {
-		return runID, status, &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", runID, firstErr)}
+	stepID, err := rec.st.BeginStep(wctx, rec.id, seq, step.Name(), step.Group(), time.Now())
+	if err != nil {
+		return rec.storeFailed("at the start of step "+step.Name(), err)
 	}
-	return runID, status, nil
+	obs := &observer{ctx: wctx, st: rec.st, stepID: stepID, prog: prog}
+	res := r.Run(ctx, step, obs)
+	if obs.err != nil && res.Status == metrics.StatusOK {
+		res.Status, res.Error = metrics.StatusFailed, obs.err.Error()
+	}
+	prog.Finish(res)
+	if err := rec.st.FinishStep(wctx, stepID, res); err != nil {
+		return rec.storeFailed("at the end of step "+step.Name(), err)
+	}
+	if obs.err != nil {
+		return rec.storeFailed("during step "+step.Name(), obs.err)
+	}
+	rec.stored++
+	switch res.Status {
+	case metrics.StatusInterrupted:
+		rec.status, rec.firstErr = store.RunInterrupted, "interrupted during "+step.Name()
+	case metrics.StatusFailed:
+		rec.status, rec.firstErr = store.RunFailed, "step "+step.Name()+" failed"
+		fmt.Fprintf(env.Err, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
+	}
+	return nil
+}
+
+// skip records a step that was not run because of an earlier failure.
+func (rec *runRecord) skip(ctx context.Context, seq int, name, group string) error {
+	res := metrics.StepResult{Name: name, Status: metrics.StatusSkipped, Error: "not run: " + rec.firstErr}
+	if err := recordSkipped(ctx, rec.st, rec.id, seq, group, res); err != nil {
+		return rec.storeFailed("recording the skipped step "+name, err)
+	}
+	return nil
+}
+
+// finish stores the run's end and status.
+func (rec *runRecord) finish(ctx context.Context) error {
+	if err := rec.st.FinishRun(ctx, rec.id, rec.status, time.Now()); err != nil {
+		return rec.storeFailed("at the end of the run", err)
+	}
+	return nil
+}
+
+// failure is the exit error of a finished run with a failed step (nil otherwise).
+func (rec *runRecord) failure() error {
+	if rec.status == store.RunFailed {
+		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", rec.id, rec.firstErr)}
+	}
+	return nil
 }
 
 // engineLabel names the engine in the store: MariaDB's storage engines are told apart
@@ -541,12 +628,15 @@ func storeGroups(gs []workload.StepGroup) []store.StepGroup {
 
 // storedParams are the run's effective parameters, stored with it: the shared ones and
 // the workload's own.
-func storedParams(cfg *config.Run, params workload.Params, steps []workload.Step) map[string]any {
+func storedParams(cfg *config.Run, wlStored map[string]any, steps []workload.Step) map[string]any {
 	names := make([]string, len(steps))
 	for i, s := range steps {
 		names[i] = s.Name()
 	}
-	p := params.Stored()
+	p := make(map[string]any, len(wlStored)+10)
+	for k, v := range wlStored {
+		p[k] = v
+	}
 	for k, v := range map[string]any{
 		"managed":             cfg.Managed,
 		"profile":             cfg.Profile,
@@ -558,6 +648,9 @@ func storedParams(cfg *config.Run, params workload.Params, steps []workload.Step
 		"report_interval_sec": cfg.ReportInterval.Seconds(),
 	} {
 		p[k] = v
+	}
+	if cfg.Think > 0 {
+		p["think_us"] = cfg.Think.Microseconds()
 	}
 	return p
 }

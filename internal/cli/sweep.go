@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +14,9 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -23,6 +26,9 @@ type sweepFlags struct {
 	versions []string
 	profiles []string
 	resume   bool
+	design   string
+	slice    float64
+	think    []string
 }
 
 // newSweepCmd is `dbperf sweep`, with one subcommand per workload: the workload over
@@ -83,19 +89,83 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl := cmd.Flags()
 	fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
 	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (built in, or in --profiles-dir), e.g. default,cached; default: --profile")
-	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip points already stored with --repeat finished runs")
+	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip the points (sequential) or blocks (interleaved) already stored finished")
+	fl.StringVar(&sw.design, "design", designInterleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")
+	fl.Float64Var(&sw.slice, "slice", 5, "interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads); 0 = whole steps")
+	fl.StringArrayVar(&sw.think, "think", nil, "NAME=DURATION: the closed-loop workers of point NAME pause this long after every operation (a known effect, to check a comparison), e.g. --think b=200us")
 	return cmd
 }
 
-// sweepPoint is one version and profile of a sweep.
-type sweepPoint struct{ version, profile, label string }
+// sweepPoint is one version and profile of a sweep. A point named in --profiles
+// (NAME=PROFILE) is called by its name: two points may then share a profile (an A/A
+// comparison, or a known effect with --think).
+type sweepPoint struct {
+	version, profile, label string
+	// as is the point's own name (NAME=PROFILE), "" for a profile given by itself.
+	as string
+	// think is the pause of its closed-loop workers after each operation (--think).
+	think time.Duration
+	// embedded: the engine runs inside dbperf (no version in the point's name).
+	embedded bool
+}
 
 func (p sweepPoint) name() string {
+	prof := p.profile
+	if p.as != "" {
+		prof = p.as
+	}
+	if p.embedded {
+		return prof
+	}
 	v := p.version
 	if v == "" {
 		v = "default"
 	}
-	return v + "/" + p.profile
+	return v + "/" + prof
+}
+
+// namedProfile is one --profiles entry: PROFILE or NAME=PROFILE.
+type namedProfile struct{ name, profile string }
+
+// parseProfiles splits --profiles into named profiles, dropping repeats (of a name, or of
+// an unnamed profile).
+func parseProfiles(vs []string) ([]namedProfile, error) {
+	var out []namedProfile
+	seen := map[string]bool{}
+	for _, v := range dedupe(vs) {
+		np := namedProfile{profile: v}
+		if n, p, ok := strings.Cut(v, "="); ok {
+			n, p = strings.TrimSpace(n), strings.TrimSpace(p)
+			if n == "" || p == "" || strings.ContainsAny(n, "/=") {
+				return nil, fmt.Errorf("--profiles %q: name a point NAME=PROFILE, NAME without / or =, e.g. a=default,b=default", v)
+			}
+			np = namedProfile{name: n, profile: p}
+		}
+		key := np.name
+		if key == "" {
+			key = np.profile
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, np)
+	}
+	return out, nil
+}
+
+// parseThink reads --think NAME=DURATION values.
+func parseThink(vs []string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for _, v := range vs {
+		n, d, ok := strings.Cut(v, "=")
+		dur, err := time.ParseDuration(strings.TrimSpace(d))
+		if !ok || strings.TrimSpace(n) == "" || err != nil || dur <= 0 {
+			return nil, fmt.Errorf("--think %q: give NAME=DURATION with a point's name and a positive duration, e.g. --think b=200us", v)
+		}
+		out[strings.TrimSpace(n)] = dur
+	}
+	return out, nil
 }
 
 func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags, sw *sweepFlags) error {
@@ -113,23 +183,51 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
+	if !slices.Contains(designs(), sw.design) {
+		errs = append(errs, fmt.Sprintf("--design %q: use %s", sw.design, strings.Join(designs(), ", ")))
+	}
+	if sw.slice < 0 {
+		errs = append(errs, fmt.Sprintf("--slice %g: give the seconds of a slice (0 = whole steps)", sw.slice))
+	}
+	named, err := parseProfiles(sw.profiles)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	think, err := parseThink(sw.think)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
 	// A key-value engine is swept over its profiles (LSM options) only: the library
-	// dbperf links is its one version.
-	kv := false
+	// dbperf links is its one version. An embedded SQL engine has neither versions nor
+	// profiles: it is swept only over named points of its one configuration (an A/A
+	// comparison, a known effect with --think).
+	kv, embedded := false, false
 	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
 		m := e.Meta()
 		kv = m.Kind == engine.KindKV
+		embedded = m.Embedded && !kv
+		onlyDefault := len(named) > 0
+		for _, np := range named {
+			onlyDefault = onlyDefault && np.name != "" && np.profile == "default"
+		}
 		switch {
 		case kv && len(sw.versions) > 0:
 			errs = append(errs, fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", f.engine, f.engine))
-		case m.Embedded && !kv:
-			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb) or over the profiles of a key-value engine (rocksdb, pebble)", f.engine))
+		case kv && sw.design == designDuet:
+			errs = append(errs, fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", f.engine))
+		case embedded && (len(sw.versions) > 0 || !onlyDefault):
+			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
+		}
+	}
+	for n := range think {
+		if !slices.ContainsFunc(named, func(np namedProfile) bool { return np.name == n }) {
+			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))
 		}
 	}
 	if len(errs) > 0 {
 		return badInput(errors.New(strings.Join(errs, "\n")))
 	}
-	f.managed = !kv
+	f.managed = !kv && !embedded
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return err
@@ -139,19 +237,21 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	resolve := func(p string) (*config.Run, error) {
 		if !kv {
 			pc := *cfg
-			pc.Profile = p
+			if !embedded {
+				pc.Profile = p
+			}
 			return &pc, nil
 		}
 		f.profile = p
 		pc, _, err := checkRun(cmd, env, wl, params, f)
 		return pc, err
 	}
-	versions, profiles := dedupe(sw.versions), dedupe(sw.profiles)
+	versions := dedupe(sw.versions)
 	if len(versions) == 0 {
 		versions = []string{""}
 	}
-	if len(profiles) == 0 {
-		profiles = []string{cfg.Profile}
+	if len(named) == 0 {
+		named = []namedProfile{{profile: cfg.Profile}}
 	}
 	prefix := cfg.Label
 	if prefix == "" {
@@ -160,17 +260,19 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	var points []sweepPoint
 	var perr []error
 	for _, v := range versions {
-		for _, p := range profiles {
-			pc, err := resolve(p)
+		for _, np := range named {
+			pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded}
+			pc, err := resolve(np.profile)
 			if err != nil {
-				perr = append(perr, fmt.Errorf("%s: %w", sweepPoint{version: v, profile: p}.name(), err))
+				perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
 				continue
 			}
 			pc.EngineVersion = v
 			if err := checkTarget(pc, eng.Meta()); err != nil {
-				perr = append(perr, fmt.Errorf("%s/%s: %w", v, p, err))
+				perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
 			}
-			points = append(points, sweepPoint{version: v, profile: p, label: prefix + "/" + sweepPoint{version: v, profile: p}.name()})
+			pt.label = prefix + "/" + pt.name()
+			points = append(points, pt)
 		}
 	}
 	if len(perr) > 0 {
@@ -184,11 +286,114 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	defer st.Close()
 	var groups []report.Group
 	var lastFailed error
+	if sw.design != designSequential && len(points) > 1 {
+		groups, lastFailed, err = sweepInterleaved(ctx, env, cfg, wl, params, eng, st, points, resolve, prefix, sw)
+	} else {
+		groups, lastFailed, err = sweepSequential(ctx, env, cfg, wl, params, eng, st, points, resolve, prefix, sw)
+	}
+	if err != nil {
+		return err
+	}
+	if !cfg.Quiet && len(groups) > 0 {
+		var all []int64
+		for _, g := range groups {
+			all = append(all, g.RunIDs...)
+		}
+		runs, err := st.Results(context.WithoutCancel(ctx), all)
+		if err != nil {
+			return err
+		}
+		cmp := report.Compare(report.Build(runs), groups, 0)
+		fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (dbperf report %s/… to compare them again)\n", prefix, len(groups), sw.design, prefix)
+		if err := report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+			return err
+		}
+	}
+	return lastFailed
+}
+
+// sweepInterleaved runs the points in randomized blocks (interleaved.runBlocks), --repeat
+// blocks (less those a --resume finds stored), and returns the points' finished runs.
+func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine,
+	st *store.Store, points []sweepPoint, resolve func(string) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
+	first, blocks := 1, cfg.Repeat
+	if sw.resume {
+		var labels []string
+		for _, p := range points {
+			labels = append(labels, p.label)
+		}
+		done, maxBlock, err := interleavedBlocksDone(ctx, st, labels)
+		if err != nil {
+			return nil, nil, err
+		}
+		first, blocks = maxBlock+1, cfg.Repeat-done
+		if !cfg.Quiet {
+			fmt.Fprintf(env.Out, "sweep %s: %d of %d blocks stored finished, %d to run\n", prefix, min(done, cfg.Repeat), cfg.Repeat, max(blocks, 0))
+		}
+	}
+	il := &interleaved{env: env, wl: wl, params: params, eng: eng, st: st, prefix: prefix,
+		slice: seconds(sw.slice), resolve: resolve, quiet: cfg.Quiet,
+		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
+		rng:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
+		prog: progress.New(env.Out, env.IsTerminal, cfg.Quiet)}
+	for _, p := range points {
+		il.points = append(il.points, &trialPoint{sweepPoint: p})
+	}
+	if sw.design == designDuet {
+		cpus, err := duetCPUs(len(points))
+		if err != nil {
+			return nil, nil, badInput(err)
+		}
+		il.duet, il.cpus, il.procs = true, cpus, &runner.Procs{}
+	}
+	if !cfg.Quiet {
+		var names []string
+		for _, p := range points {
+			names = append(names, p.name())
+		}
+		if il.duet {
+			fmt.Fprintf(env.Out, "sweep %s: %s in a duet, %s of every step on all points at once, each point on CPUs of its own\n", prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
+		} else {
+			fmt.Fprintf(env.Out, "sweep %s: %s interleaved, %s of every step in a random order each\n", prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
+		}
+	}
+	var lastFailed error
+	if blocks > 0 {
+		var err error
+		lastFailed, err = il.runBlocks(ctx, first, blocks)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) && ee.code == ExitInterrupted {
+				return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted: %w; resume with --label %s --resume", ee.err, prefix)}
+			}
+			return nil, lastFailed, err
+		}
+	}
+	var groups []report.Group
+	for _, p := range points {
+		ids, err := finishedRuns(ctx, st, p.label)
+		if err != nil {
+			return nil, lastFailed, err
+		}
+		if len(ids) > 0 {
+			groups = append(groups, report.Group{Name: p.name(), RunIDs: ids})
+		}
+	}
+	return groups, lastFailed, nil
+}
+
+// sweepSequential runs each point's --repeat runs in turn, points in order (--design
+// sequential; also a sweep of one point).
+func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine,
+	st *store.Store, points []sweepPoint, resolve func(string) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
+	var groups []report.Group
+	var lastFailed error
 	for i, pt := range points {
 		var ids []int64
+		var err error
 		if sw.resume {
 			if ids, err = finishedRuns(ctx, st, pt.label); err != nil {
-				return err
+				return nil, lastFailed, err
 			}
 		}
 		todo := cfg.Repeat - len(ids)
@@ -202,9 +407,10 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		if todo > 0 {
 			pc, err := resolve(pt.profile)
 			if err != nil {
-				return err // checked above for every point
+				return nil, lastFailed, err // checked above for every point
 			}
 			pc.EngineVersion, pc.Label = pt.version, pt.label
+			pc.Think = pt.think
 			got, failed, err := runRepeats(ctx, env, pc, wl, params, eng, st, todo)
 			ids = append(ids, got...)
 			if failed != nil {
@@ -213,31 +419,16 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			if err != nil {
 				var ee *exitError
 				if errors.As(err, &ee) && ee.code == ExitInterrupted {
-					return &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted at %s: resume with --label %s --resume", pt.name(), prefix)}
+					return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted at %s: resume with --label %s --resume", pt.name(), prefix)}
 				}
-				return fmt.Errorf("sweep point %s: %w", pt.name(), err)
+				return nil, lastFailed, fmt.Errorf("sweep point %s: %w", pt.name(), err)
 			}
 		}
 		if len(ids) > 0 {
 			groups = append(groups, report.Group{Name: pt.name(), RunIDs: ids})
 		}
 	}
-	if !cfg.Quiet && len(groups) > 0 {
-		var all []int64
-		for _, g := range groups {
-			all = append(all, g.RunIDs...)
-		}
-		runs, err := st.Results(context.WithoutCancel(ctx), all)
-		if err != nil {
-			return err
-		}
-		cmp := report.Compare(report.Build(runs), groups, 0)
-		fmt.Fprintf(env.Out, "\nsweep %s: %d points (dbperf report %s/… to compare them again)\n", prefix, len(groups), prefix)
-		if err := report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
-			return err
-		}
-	}
-	return lastFailed
+	return groups, lastFailed, nil
 }
 
 // finishedRuns are the ids of label's runs that finished ok.

@@ -1,15 +1,21 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// The issue's acceptance: `dbperf sweep insertbench --engine postgres --versions 13,15
+// Issue 11's acceptance: `dbperf sweep insertbench --engine postgres --versions 13,15
 // --scale tiny` and the same with `--engine mariadb --versions 10.11,11.4` run both
-// versions on managed servers and print their relative report; --resume then skips both
-// points.
+// versions on managed servers and print their relative report; --resume then skips
+// both points. The default (interleaved) design keeps both servers up and runs each step
+// on both, in one block; the steps are a subset (the full suite on these engines runs in
+// servers_test.go and mariadb114_test.go).
 func TestSweepVersions(t *testing.T) {
 	for _, tc := range []struct {
 		engine string
@@ -24,13 +30,13 @@ func TestSweepVersions(t *testing.T) {
 			results := filepath.Join(tmp, "r.db")
 			p1, p2 := tc.v1+"/default", tc.v2+"/default"
 			args := []string{"sweep", "insertbench", "--engine", tc.engine, "--versions", tc.v1 + "," + tc.v2, "--scale", "tiny",
-				"--label", "sw", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
+				"--steps", "l.i0,l.x,qp100", "--label", "sw", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
 			code, out, stderr := runCLI(t, nil, args...)
 			if code != 0 {
 				t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
 			}
 			waitNoServers(t, tmp)
-			for _, want := range []string{"sweep point 1 of 2, " + p1, "sweep point 2 of 2, " + p2,
+			for _, want := range []string{p1 + ", " + p2 + " interleaved, 1 block", "block 1 of 1", "qp100 on " + p2,
 				"Throughput relative to " + p1, "Geometric mean"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("sweep output lacks %q:\n%s", want, out)
@@ -41,13 +47,13 @@ func TestSweepVersions(t *testing.T) {
 				t.Fatalf("sweep runs: %d, versions %q %q", len(rep.Runs), rep.Runs[0].EngineVersion, rep.Runs[len(rep.Runs)-1].EngineVersion)
 			}
 			for _, r := range rep.Runs {
-				if r.Status != "ok" {
-					t.Errorf("run %d: %s", r.ID, r.Status)
+				if r.Status != "ok" || r.Params["trial"] != "b1/s1" || len(r.Steps) != 3 {
+					t.Errorf("run %d: %s, trial %v, %d steps", r.ID, r.Status, r.Params["trial"], len(r.Steps))
 				}
 			}
 
 			code, out, stderr = runCLI(t, nil, append(args, "--resume")...)
-			if code != 0 || strings.Count(out, "skipped") != 2 || !strings.Contains(out, p2) {
+			if code != 0 || !strings.Contains(out, "1 of 1 blocks stored finished, 0 to run") || !strings.Contains(out, p2) {
 				t.Errorf("resume: exit %d: %s\n%s", code, stderr, out)
 			}
 			if n := len(reportJSON(t, results, "sw/"+p1, "sw/"+p2).Runs); n != 2 {
@@ -65,6 +71,11 @@ func TestSweepBadInput(t *testing.T) {
 		want string
 	}{
 		{"embedded", []string{"sweep", "insertbench", "--engine", "sqlite", "--versions", "1,2"}, "--engine sqlite is embedded"},
+		{"embedded unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "default"}, "named points of one configuration"},
+		{"design", []string{"sweep", "insertbench", "--engine", "postgres", "--design", "duo"}, `--design "duo": use interleaved, sequential, duet`},
+		{"think unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "b=1ms"}, "no point is named b"},
+		{"think duration", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "a=soon"}, `--think "a=soon": give NAME=DURATION`},
+		{"profile name", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a/b=default"}, "name a point NAME=PROFILE"},
 		{"dsn", []string{"sweep", "insertbench", "--engine", "postgres", "--dsn", "postgres://u@127.0.0.1:1/x"}, "a sweep starts its own servers"},
 		{"resume without label", []string{"sweep", "insertbench", "--engine", "postgres", "--resume"}, "--resume needs the --label"},
 		{"no workload", []string{"sweep"}, "sweep needs one workload"},
@@ -77,6 +88,184 @@ func TestSweepBadInput(t *testing.T) {
 		code, _, stderr := runCLI(t, nil, args...)
 		if code != ExitBadInput || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.name, code, stderr, tc.want)
+		}
+	}
+}
+
+// relCell is a cell of the JSON comparison's table id (row: the config, column: the step).
+type relCell struct {
+	Value   float64  `json:"value"`
+	N       int      `json:"n"`
+	Class   string   `json:"class"`
+	Verdict *string  `json:"verdict"`
+	CILo    *float64 `json:"ci_lo"`
+	CIHi    *float64 `json:"ci_hi"`
+	Paired  *bool    `json:"paired"`
+}
+
+// comparisonCell reads one cell of `dbperf report --format json`'s comparison.
+func comparisonCell(t *testing.T, results, table, config, step string, refs ...string) relCell {
+	t.Helper()
+	code, out, stderr := runCLI(t, nil, append([]string{"report", "--results", results, "--format", "json"}, refs...)...)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Comparison struct {
+			Tables []struct {
+				ID      string   `json:"id"`
+				Columns []string `json:"columns"`
+				Rows    []struct {
+					Head  []string   `json:"head"`
+					Cells []*relCell `json:"cells"`
+				} `json:"rows"`
+			} `json:"tables"`
+		} `json:"comparison"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report JSON: %v", err)
+	}
+	for _, tb := range rep.Comparison.Tables {
+		if tb.ID != table {
+			continue
+		}
+		col := slices.Index(tb.Columns, step)
+		for _, r := range tb.Rows {
+			if col >= 0 && len(r.Head) > 0 && r.Head[len(r.Head)-1] == config && r.Cells[col] != nil {
+				return *r.Cells[col]
+			}
+		}
+	}
+	t.Fatalf("no %s cell for %s %s in the comparison:\n%s", table, config, step, out)
+	return relCell{}
+}
+
+// The interleaved design on embedded SQLite (issue 22's short A/A and known effect, as
+// make test runs them; scripts/comparisons.py measures them in full): three points of one
+// configuration, c with a client think time. a and b (A/A) must not be called different
+// in qp100's throughput; c's ratio to a must hold the one its think time predicts from
+// a's own rate: per query worker 1/(1 + pause × rate).
+func TestSweepInterleavedSQLite(t *testing.T) {
+	tmp := t.TempDir()
+	results := filepath.Join(tmp, "r.db")
+	const blocks = 6
+	args := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default",
+		"--think", "c=1ms", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+		"--repeat", fmt.Sprint(blocks), "--label", "il", "--results", results}
+	code, out, stderr := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, want := range []string{"a, b, c interleaved, 6 blocks", "block 6 of 6", "qp100 slice 2 of 2 on c", "Throughput relative to a"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	// Per point: a block's first run (l.i0 and qp100's first slice) and its second slice's.
+	rep := reportJSON(t, results, "il/a", "il/b", "il/c")
+	if len(rep.Runs) != 3*2*blocks {
+		t.Fatalf("%d runs, want %d", len(rep.Runs), 3*2*blocks)
+	}
+	var rateA, thinkC []float64
+	trials := map[string]int{}
+	for _, r := range rep.Runs {
+		trials[fmt.Sprint(r.Params["trial"])]++
+		if r.Status != "ok" || r.Params["design"] != "interleaved" || r.Params["sweep"] != "il" {
+			t.Errorf("run %d: status %s, params %v", r.ID, r.Status, r.Params)
+		}
+		for _, s := range r.Steps {
+			if s.Name != "qp100" {
+				continue
+			}
+			switch r.Params["think_us"] {
+			case nil:
+				rateA = append(rateA, s.Ops["point-query"].PerSec)
+			default:
+				if v, ok := s.HW["think_us_per_op"].(float64); ok {
+					thinkC = append(thinkC, v)
+				}
+			}
+		}
+	}
+	if len(trials) != 2*blocks {
+		t.Errorf("trials %v: want b1/s1 … b%d/s2, three runs each", trials, blocks)
+	}
+	for k, n := range trials {
+		if n != 3 {
+			t.Errorf("trial %s: %d runs, want 3", k, n)
+		}
+	}
+	if len(thinkC) == 0 {
+		t.Fatalf("no think_us_per_op in c's qp100 steps")
+	}
+	// rateA holds a's and b's rates (identical configs): their median is a's rate.
+	slices.Sort(rateA)
+	slices.Sort(thinkC)
+	ra, th := rateA[len(rateA)/2], thinkC[len(thinkC)/2]
+	want := 1 / (1 + th*1e-6*ra)
+
+	aa := comparisonCell(t, results, "relative", "il/b", "qp100", "il/a", "il/b", "il/c")
+	if aa.Verdict == nil || aa.Paired == nil || !*aa.Paired {
+		t.Fatalf("A/A qp100 cell has no paired verdict: %+v", aa)
+	}
+	if v := *aa.Verdict; v == "higher" || v == "lower" || aa.Class == "better" || aa.Class == "worse" {
+		t.Errorf("A/A: b vs a qp100 called %s (%s), ratio %.3f [%.3f–%.3f]", v, aa.Class, aa.Value, *aa.CILo, *aa.CIHi)
+	}
+	ke := comparisonCell(t, results, "relative", "il/c", "qp100", "il/a", "il/b", "il/c")
+	if ke.Verdict == nil || *ke.Verdict != "lower" || ke.Class != "worse" || ke.CILo == nil {
+		t.Fatalf("known effect: c vs a qp100 not called slower: %+v", ke)
+	}
+	// The interval must hold the predicted ratio; the prediction uses a's service time for
+	// c's, which a paused worker's colder caches lengthen a little: allow 1/4 of the
+	// interval's width on each side, at least 1%.
+	slack := max((*ke.CIHi-*ke.CILo)/4, 0.01*want)
+	if want < *ke.CILo-slack || want > *ke.CIHi+slack {
+		t.Errorf("known effect: predicted ratio %.4f (rate %.0f/s, pause %.0f µs) outside c's interval %.4f [%.4f–%.4f]",
+			want, ra, th, ke.Value, *ke.CILo, *ke.CIHi)
+	}
+	t.Logf("A/A %s %.3f [%.3f–%.3f]; known effect %.4f [%.4f–%.4f], predicted %.4f", *aa.Verdict, aa.Value, *aa.CILo, *aa.CIHi,
+		ke.Value, *ke.CILo, *ke.CIHi, want)
+}
+
+// The duet design on embedded SQLite: both points' trials at once, each on a CPU of its
+// own; per-op figures of the shared machine (cpupq) are left out, each point's client CPU
+// is its own worker threads'.
+func TestSweepDuetSQLite(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("a duet needs a CPU per point")
+	}
+	tmp := t.TempDir()
+	results := filepath.Join(tmp, "r.db")
+	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
+		"--design", "duet", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+		"--repeat", "2", "--label", "du", "--results", results)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, want := range []string{"a, b in a duet, 2 blocks", "qp100 slice 2 of 2 on a (run", ") at once", "duet design", "duet: the configs ran at the same time"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	rep := reportJSON(t, results, "du/a", "du/b")
+	if len(rep.Runs) != 2*2*2 {
+		t.Fatalf("%d runs, want 8", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		if r.Status != "ok" || r.Params["design"] != "duet" {
+			t.Errorf("run %d: %s, design %v", r.ID, r.Status, r.Params["design"])
+		}
+		for _, s := range r.Steps {
+			if s.Name != "qp100" {
+				continue
+			}
+			if _, ok := s.HW["cpupq"]; ok {
+				t.Errorf("run %d qp100: cpupq %v of a machine both points shared", r.ID, s.HW["cpupq"])
+			}
+			// The point's worker threads' CPU: less than the step's wall time on one CPU.
+			if s.ClientCPUSec <= 0 || s.ClientCPUSec > 1.2*s.Seconds {
+				t.Errorf("run %d qp100: client CPU %.3f s in %.3f s on one CPU", r.ID, s.ClientCPUSec, s.Seconds)
+			}
 		}
 	}
 }

@@ -195,7 +195,12 @@ func TestSysbenchTinyEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("second run: exit %d: %s", code, stderr)
 	}
-	code, text, stderr := runCLI(t, nil, "report", "--results", results, "ps", "noprep")
+	// The two configs differ in clients and time, not only in the statements: report
+	// refuses them (exit 2, naming each difference) unless --force.
+	if code, _, stderr := runCLI(t, nil, "report", "--results", results, "ps", "noprep"); code != ExitBadInput || !strings.Contains(stderr, "clients: 1 (ps) vs 2 (noprep)") {
+		t.Errorf("report of differing configs: exit %d, %s", code, stderr)
+	}
+	code, text, stderr := runCLI(t, nil, "report", "--results", results, "--force", "ps", "noprep")
 	if code != 0 {
 		t.Fatalf("report: %s", stderr)
 	}

@@ -58,6 +58,9 @@ type Run struct {
 	Time time.Duration
 	// BuildID names the engine's build or commit (--build-id), stored in the run's env.
 	BuildID string
+	// Think is how long closed-loop workers pause after every operation (dbperf sweep
+	// --think: a known effect to check a comparison with); 0 = none.
+	Think time.Duration
 }
 
 // Validate reports every problem with the configuration, one line each, joined.

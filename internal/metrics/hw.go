@@ -32,6 +32,10 @@ type HW struct {
 	// Remote: the server runs on another machine, so the machine-wide figures (CPU,
 	// context switches) describe only the client's machine and yield no per-op metric.
 	Remote bool
+	// Shared: another step ran on the machine at the same time (the duet design), so the
+	// machine-wide figures (CPU, context switches, the devices' IO) describe both and yield
+	// no per-op metric; Client is this step's worker threads only.
+	Shared bool
 }
 
 // IOKnown says whether the device IO fields were measured.
@@ -166,7 +170,7 @@ func (r StepResult) Efficiency() map[string]float64 {
 		// The engine lives in dbperf: its memory is the client's.
 		set(MetricRSSGB, float64(hw.Client.PeakMemBytes)/gib)
 	}
-	if ops > 0 && !hw.Remote {
+	if ops > 0 && !hw.Remote && !hw.Shared {
 		set(MetricCPUPerOp, hw.CPU.BusySec()*1e6/ops)
 		set(MetricCSPerOp, float64(hw.ContextSwitches)/ops)
 	}
@@ -174,12 +178,12 @@ func (r StepResult) Efficiency() map[string]float64 {
 		if hw.Server.Known {
 			set(MetricServerCPUPerOp, hw.Server.CPUSec*1e6/ops)
 		}
-		if hw.IOKnown() {
+		if hw.IOKnown() && !hw.Shared {
 			set(MetricReadsPerOp, float64(hw.ReadOps)/ops)
 			set(MetricReadKBPerOp, float64(hw.ReadBytes)/1024/ops)
 		}
 	}
-	if rows > 0 && hw.IOKnown() {
+	if rows > 0 && hw.IOKnown() && !hw.Shared {
 		set(MetricWritesPerRow, float64(hw.WriteOps)/rows)
 		set(MetricWriteKBPerRow, float64(hw.WriteBytes)/1024/rows)
 	}

@@ -55,7 +55,8 @@ func (r StepResult) Noise() map[string]float64 {
 	set(MetricStealPct, 100*hw.CPU.StealSec/span)
 	// BusySec falls back to /proc/stat's timer ticks when the processes were not read;
 	// those miss work shorter than a tick, so they cannot be set against processes' CPU.
-	if hw.CPU.TasksSec <= 0 || !hw.Client.Known || !(hw.Embedded || hw.Server.Known) {
+	// A duet's (HW.Shared) other CPU would hold the other point's server and client.
+	if hw.CPU.TasksSec <= 0 || !hw.Client.Known || !(hw.Embedded || hw.Server.Known) || hw.Shared {
 		return out
 	}
 	own := hw.Client.CPUSec

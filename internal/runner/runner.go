@@ -44,6 +44,9 @@ type Runner struct {
 	// measured (metrics.MetricThinkUSPerOp). 0: no pause; the worker's loop then costs one
 	// predictable branch more per operation and nothing else.
 	Think time.Duration
+	// Pin, when set, pins the step's workers to CPUs of their own beside another runner's
+	// step (the duet design, Pin).
+	Pin *Pin
 }
 
 type worker struct {
@@ -58,6 +61,10 @@ type worker struct {
 	think  time.Duration
 	paused time.Duration
 	pauses int64
+	// threadCPU is the CPU the worker's pinned thread used (Runner.Pin); pinOK whether it
+	// was pinned.
+	threadCPU time.Duration
+	pinOK     bool
 }
 
 // Run runs one step and returns its result. The result's status is interrupted when ctx
@@ -112,7 +119,10 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		return fail(err)
 	}
 
-	if raiseProcs(len(workers)) {
+	if r.Pin != nil {
+		r.Pin.Procs.add(len(workers))
+		defer r.Pin.Procs.done(len(workers))
+	} else if raiseProcs(len(workers)) {
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	probe := r.newProbe(workers)
@@ -136,6 +146,10 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if r.Pin != nil {
+				p := pinThread(&r.Pin.CPUs)
+				defer func() { w.threadCPU, w.pinOK = p.unpin(), p.ok }()
+			}
 			work(stopCtx, probe.opContext(ctx, w), w, start, load.Duration, doneCh, errCh)
 		}()
 	}
@@ -165,6 +179,9 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		res.Note = n.Note()
 	}
 	probe.finish(&res, len(workers))
+	if r.Pin != nil {
+		pinnedCPU(&res, workers)
+	}
 	switch {
 	case ctx.Err() != nil:
 		res.Status = metrics.StatusInterrupted

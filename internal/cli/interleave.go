@@ -1,0 +1,539 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/progress"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Designs of a comparison dbperf runs itself (dbperf sweep --design).
+const (
+	// designInterleaved measures every step on every point close together in time, in
+	// randomized blocks (runInterleaved): the default.
+	designInterleaved = "interleaved"
+	// designSequential runs each point's repeats one after another, points in order.
+	designSequential = "sequential"
+	// designDuet runs the points' trials at the same time, each point on CPUs of its own
+	// (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in the Cloud",
+	// ICPE 2020).
+	designDuet = "duet"
+)
+
+// designs are the values of --design.
+func designs() []string { return []string{designInterleaved, designSequential, designDuet} }
+
+// Parameters stored with every run of an interleaved comparison (report pairs its runs
+// by them: internal/report/pairs.go).
+const (
+	paramDesign = "design" // designInterleaved
+	paramSweep  = "sweep"  // the sweep's label: trials pair only within one sweep
+	paramTrial  = "trial"  // "b<block>/s<slice>": equal keys of two points ran side by side
+	paramBlock  = "block"  // the block's number, from 1
+	paramSlice  = "slice"  // the slice's number within its block, from 1
+	paramCPUs   = "cpus"   // a duet's: the CPUs the point ran on in the block
+)
+
+// trialPoint is one configuration of an interleaved comparison while it runs: its
+// target (kept up across blocks for a managed server, opened afresh per block for an
+// embedded engine), the block's planned steps and the runs they are stored in.
+type trialPoint struct {
+	sweepPoint
+	cfg    *config.Run
+	target *runTarget
+	run    *runner.Runner
+	steps  []workload.Step
+	// stored are the workload's parameters of the point (a key-value engine's differ by
+	// profile: the shared workload.Params is resolved again for each point).
+	stored map[string]any
+	// recs[k] stores slice k+1 of the block's steady steps; recs[0] also every other step.
+	recs []*runRecord
+	// cpus are the CPUs of the point in this block of a duet ("0", "2-3"), stored with its
+	// runs.
+	cpus string
+}
+
+// interleaved is one interleaved comparison: its points, the store, and how it slices.
+type interleaved struct {
+	env     Env
+	wl      workload.Workload
+	params  workload.Params
+	eng     engine.Engine
+	st      *store.Store
+	prefix  string
+	slice   time.Duration
+	resolve func(profile string) (*config.Run, error)
+	points  []*trialPoint
+	rng     *rand.Rand
+	prog    *progress.Progress
+	quiet   bool
+	// duet: the points' trials run at the same time, point i on cpus[i] (duetCPUs), with
+	// procs shared by their runners.
+	duet  bool
+	cpus  []unix.CPUSet
+	procs *runner.Procs
+}
+
+// runInterleaved runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
+// Repeatable Experiments in Highly Variable Cloud Computing Environments", ICPE 2017:
+// randomized multiple interleaved trials). Every block runs each step once on every point
+// before the next step, in a random order of the points drawn per step and slice:
+//   - a step that changes the data irreversibly (a load, an index build, a cleanup) is one
+//     trial per point and block, on the database that point's block built (fresh tables
+//     each block: the workloads' loads drop and create them; an embedded engine gets a
+//     fresh directory per block);
+//   - a steady step (workload.Steady) is cut into slices of about i.slice, alternating
+//     between the points, each slice a Prepare/Load/Verify of the same planned step with a
+//     shorter duration.
+//
+// Slice k of a block is stored in its own run of the point's label (run k holds the
+// block's steady steps' slice k; run 1 also every other step), with the parameters
+// design, sweep, trial ("b<block>/s<slice>"), block and slice, so reports pair the points'
+// trials that ran side by side. Managed servers stay up for the whole comparison.
+func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFailed error, err error) {
+	defer func() {
+		for _, p := range i.points {
+			if p.target != nil {
+				p.target.close()
+				p.target = nil
+			}
+		}
+	}()
+	for b := first; b < first+blocks; b++ {
+		failed, err := i.block(ctx, b, first+blocks-1)
+		if failed != nil {
+			lastFailed = failed
+		}
+		if err != nil {
+			return lastFailed, err
+		}
+	}
+	return lastFailed, nil
+}
+
+// block runs block b (of last).
+func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error, err error) {
+	wctx := context.WithoutCancel(ctx)
+	// In a duet each point gets other CPUs each block (a random assignment), so a CPU
+	// that is slower or busier than the others (interrupts, the hypervisor) is not charged
+	// to one point.
+	var cpuOf []int
+	if i.duet {
+		cpuOf = i.rng.Perm(len(i.points))
+	}
+	// Open (embedded: afresh) and plan every point.
+	for pi, p := range i.points {
+		pc, err := i.resolve(p.profile)
+		if err != nil {
+			return nil, err
+		}
+		pc.EngineVersion, pc.Label, pc.Think = p.version, p.label, p.think
+		if pc.WorkDir != "" {
+			// The points are open at once: each in a directory of its own under --workdir.
+			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))
+		}
+		p.cfg = pc
+		if p.target != nil && i.eng.Meta().Embedded {
+			p.target.close()
+			p.target = nil
+		}
+		if p.target == nil {
+			if !pc.Quiet {
+				fmt.Fprintf(i.env.Out, "opening %s for %s\n", pc.Engine, p.name())
+			}
+			if p.target, err = openRunTarget(ctx, i.env, pc, i.eng, i.params, i.wl); err != nil {
+				return nil, fmt.Errorf("sweep point %s: %w", p.name(), err)
+			}
+			p.run = p.target.runner(pc)
+		}
+		if i.duet {
+			cpus := &i.cpus[cpuOf[pi]]
+			p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
+			p.cpus = cpuList(cpus)
+			// Backends and threads started later inherit the affinity of the process or
+			// thread that starts them.
+			if p.target.serverPID != 0 {
+				if err := pinTree(p.target.sampler, p.target.serverPID, cpus); err != nil {
+					return nil, fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.name(), err)
+				}
+			}
+		}
+		if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
+			return nil, badInput(err)
+		}
+		p.stored = maps.Clone(i.params.Stored())
+		p.recs = nil
+	}
+	names := stepNames(i.points[0].steps)
+	for _, p := range i.points[1:] {
+		if got := stepNames(p.steps); !slices.Equal(got, names) {
+			return nil, badInput(fmt.Errorf("sweep points %s and %s plan different steps (%s vs %s): an interleaved comparison needs the same steps on every point; use --design sequential",
+				i.points[0].name(), p.name(), strings.Join(names, ","), strings.Join(got, ",")))
+		}
+	}
+	if !i.quiet {
+		fmt.Fprintf(i.env.Out, "block %d of %d\n", b, last)
+	}
+	finish := func() error {
+		var errs []error
+		for _, p := range i.points {
+			for _, rec := range p.recs {
+				if err := rec.finish(wctx); err != nil {
+					errs = append(errs, err)
+				}
+				if f := rec.failure(); f != nil {
+					lastFailed = f
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
+	steady := make([]time.Duration, len(names))
+	for si, st := range i.points[0].steps {
+		steady[si] = workload.SteadyTime(st)
+	}
+	for _, tr := range schedule(steady, len(i.points), i.slice, i.duet, i.rng) {
+		interrupted, err := i.trial(ctx, b, tr, names)
+		if err != nil {
+			return lastFailed, errors.Join(err, finish())
+		}
+		if interrupted != "" {
+			// Ctrl-C: every run of the block keeps what it measured.
+			for _, q := range i.points {
+				for _, r := range q.recs {
+					if r.status == store.RunOK {
+						r.status, r.firstErr = store.RunInterrupted, "interrupted"
+					}
+				}
+			}
+			if err := finish(); err != nil {
+				return lastFailed, err
+			}
+			return lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted in block %d at %s: every step measured so far is kept", b, interrupted)}
+		}
+	}
+	return lastFailed, finish()
+}
+
+// trial runs one entry of block b's schedule: the step's slice on its point, or on every
+// point at once in a duet, each stored in the point's run of that slice. interrupted
+// names where Ctrl-C stopped it ("" when it did not); err is the store's.
+func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string) (interrupted string, err error) {
+	wctx := context.WithoutCancel(ctx)
+	steps := make([]workload.Step, len(tr.points))
+	recs := make([]*runRecord, len(tr.points))
+	var where []string
+	for j, pj := range tr.points {
+		p := i.points[pj]
+		steps[j] = p.steps[tr.step]
+		if tr.slices > 1 {
+			steps[j] = &sliceStep{Step: steps[j], slice: tr.slice, of: tr.slices}
+		}
+		if recs[j], err = i.record(wctx, p, b, tr.slice-1); err != nil {
+			return "", err
+		}
+		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].id))
+	}
+	what := names[tr.step]
+	if tr.slices > 1 {
+		what = fmt.Sprintf("%s slice %d of %d", what, tr.slice, tr.slices)
+	}
+	if !i.quiet {
+		at := ""
+		if len(tr.points) > 1 {
+			at = " at once"
+		}
+		fmt.Fprintf(i.env.Out, "  %s on %s%s\n", what, strings.Join(where, ", "), at)
+	}
+	errs := make([]error, len(tr.points))
+	if len(tr.points) == 1 {
+		errs[0] = recs[0].step(ctx, i.env, i.points[tr.points[0]].run, i.prog, tr.step, steps[0])
+	} else {
+		// The duet: every point's trial at once, each on its own CPUs, with no live line
+		// (the points would share it).
+		var wg sync.WaitGroup
+		for j, pj := range tr.points {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				quiet := progress.New(i.env.Out, false, true)
+				errs[j] = recs[j].step(ctx, i.env, i.points[pj].run, quiet, tr.step, steps[j])
+			}()
+		}
+		wg.Wait()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	for j, pj := range tr.points {
+		p, rec := i.points[pj], recs[j]
+		switch rec.status {
+		case store.RunInterrupted:
+			interrupted = what + " on " + p.name()
+		case store.RunFailed:
+			// A failed step skips the point's following steps in every run of the block.
+			for _, r := range p.recs {
+				if r.status == store.RunOK {
+					r.status, r.firstErr = rec.status, rec.firstErr
+				}
+			}
+		}
+	}
+	return interrupted, nil
+}
+
+// record is the run that stores slice k (from 0) of point p's block b, begun on first use.
+func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*runRecord, error) {
+	for len(p.recs) <= k {
+		n := len(p.recs)
+		design := designInterleaved
+		if i.duet {
+			design = designDuet
+		}
+		extra := map[string]any{
+			paramDesign: design, paramSweep: i.prefix,
+			paramTrial: fmt.Sprintf("b%d/s%d", b, n+1), paramBlock: b, paramSlice: n + 1,
+		}
+		if p.cpus != "" {
+			extra[paramCPUs] = p.cpus
+		}
+		steps := p.steps
+		if n > 0 {
+			steps = nil // a later slice's run holds the steady steps only
+			for _, s := range p.steps {
+				if workload.SteadyTime(s) > 0 {
+					steps = append(steps, s)
+				}
+			}
+		}
+		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra))
+		if err != nil {
+			return nil, badInput(err)
+		}
+		// An earlier failure of the point in this block applies to the new run too.
+		if n > 0 && p.recs[0].status != store.RunOK {
+			rec.status, rec.firstErr = p.recs[0].status, p.recs[0].firstErr
+		}
+		p.recs = append(p.recs, rec)
+	}
+	return p.recs[k], nil
+}
+
+func stepNames(steps []workload.Step) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.Name()
+	}
+	return out
+}
+
+// sliceStep is one slice of a steady step: the step itself with 1/of of its time. Its
+// audit runs after the last slice only (each is a full check of the tables, which would
+// otherwise cost a large table's scan per slice).
+type sliceStep struct {
+	workload.Step
+	slice, of int
+}
+
+func (s *sliceStep) Load(ctx context.Context, h engine.Handle) (workload.Load, error) {
+	l, err := s.Step.Load(ctx, h)
+	if err == nil && l.Duration > 0 {
+		l.Duration /= time.Duration(s.of)
+	}
+	return l, err
+}
+
+func (s *sliceStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	if s.slice < s.of {
+		return fmt.Sprintf("slice %d of %d: audited after the last slice", s.slice, s.of), nil
+	}
+	return s.Step.Verify(ctx, h)
+}
+
+// Note forwards the step's note (workload.Noter).
+func (s *sliceStep) Note() string {
+	if n, ok := s.Step.(workload.Noter); ok {
+		return n.Note()
+	}
+	return ""
+}
+
+// interleavedBlocksDone reads which blocks of an interleaved sweep are stored whole for
+// every point (each of the point's runs of the block finished ok), and the highest block
+// number stored, so --resume runs the missing blocks under new numbers (a partly stored
+// block's trial keys are never reused: they would pair with the new ones).
+func interleavedBlocksDone(ctx context.Context, st *store.Store, labels []string) (done, maxBlock int, err error) {
+	okBlocks := make([]map[int]bool, len(labels))
+	for li, label := range labels {
+		sums, err := st.Runs(ctx, store.RunFilter{Label: label})
+		if err != nil {
+			return 0, 0, err
+		}
+		var ids []int64
+		for _, s := range sums {
+			ids = append(ids, s.ID)
+		}
+		okBlocks[li] = map[int]bool{}
+		if len(ids) == 0 {
+			continue
+		}
+		runs, err := st.Results(ctx, ids)
+		if err != nil {
+			return 0, 0, err
+		}
+		bad := map[int]bool{}
+		for _, r := range runs {
+			b, ok := intParam(r.Params[paramBlock])
+			if !ok {
+				continue
+			}
+			maxBlock = max(maxBlock, b)
+			if r.Status == store.RunOK {
+				okBlocks[li][b] = true
+			} else {
+				bad[b] = true
+			}
+		}
+		for b := range bad {
+			delete(okBlocks[li], b)
+		}
+	}
+	for b := range okBlocks[0] {
+		all := true
+		for _, m := range okBlocks[1:] {
+			all = all && m[b]
+		}
+		if all {
+			done++
+		}
+	}
+	return done, maxBlock, nil
+}
+
+// intParam reads a stored integer parameter (JSON numbers decode as float64).
+func intParam(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), true
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// duetCPUs splits the CPUs dbperf may run on into n equal sets, one per point of a duet;
+// an error when there are fewer CPUs than points.
+func duetCPUs(n int) ([]unix.CPUSet, error) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		return nil, fmt.Errorf("read the CPUs dbperf may use: %w", err)
+	}
+	var cpus []int
+	for c := 0; c < len(all)*64 && len(cpus) < all.Count(); c++ {
+		if all.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) < n {
+		return nil, fmt.Errorf("--design duet runs every point on CPUs of its own: %d points need %d CPUs, dbperf may use %d; sweep fewer points or use --design interleaved", n, n, len(cpus))
+	}
+	per := len(cpus) / n
+	sets := make([]unix.CPUSet, n)
+	for i := range sets {
+		for _, c := range cpus[i*per : (i+1)*per] {
+			sets[i].Set(c)
+		}
+	}
+	return sets, nil
+}
+
+// pinTree sets the affinity of every thread of root's process tree (a managed server and
+// its backends) to cpus. Threads that exit meanwhile are skipped.
+func pinTree(s *hwstat.Sampler, root int, cpus *unix.CPUSet) error {
+	pids, err := s.ProcessTree(root)
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			continue // exited
+		}
+		for _, t := range tids {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, cpus); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("thread %d of process %d: %w", tid, pid, err)
+			}
+		}
+	}
+	return nil
+}
+
+// trial is one entry of a block's schedule: slice (from 1, of slices) of step (its index
+// in the plan) on points (one point; every point at once in a duet).
+type trial struct {
+	step, slice, slices int
+	points              []int
+}
+
+// schedule is the order of one block's trials (interleaved.block): the steps in plan
+// order; a steady step (steady[i] > 0, its time) cut into slices of about slice (at least
+// one; slice 0: whole); each slice on every point, in an order drawn from rng for each
+// slice — or, in a duet, on all points at once.
+func schedule(steady []time.Duration, points int, slice time.Duration, duet bool, rng *rand.Rand) []trial {
+	var out []trial
+	for si, d := range steady {
+		n := 1
+		if d > 0 && slice > 0 {
+			n = max(1, int((d+slice/2)/slice))
+		}
+		for k := 1; k <= n; k++ {
+			if duet {
+				all := make([]int, points)
+				for p := range all {
+					all[p] = p
+				}
+				out = append(out, trial{step: si, slice: k, slices: n, points: all})
+				continue
+			}
+			for _, p := range rng.Perm(points) {
+				out = append(out, trial{step: si, slice: k, slices: n, points: []int{p}})
+			}
+		}
+	}
+	return out
+}
+
+// cpuList names a CPU set's CPUs, e.g. "0" or "2,3".
+func cpuList(set *unix.CPUSet) string {
+	var out []string
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			out = append(out, strconv.Itoa(c))
+		}
+	}
+	return strings.Join(out, ",")
+}
