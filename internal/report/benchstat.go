@@ -70,15 +70,21 @@ func CompareBench(rep Report, groups []Group, base int, metric string) (BenchTab
 		t.Configs = append(t.Configs, g.Name)
 	}
 	for _, step := range c.Steps {
-		if c.isCleanup(step) || metric == MetricP99 && c.IsOneOp(step) {
+		// A one-op step as the report shows it: its duration instead of a rate, and no
+		// per-op figure (a per-op figure of one op is the whole step's).
+		oneOp := c.IsOneOp(step)
+		if c.isCleanup(step) || oneOp && (metric == MetricP99 || perOpMetric(metric)) {
 			continue
 		}
 		get := historyValue(step, metric)
+		unit := benchUnit(c, step, metric)
 		opt := c.ratioOptions(step)
-		if metric != MetricThroughput {
+		if metric == MetricThroughput {
+			get, unit, _ = c.StepFigure(step)
+		} else {
 			opt = c.metricRatioOptions(step, metric)
 		}
-		row := BenchRow{Step: step, Unit: benchUnit(c, step, metric)}
+		row := BenchRow{Step: step, Unit: unit}
 		measured := false
 		for gi, g := range c.Groups {
 			vs := values(g, get)
