@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -92,7 +93,7 @@ type interleaved struct {
 	procs *runner.Procs
 }
 
-// runInterleaved runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
+// runBlocks runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
 // Repeatable Experiments in Highly Variable Cloud Computing Environments", ICPE 2017:
 // randomized multiple interleaved trials). Every block runs each step once on every point
 // before the next step, in a random order of the points drawn per step and slice:
@@ -428,9 +429,13 @@ func interleavedBlocksDone(ctx context.Context, st *store.Store, labels []string
 	return done, maxBlock, nil
 }
 
-// intParam reads a stored integer parameter (JSON numbers decode as float64).
+// intParam reads a stored integer parameter (the store decodes JSON numbers as
+// json.Number; float64 and int for params not yet stored).
 func intParam(v any) (int, bool) {
 	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
 	case float64:
 		return int(n), true
 	case int:

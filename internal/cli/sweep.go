@@ -346,7 +346,7 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 		}
 		il.duet, il.cpus, il.procs = true, cpus, &runner.Procs{}
 	}
-	if !cfg.Quiet {
+	if !cfg.Quiet && blocks > 0 {
 		var names []string
 		for _, p := range points {
 			names = append(names, p.name())

@@ -91,12 +91,8 @@ func Delta(prev, cur Sample) (Interval, error) {
 	if cur.CPUs > 0 && cur.CPUs == prev.CPUs {
 		d.CPU.ElapsedSec = sec * float64(cur.CPUs)
 	}
-	if cur.Tasks > 0 && prev.Tasks > 0 {
-		// Differences of sums over the processes present: an exited process's CPU has
-		// moved into its parent's. What a process took along that nobody waited for
-		// (a parent ignoring SIGCHLD) is lost; a difference below 0 counts as 0.
-		d.CPU.TasksSec = subF(cur.TasksCPUSec, prev.TasksCPUSec)
-		d.CPU.KernelTasksSec = min(subF(cur.KernelCPUSec, prev.KernelCPUSec), d.CPU.TasksSec)
+	if t, ok := TasksDelta(prev, cur); ok {
+		d.CPU.TasksSec, d.CPU.KernelTasksSec, d.CPU.TasksSlackSec = t.TasksSec, t.KernelTasksSec, t.TasksSlackSec
 	}
 	if t := d.CPU.SpanSec(); t > 0 {
 		d.CPUBusyPct = 100 * d.CPU.BusySec() / t
@@ -140,6 +136,54 @@ func Delta(prev, cur Sample) (Interval, error) {
 		d.Procs[pid] = ProcDelta{PID: pid, Comm: p.Comm, PeakRSSBytes: p.RSSBytes, Exited: true}
 	}
 	return d, nil
+}
+
+// TasksDelta is every process's CPU between two samples that read it (Request.AllTasks),
+// in a CPUTimes of which only TasksSec, KernelTasksSec and TasksSlackSec are set; ok is
+// false when either sample lacks it or cur is not later than prev.
+//
+// TasksSec is the difference of the samples' sums over the processes present: an exited
+// process's CPU has moved into its parent's. What a process took along that nobody waited
+// for (a parent ignoring SIGCHLD) is lost; a difference below 0 counts as 0.
+//
+// TasksSlackSec bounds how far TasksSec can be above the CPU the processes used between
+// the samples' times. A process's utime and stime (and its waited-for children's cutime
+// and cstime) are each whole 10 ms units, cut down from nanoseconds, so a difference of
+// two readings can be up to 20 ms above what it measures for each process whose own
+// counters moved, 20 ms more when its children's did, and as much again for each process
+// that was gone from cur (its last reading, which is subtracted, was up to that much
+// below the CPU its parent's counters took over). And cur's processes are read in the
+// ScanSec after its Time, while the CPUs work on.
+func TasksDelta(prev, cur Sample) (CPUTimes, bool) {
+	if prev.Tasks <= 0 || cur.Tasks <= 0 || !cur.Time.After(prev.Time) {
+		return CPUTimes{}, false
+	}
+	var c CPUTimes
+	c.TasksSec = subF(cur.TasksCPUSec, prev.TasksCPUSec)
+	c.KernelTasksSec = min(subF(cur.KernelCPUSec, prev.KernelCPUSec), c.TasksSec)
+	const unit = 2.0 / userHZ // two counters, each cut down to a 10 ms unit
+	var units float64
+	if prev.tasks != nil && cur.tasks != nil {
+		for pid, p := range prev.tasks {
+			q, ok := cur.tasks[pid]
+			if !ok || q.mark.start != p.mark.start {
+				units += unit
+				if p.children() > 0 {
+					units += unit
+				}
+				continue
+			}
+			if q.own != p.own {
+				units += unit
+			}
+			if q.children() != p.children() {
+				units += unit
+			}
+		}
+		// A process that appeared is read below what it used: it adds nothing.
+	}
+	c.TasksSlackSec = units + cur.ScanSec*float64(max(cur.CPUs, 1))
+	return c, true
 }
 
 // subU is cur-prev, or 0 if the counter went backwards.

@@ -152,15 +152,15 @@ func TestDeltaElapsed(t *testing.T) {
 }
 
 func TestCPUTimesAdd(t *testing.T) {
-	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5, KernelTasksSec: 0.25}
-	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4, TasksSec: 1.25}
-	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75, KernelTasksSec: 0.25}) {
+	a := CPUTimes{UserSec: 1, IdleSec: 2, ElapsedSec: 4, TasksSec: 1.5, KernelTasksSec: 0.25, TasksSlackSec: 0.125}
+	b := CPUTimes{SystemSec: 1, IdleSec: 1, StealSec: 0.5, ElapsedSec: 4, TasksSec: 1.25, TasksSlackSec: 0.0625}
+	if got := a.Add(b); got != (CPUTimes{UserSec: 1, SystemSec: 1, IdleSec: 3, StealSec: 0.5, ElapsedSec: 8, TasksSec: 2.75, KernelTasksSec: 0.25, TasksSlackSec: 0.1875}) {
 		t.Errorf("a+b = %+v", got)
 	}
 	if got := (CPUTimes{}).Add(a); got != a {
 		t.Errorf("0+a = %+v", got)
 	}
-	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.KernelTasksSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
+	if got := a.Add(CPUTimes{UserSec: 1}); got.ElapsedSec != 0 || got.TasksSec != 0 || got.KernelTasksSec != 0 || got.TasksSlackSec != 0 || got.BusySec() != 2 || got.SpanSec() != 4 {
 		t.Errorf("a + a span of unknown elapsed and tasks time = %+v: both must be unknown", got)
 	}
 }

@@ -29,6 +29,9 @@ type Sampler struct {
 	procRoot string
 	sysRoot  string
 	now      func() time.Time
+	// scanned, when set (by tests), is called after scan read a process's stat, before
+	// it reads the next one's.
+	scanned func(pid int)
 }
 
 // New opens the real /proc and /sys and checks that /proc/self is readable.

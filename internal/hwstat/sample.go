@@ -63,6 +63,11 @@ type CPUTimes struct {
 	// softirq threads), much of it on behalf of the processes' IO. 0 when unknown, and in
 	// figures read from the store, which does not keep it.
 	KernelTasksSec float64
+	// TasksSlackSec bounds how far TasksSec can be above the CPU the processes used in the
+	// span because of how they are read (TasksDelta): in whole 10 ms units, and one after
+	// the other after the span's end. 0 when unknown, and in figures read from the store,
+	// which does not keep it.
+	TasksSlackSec float64
 }
 
 // TotalSec is the sum of all kinds: the time the fields account for, which on a tickless
@@ -105,9 +110,9 @@ func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 	}
 	switch {
 	case c == CPUTimes{}:
-		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec = o.ElapsedSec, o.TasksSec, o.KernelTasksSec
+		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec, sum.TasksSlackSec = o.ElapsedSec, o.TasksSec, o.KernelTasksSec, o.TasksSlackSec
 	case o == CPUTimes{}:
-		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec = c.ElapsedSec, c.TasksSec, c.KernelTasksSec
+		sum.ElapsedSec, sum.TasksSec, sum.KernelTasksSec, sum.TasksSlackSec = c.ElapsedSec, c.TasksSec, c.KernelTasksSec, c.TasksSlackSec
 	default:
 		if c.ElapsedSec > 0 && o.ElapsedSec > 0 {
 			sum.ElapsedSec = c.ElapsedSec + o.ElapsedSec
@@ -115,6 +120,7 @@ func (c CPUTimes) Add(o CPUTimes) CPUTimes {
 		if c.TasksSec > 0 && o.TasksSec > 0 {
 			sum.TasksSec = c.TasksSec + o.TasksSec
 			sum.KernelTasksSec = c.KernelTasksSec + o.KernelTasksSec
+			sum.TasksSlackSec = c.TasksSlackSec + o.TasksSlackSec
 		}
 	}
 	return sum
@@ -225,6 +231,11 @@ type Sample struct {
 	TasksCPUSec  float64
 	Tasks        int
 	KernelCPUSec float64
+	// ScanSec is how long after Time the reading of every process (Request.AllTasks,
+	// Request.TreeOf) ended.
+	ScanSec float64
+	// tasks are the processes TasksCPUSec sums, for TasksDelta's bound of its units.
+	tasks map[int]task
 }
 
 // reapAttempts bounds how often Sample reads the processes again because one of them
@@ -238,70 +249,48 @@ const reapAttempts = 3
 //
 // The processes are read one after the other, so a child that exits and is waited for
 // while they are read could be seen twice (alive, and in its parent's waited-for-children
-// counters) or not at all. Sample notes every process's waited-for-children counters
-// before and after reading them all, and reads them all again when a process waited for a
-// child in between (up to reapAttempts times), so the processes' counters add up.
+// counters) or not at all. Sample reads again, once they are all read, what tells whether
+// that happened (afterScan), and reads them all again when it did (up to reapAttempts
+// times), so the processes' counters add up; when they still do not, every process's CPU
+// is left unknown (Tasks 0). Time and the machine's counters are read at the start of the
+// attempt whose processes the sample holds, so the processes are read right after Time
+// (ScanSec later at most, for every process's CPU).
 func (s *Sampler) Sample(req Request) (Sample, error) {
-	out := Sample{Time: s.now()}
-	st, err := s.fs.Stat()
-	if err != nil {
-		return Sample{}, fmt.Errorf("hwstat: read %s/stat: %w", s.procRoot, err)
-	}
-	c := st.CPUTotal
-	out.CPU = CPUTimes{
-		UserSec: c.User, NiceSec: c.Nice, SystemSec: c.System, IdleSec: c.Idle,
-		IOWaitSec: c.Iowait, IRQSec: c.IRQ, SoftIRQSec: c.SoftIRQ, StealSec: c.Steal,
-	}
-	out.CPUs = len(st.CPU)
-	out.ContextSwitches = st.ContextSwitches
-
-	if devices := req.Devices; len(devices) > 0 {
-		out.Devices = append([]string(nil), devices...)
-		sort.Strings(out.Devices)
-		byName, err := s.diskstats()
+	scanAll := req.AllTasks || req.TreeOf != 0
+	for attempt := 1; ; attempt++ {
+		out, err := s.machine(req.Devices)
 		if err != nil {
 			return Sample{}, err
 		}
-		for _, d := range out.Devices {
-			dc, ok := byName[d]
-			if !ok {
-				return Sample{}, fmt.Errorf("hwstat: device %q not in %s/diskstats", d, s.procRoot)
-			}
-			out.Disk = out.Disk.add(dc)
-		}
-	}
-
-	scanAll := req.AllTasks || req.TreeOf != 0
-	for attempt := 1; ; attempt++ {
 		// One scan of every process serves as the "before" marks and as the tasks read;
-		// afterwards only the processes that can have reaped a child are read again (the
-		// runner samples every second and this is dbperf's own CPU: two full scans cost
-		// ~3 ms per sample on the 2-core VM).
+		// afterwards only the processes that can have reaped a child in a way that breaks
+		// the sum are read again (the runner samples every second and this is dbperf's
+		// own CPU: two full scans cost ~3 ms per sample on the 2-core VM).
 		var before map[int]reapMark
-		var tasks map[int]task
+		var sc scanned
 		if scanAll {
-			var err error
-			if tasks, err = s.scan(); err != nil {
+			if sc, err = s.scan(); err != nil {
 				return Sample{}, err
 			}
-			before = marksOf(tasks)
+			out.ScanSec = s.now().Sub(out.Time).Seconds()
+			before = marksOf(sc.tasks)
 		} else {
 			before = s.reaped(req.PIDs)
 		}
 		pids := req.PIDs
-		out.Tree, out.TasksCPUSec, out.Tasks, out.KernelCPUSec = nil, 0, 0, 0
 		if scanAll {
 			if req.AllTasks {
-				for _, t := range tasks {
-					out.TasksCPUSec += t.cpuSec
+				for _, t := range sc.tasks {
+					out.TasksCPUSec += t.cpuSec()
 					if t.kernel {
-						out.KernelCPUSec += t.cpuSec
+						out.KernelCPUSec += t.cpuSec()
 					}
 				}
-				out.Tasks = len(tasks)
+				out.Tasks = len(sc.tasks)
+				out.tasks = sc.tasks
 			}
 			if req.TreeOf != 0 {
-				out.Tree = treeOf(tasks, req.TreeOf)
+				out.Tree = treeOf(sc.tasks, req.TreeOf)
 				pids = append(slices.Clone(pids), out.Tree...)
 			}
 		}
@@ -320,15 +309,54 @@ func (s *Sampler) Sample(req Request) (Sample, error) {
 			out.Procs[pid] = ps
 		}
 		var after map[int]reapMark
+		settled := true
 		if scanAll {
-			after = s.parentMarks(tasks, pids)
+			after, settled = s.afterScan(sc, pids)
 		} else {
 			after = s.reaped(req.PIDs)
 		}
-		if attempt == reapAttempts || !reapedBetween(before, after) {
+		if settled && !reapedBetween(before, after) {
+			return out, nil
+		}
+		if attempt == reapAttempts {
+			// The processes' sum may hold a child twice or not at all: unknown, not wrong.
+			out.TasksCPUSec, out.Tasks, out.KernelCPUSec, out.tasks = 0, 0, 0, nil
 			return out, nil
 		}
 	}
+}
+
+// machine reads the time, /proc/stat and the devices' counters.
+func (s *Sampler) machine(devices []string) (Sample, error) {
+	out := Sample{Time: s.now()}
+	st, err := s.fs.Stat()
+	if err != nil {
+		return Sample{}, fmt.Errorf("hwstat: read %s/stat: %w", s.procRoot, err)
+	}
+	c := st.CPUTotal
+	out.CPU = CPUTimes{
+		UserSec: c.User, NiceSec: c.Nice, SystemSec: c.System, IdleSec: c.Idle,
+		IOWaitSec: c.Iowait, IRQSec: c.IRQ, SoftIRQSec: c.SoftIRQ, StealSec: c.Steal,
+	}
+	out.CPUs = len(st.CPU)
+	out.ContextSwitches = st.ContextSwitches
+
+	if len(devices) > 0 {
+		out.Devices = append([]string(nil), devices...)
+		sort.Strings(out.Devices)
+		byName, err := s.diskstats()
+		if err != nil {
+			return Sample{}, err
+		}
+		for _, d := range out.Devices {
+			dc, ok := byName[d]
+			if !ok {
+				return Sample{}, fmt.Errorf("hwstat: device %q not in %s/diskstats", d, s.procRoot)
+			}
+			out.Disk = out.Disk.add(dc)
+		}
+	}
+	return out, nil
 }
 
 // reapMark is what changes in a process's stat when it waits for a child: the children's
@@ -367,64 +395,120 @@ func (s *Sampler) reaped(pids []int) map[int]reapMark {
 	return out
 }
 
-// parentMarks reads again the marks of the processes that can have waited for a child
-// since tasks was scanned: the parents of tasks' processes (a child another process waits
-// for moves its CPU into that parent's cutime, double counting it if the child was read
-// before and the parent after), and pids. Processes without children in the scan cannot
-// have reaped one of the scanned processes.
-func (s *Sampler) parentMarks(tasks map[int]task, pids []int) map[int]reapMark {
+// afterScan reads again, once sc and pids were read, what tells whether a process waited
+// for a child meanwhile in a way that breaks the scan's sum or the reading of pids (a
+// child waited for moves its whole life's CPU into its parent's waited-for-children
+// counters):
+//
+//   - A process that vanished while the scan ran (listed, gone when its turn came) may
+//     have been waited for by a parent read before it, and before it waited: then neither
+//     holds the child's CPU. The marks of every process read before it are read again.
+//   - A process read before its parent may have been waited for by that parent before the
+//     parent was read: then both hold its CPU. It must still be there (alive or a zombie
+//     nobody waited for yet).
+//   - pids are read after the scan, whose marks of them come first: their marks are read
+//     again.
+//
+// It returns the marks read again (for reapedBetween against the scan's) and false when
+// a process read before its parent is gone. Every other wait leaves the sum right — a
+// child waited for before both readings is its parent's alone, one waited for after both
+// is its own — so the other processes are not read again.
+func (s *Sampler) afterScan(sc scanned, pids []int) (map[int]reapMark, bool) {
 	out := make(map[int]reapMark)
 	buf := make([]byte, 1024)
-	read := func(pid int) {
-		if _, done := out[pid]; done || pid <= 0 {
-			return
-		}
-		if t, ok := readTask(filepath.Join(s.procRoot, strconv.Itoa(pid), "stat"), buf); ok {
+	read := func(pid int) (task, bool) {
+		t, ok := readTask(filepath.Join(s.procRoot, strconv.Itoa(pid), "stat"), buf)
+		if ok {
 			out[pid] = t.mark
 		}
+		return t, ok
 	}
-	for _, t := range tasks {
-		read(t.ppid)
-	}
-	for _, pid := range pids {
+	for _, pid := range sc.order[:sc.beforeVanished] {
 		read(pid)
 	}
-	return out
+	pos := make(map[int]int, len(sc.order))
+	for i, pid := range sc.order {
+		pos[pid] = i
+	}
+	settled := true
+	for i, pid := range sc.order {
+		if j, ok := pos[sc.tasks[pid].ppid]; !ok || j < i {
+			continue
+		}
+		if _, done := out[pid]; done {
+			continue
+		}
+		if t, ok := read(pid); !ok || t.mark.start != sc.tasks[pid].mark.start {
+			settled = false
+		}
+	}
+	for _, pid := range pids {
+		if _, done := out[pid]; !done && pid > 0 {
+			read(pid)
+		}
+	}
+	return out, settled
 }
 
 // task is one process as scan reads it.
 type task struct {
 	ppid int
-	// cpuSec is the process's CPU and its waited-for children's.
-	cpuSec float64
+	// own is the process's CPU ticks (utime+stime); its waited-for children's are in
+	// mark (cutime, cstime).
+	own uint64
 	// kernel: a kernel thread (PF_KTHREAD).
 	kernel bool
 	mark   reapMark
 }
 
-// scan reads the stat of every process /proc lists; processes that exit meanwhile, or
-// whose stat is not readable, are left out. It runs once per sample (more when a reap is
-// caught between readings) over every process of the machine, so it parses the few fields
-// it needs itself.
-func (s *Sampler) scan() (map[int]task, error) {
+// cpuSec is the process's CPU and its waited-for children's.
+func (t task) cpuSec() float64 { return float64(t.own+t.children()) / userHZ }
+
+// children is the CPU ticks of the process's waited-for children.
+func (t task) children() uint64 { return t.mark.uTime + t.mark.sTime }
+
+// scanned is one reading of every process.
+type scanned struct {
+	tasks map[int]task
+	// order is tasks' pids in the order they were read.
+	order []int
+	// beforeVanished is how many of order were read before the last process that was
+	// listed but gone when its turn came (0: none was, or none was read before).
+	beforeVanished int
+}
+
+// scan reads the stat of every process /proc lists, by pid (the order /proc lists them
+// in); processes that exit meanwhile, or whose stat is not readable, are left out. It runs
+// once per sample (more when a reap is caught between readings) over every process of the
+// machine, so it parses the few fields it needs itself.
+func (s *Sampler) scan() (scanned, error) {
 	f, err := os.Open(s.procRoot)
 	if err != nil {
-		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
+		return scanned{}, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
 	}
 	names, err := f.Readdirnames(-1)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
+		return scanned{}, fmt.Errorf("hwstat: list %s: %w", s.procRoot, err)
 	}
-	out := make(map[int]task, len(names))
-	buf := make([]byte, 1024)
+	pids := make([]int, 0, len(names))
 	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid <= 0 {
-			continue
+		if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
+			pids = append(pids, pid)
 		}
-		if t, ok := readTask(filepath.Join(s.procRoot, name, "stat"), buf); ok {
-			out[pid] = t
+	}
+	slices.Sort(pids)
+	out := scanned{tasks: make(map[int]task, len(pids)), order: make([]int, 0, len(pids))}
+	buf := make([]byte, 1024)
+	for _, pid := range pids {
+		if t, ok := readTask(filepath.Join(s.procRoot, strconv.Itoa(pid), "stat"), buf); ok {
+			out.tasks[pid] = t
+			out.order = append(out.order, pid)
+		} else {
+			out.beforeVanished = len(out.order)
+		}
+		if s.scanned != nil {
+			s.scanned(pid)
 		}
 	}
 	return out, nil
@@ -474,7 +558,7 @@ func readTask(path string, buf []byte) (task, bool) {
 	at := func(n int) uint64 { return v[n] }
 	return task{
 		ppid:   int(at(4)),
-		cpuSec: float64(at(14)+at(15)+at(16)+at(17)) / userHZ,
+		own:    at(14) + at(15),
 		kernel: at(9)&pfKThread != 0,
 		mark:   reapMark{start: at(22), minFlt: at(11), uTime: at(16), sTime: at(17)},
 	}, true
@@ -643,11 +727,11 @@ func (s *Sampler) threadCPU(pid int) (map[int]float64, error) {
 // backend), sorted, from the ppid field of every /proc/PID/stat. Processes that exit while
 // /proc is scanned are skipped. Returns an error if root does not exist.
 func (s *Sampler) ProcessTree(root int) ([]int, error) {
-	tasks, err := s.scan()
+	sc, err := s.scan()
 	if err != nil {
 		return nil, err
 	}
-	tree := treeOf(tasks, root)
+	tree := treeOf(sc.tasks, root)
 	if tree == nil {
 		return nil, fmt.Errorf("hwstat: process %d: %w", root, os.ErrNotExist)
 	}

@@ -17,6 +17,16 @@ const (
 	// SQLite, against ~0.2% idle). Absent when the machine's processes could not be read,
 	// when a server on this machine could not be seen (its CPU would count as other), and
 	// for a remote server (the machine seen is not the server's).
+	//
+	// It never exceeds 100 less dbperf's and the server's share: every process's CPU is
+	// read in 10 ms units per process, one process after the other, so it can come out
+	// above the CPUs' time by up to its reading's error (CPUTimes.TasksSlackSec), and what
+	// is above is that error and taken off. Above by more, no reading error explains it —
+	// a sample that missed or double-counted a process — and the figure is absent (the
+	// runner notes it), not cut to fit: it would hide the broken reading, which cpupq
+	// shares. It is absent too when that error could put it (with steal_pct) on either
+	// side of NoisyOtherCPUPct, as in a step of a few tens of milliseconds, whose every
+	// process's CPU moves by whole 10 ms units.
 	MetricOtherCPUPct = "other_cpu_pct"
 	// MetricStealPct is /proc/stat's steal time over the timed load — the time the
 	// hypervisor ran something else while a virtual CPU wanted to run — as a percentage of
@@ -59,11 +69,19 @@ func (r StepResult) Noise() map[string]float64 {
 	if hw.CPU.TasksSec <= 0 || !hw.Client.Known || !(hw.Embedded || hw.Server.Known) || hw.Shared {
 		return out
 	}
+	if hw.CPU.TasksSec > span+hw.CPU.TasksSlackSec {
+		return out // more CPU than the CPUs had: a broken reading, not a figure
+	}
 	own := hw.Client.CPUSec
 	if hw.Server.Known && !hw.Embedded {
 		own += hw.Server.CPUSec
 	}
-	set(MetricOtherCPUPct, 100*max(hw.CPU.TasksSec-hw.CPU.KernelTasksSec-own, 0)/span)
+	// Within its error of the span, what is above the span is that error.
+	other := 100 * max(min(hw.CPU.TasksSec-hw.CPU.KernelTasksSec, span)-own, 0) / span
+	if slack := 100 * hw.CPU.TasksSlackSec / span; math.Abs(other+out[MetricStealPct]-NoisyOtherCPUPct) < slack {
+		return out // too coarse to tell a noisy step from a quiet one
+	}
+	set(MetricOtherCPUPct, other)
 	return out
 }
 

@@ -250,21 +250,36 @@ func (p *probe) finish(res *metrics.StepResult, sessions int) {
 	if why := machineBelowProcesses(hw); why != "" {
 		res.Note = joinNote(res.Note, why)
 	}
+	if why := machineAboveCapacity(hw); why != "" {
+		res.Note = joinNote(res.Note, why)
+	}
 }
 
 // wholeTasks sets the step's every-process and kernel-thread CPU (CPUTimes.TasksSec,
-// KernelTasksSec) to the difference of its first and last samples' sums instead of the
-// sum of its intervals'. An interval of a few milliseconds (the last one, when a tick was
-// handled just before the step's end) can see no process's CPU move by a 10 ms unit, and
-// its 0 reads as unknown, which made the whole step's unknown; an interval whose sample
-// missed a child being reaped comes out below 0 (counted as 0) and the next one as much
-// too high. The first and last samples' difference has neither problem.
+// KernelTasksSec) and the bound of its reading's error (TasksSlackSec) to its first and
+// last samples' (hwstat.TasksDelta) instead of the sum of its intervals'. An interval of
+// a few milliseconds (the last one, when a tick was handled just before the step's end)
+// can see no process's CPU move by a 10 ms unit, and its 0 reads as unknown, which made
+// the whole step's unknown; and the bound of a sum of intervals would add each interval's
+// 10 ms units, where the first and last samples' difference has one per process.
 func wholeTasks(c hwstat.CPUTimes, first, last hwstat.Sample) hwstat.CPUTimes {
-	if first.Tasks > 0 && last.Tasks > 0 && last.Time.After(first.Time) {
-		c.TasksSec = max(last.TasksCPUSec-first.TasksCPUSec, 0)
-		c.KernelTasksSec = min(max(last.KernelCPUSec-first.KernelCPUSec, 0), c.TasksSec)
+	if t, ok := hwstat.TasksDelta(first, last); ok {
+		c.TasksSec, c.KernelTasksSec, c.TasksSlackSec = t.TasksSec, t.KernelTasksSec, t.TasksSlackSec
 	}
 	return c
+}
+
+// machineAboveCapacity says why the machine's processes' CPU is left out of the noise
+// figures (metrics.MetricOtherCPUPct): it is above the CPUs' time by more than its 10 ms
+// units and the reading's lag can make it (CPUTimes.TasksSlackSec), which the processes
+// cannot have used; "" when it is not.
+func machineAboveCapacity(hw metrics.HW) string {
+	c := hw.CPU
+	if hw.Remote || c.TasksSec <= 0 || c.ElapsedSec <= 0 || c.TasksSec <= c.ElapsedSec+c.TasksSlackSec {
+		return ""
+	}
+	return fmt.Sprintf("every process's CPU %.2fs is above the CPUs' %.2fs by more than its reading's error (%.2fs): a sample missed or double-counted a process; %s left out",
+		c.TasksSec, c.ElapsedSec, c.TasksSlackSec, metrics.MetricOtherCPUPct)
 }
 
 // machineBelowProcesses says why the machine's busy CPU is below the CPU of the processes
