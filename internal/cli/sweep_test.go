@@ -144,87 +144,103 @@ func comparisonCell(t *testing.T, results, table, config, step string, refs ...s
 // make test runs them; scripts/comparisons.py measures them in full): three points of one
 // configuration, c with a client think time. a and b (A/A) must not be called different
 // in qp100's throughput; c's ratio to a must hold the one its think time predicts from
-// a's own rate: per query worker 1/(1 + pause × rate).
+// a's own rate: per query worker 1/(1 + pause × rate). A 95% interval misses now and
+// then by design (an A/A is called different in a few percent of comparisons): a miss is
+// measured once more, and fails the test only when it happens again.
 func TestSweepInterleavedSQLite(t *testing.T) {
 	tmp := t.TempDir()
 	results := filepath.Join(tmp, "r.db")
 	const blocks = 6
-	args := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default",
-		"--think", "c=1ms", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
-		"--repeat", fmt.Sprint(blocks), "--label", "il", "--results", results}
-	code, out, stderr := runCLI(t, nil, args...)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
-	}
-	for _, want := range []string{"a, b, c interleaved, 6 blocks", "block 6 of 6", "qp100 slice 2 of 2 on c", "Throughput relative to a"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("sweep output lacks %q:\n%s", want, out)
+	sweep := func(label string) {
+		code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default",
+			"--think", "c=1ms", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+			"--repeat", fmt.Sprint(blocks), "--label", label, "--results", results)
+		if code != 0 {
+			t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
 		}
-	}
-	// Per point: a block's first run (l.i0 and qp100's first slice) and its second slice's.
-	rep := reportJSON(t, results, "il/a", "il/b", "il/c")
-	if len(rep.Runs) != 3*2*blocks {
-		t.Fatalf("%d runs, want %d", len(rep.Runs), 3*2*blocks)
-	}
-	var rateA, thinkC []float64
-	trials := map[string]int{}
-	for _, r := range rep.Runs {
-		trials[fmt.Sprint(r.Params["trial"])]++
-		if r.Status != "ok" || r.Params["design"] != "interleaved" || r.Params["sweep"] != "il" {
-			t.Errorf("run %d: status %s, params %v", r.ID, r.Status, r.Params)
-		}
-		for _, s := range r.Steps {
-			if s.Name != "qp100" {
-				continue
+		for _, want := range []string{"a, b, c interleaved, 6 blocks", "block 6 of 6", "qp100 slice 2 of 2 on c", "Throughput relative to a"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("sweep output lacks %q:\n%s", want, out)
 			}
-			switch r.Params["think_us"] {
-			case nil:
-				rateA = append(rateA, s.Ops["point-query"].PerSec)
-			default:
-				if v, ok := s.HW["think_us_per_op"].(float64); ok {
-					thinkC = append(thinkC, v)
+		}
+	}
+	// check reads sweep label's runs and returns what its statistics got wrong.
+	check := func(label string) (problems []string) {
+		refs := []string{label + "/a", label + "/b", label + "/c"}
+		// Per point: a block's first run (l.i0 and qp100's first slice) and its second slice's.
+		rep := reportJSON(t, results, refs...)
+		if len(rep.Runs) != 3*2*blocks {
+			t.Fatalf("%d runs, want %d", len(rep.Runs), 3*2*blocks)
+		}
+		var rateA, thinkC []float64
+		trials := map[string]int{}
+		for _, r := range rep.Runs {
+			trials[fmt.Sprint(r.Params["trial"])]++
+			if r.Status != "ok" || r.Params["design"] != "interleaved" || r.Params["sweep"] != label {
+				t.Errorf("run %d: status %s, params %v", r.ID, r.Status, r.Params)
+			}
+			for _, s := range r.Steps {
+				if s.Name != "qp100" {
+					continue
+				}
+				switch r.Params["think_us"] {
+				case nil: // a's and b's: identical configs
+					rateA = append(rateA, s.Ops["point-query"].PerSec)
+				default:
+					if v, ok := s.HW["think_us_per_op"].(float64); ok {
+						thinkC = append(thinkC, v)
+					}
 				}
 			}
 		}
+		if len(trials) != 2*blocks {
+			t.Errorf("trials %v: want b1/s1 … b%d/s2, three runs each", trials, blocks)
+		}
+		for k, n := range trials {
+			if n != 3 {
+				t.Errorf("trial %s: %d runs, want 3", k, n)
+			}
+		}
+		if len(thinkC) == 0 {
+			t.Fatalf("no think_us_per_op in c's qp100 steps")
+		}
+		slices.Sort(rateA)
+		slices.Sort(thinkC)
+		ra, th := rateA[len(rateA)/2], thinkC[len(thinkC)/2]
+		want := 1 / (1 + th*1e-6*ra)
+
+		aa := comparisonCell(t, results, "relative", label+"/b", "qp100", refs...)
+		if aa.Verdict == nil || aa.Paired == nil || !*aa.Paired || aa.CILo == nil {
+			t.Fatalf("A/A qp100 cell has no paired verdict: %+v", aa)
+		}
+		if v := *aa.Verdict; v == "higher" || v == "lower" || aa.Class == "better" || aa.Class == "worse" {
+			problems = append(problems, fmt.Sprintf("A/A: b vs a qp100 called %s (%s), ratio %.3f [%.3f–%.3f]", v, aa.Class, aa.Value, *aa.CILo, *aa.CIHi))
+		}
+		ke := comparisonCell(t, results, "relative", label+"/c", "qp100", refs...)
+		if ke.Verdict == nil || ke.CILo == nil {
+			t.Fatalf("known effect: c vs a qp100 has no verdict: %+v", ke)
+		}
+		if *ke.Verdict != "lower" || ke.Class != "worse" {
+			problems = append(problems, fmt.Sprintf("known effect: c vs a qp100 called %s (%s), not slower", *ke.Verdict, ke.Class))
+		}
+		// The interval must hold the predicted ratio; the prediction uses a's service time
+		// for c's, which a paused worker's colder caches lengthen a little: 1% of slack.
+		if lo, hi := *ke.CILo*0.99, *ke.CIHi*1.01; want < lo || want > hi {
+			problems = append(problems, fmt.Sprintf("known effect: predicted ratio %.4f (rate %.0f/s, pause %.0f µs) outside c's interval %.4f [%.4f–%.4f]",
+				want, ra, th, ke.Value, *ke.CILo, *ke.CIHi))
+		}
+		t.Logf("%s: A/A %s %.3f [%.3f–%.3f]; known effect %.4f [%.4f–%.4f], predicted %.4f", label, *aa.Verdict, aa.Value, *aa.CILo, *aa.CIHi,
+			ke.Value, *ke.CILo, *ke.CIHi, want)
+		return problems
 	}
-	if len(trials) != 2*blocks {
-		t.Errorf("trials %v: want b1/s1 … b%d/s2, three runs each", trials, blocks)
-	}
-	for k, n := range trials {
-		if n != 3 {
-			t.Errorf("trial %s: %d runs, want 3", k, n)
+	sweep("il")
+	if problems := check("il"); len(problems) > 0 {
+		t.Logf("measured again after: %s", strings.Join(problems, "; "))
+		sweep("il2")
+		for _, p := range check("il2") {
+			t.Error(p)
 		}
 	}
-	if len(thinkC) == 0 {
-		t.Fatalf("no think_us_per_op in c's qp100 steps")
-	}
-	// rateA holds a's and b's rates (identical configs): their median is a's rate.
-	slices.Sort(rateA)
-	slices.Sort(thinkC)
-	ra, th := rateA[len(rateA)/2], thinkC[len(thinkC)/2]
-	want := 1 / (1 + th*1e-6*ra)
-
-	aa := comparisonCell(t, results, "relative", "il/b", "qp100", "il/a", "il/b", "il/c")
-	if aa.Verdict == nil || aa.Paired == nil || !*aa.Paired {
-		t.Fatalf("A/A qp100 cell has no paired verdict: %+v", aa)
-	}
-	if v := *aa.Verdict; v == "higher" || v == "lower" || aa.Class == "better" || aa.Class == "worse" {
-		t.Errorf("A/A: b vs a qp100 called %s (%s), ratio %.3f [%.3f–%.3f]", v, aa.Class, aa.Value, *aa.CILo, *aa.CIHi)
-	}
-	ke := comparisonCell(t, results, "relative", "il/c", "qp100", "il/a", "il/b", "il/c")
-	if ke.Verdict == nil || *ke.Verdict != "lower" || ke.Class != "worse" || ke.CILo == nil {
-		t.Fatalf("known effect: c vs a qp100 not called slower: %+v", ke)
-	}
-	// The interval must hold the predicted ratio; the prediction uses a's service time for
-	// c's, which a paused worker's colder caches lengthen a little: allow 1/4 of the
-	// interval's width on each side, at least 1%.
-	slack := max((*ke.CIHi-*ke.CILo)/4, 0.01*want)
-	if want < *ke.CILo-slack || want > *ke.CIHi+slack {
-		t.Errorf("known effect: predicted ratio %.4f (rate %.0f/s, pause %.0f µs) outside c's interval %.4f [%.4f–%.4f]",
-			want, ra, th, ke.Value, *ke.CILo, *ke.CIHi)
-	}
-	t.Logf("A/A %s %.3f [%.3f–%.3f]; known effect %.4f [%.4f–%.4f], predicted %.4f", *aa.Verdict, aa.Value, *aa.CILo, *aa.CIHi,
-		ke.Value, *ke.CILo, *ke.CIHi, want)
 }
 
 // The duet design on embedded SQLite: both points' trials at once, each on a CPU of its
