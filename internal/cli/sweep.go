@@ -17,6 +17,7 @@ import (
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -271,12 +272,30 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			if err := checkTarget(pc, eng.Meta()); err != nil {
 				perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
 			}
+			if !kv && !embedded {
+				// Every point's profile is checked before the first point runs.
+				if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
+					perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
+				}
+			}
 			pt.label = prefix + "/" + pt.name()
 			points = append(points, pt)
 		}
 	}
 	if len(perr) > 0 {
 		return badInput(errors.Join(perr...))
+	}
+	if !kv && !embedded {
+		// Every version is installed (or found installed) before the first point runs, so
+		// a version that cannot be had is refused before anything is measured or stored.
+		for _, v := range versions {
+			if err := ensureVersion(ctx, cfg.Engine, v, cfg.CacheDir); err != nil {
+				perr = append(perr, fmt.Errorf("--versions %s: %w", v, err))
+			}
+		}
+		if len(perr) > 0 {
+			return badInput(errors.Join(perr...))
+		}
 	}
 
 	st, err := store.Open(ctx, cfg.ResultsPath)

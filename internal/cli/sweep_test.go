@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -76,6 +78,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"think unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "b=1ms"}, "no point is named b"},
 		{"think duration", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "a=soon"}, `--think "a=soon": give NAME=DURATION`},
 		{"profile name", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a/b=default"}, "name a point NAME=PROFILE"},
+		// Every point's profile is checked before the first point runs (issue 23).
+		{"unknown profile", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "default,nosuch", "--profiles-dir", "../../profiles"}, "default/nosuch: --profiles"},
 		{"dsn", []string{"sweep", "insertbench", "--engine", "postgres", "--dsn", "postgres://u@127.0.0.1:1/x"}, "a sweep starts its own servers"},
 		{"resume without label", []string{"sweep", "insertbench", "--engine", "postgres", "--resume"}, "--resume needs the --label"},
 		{"no workload", []string{"sweep"}, "sweep needs one workload"},
@@ -89,6 +93,10 @@ func TestSweepBadInput(t *testing.T) {
 		if code != ExitBadInput || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.name, code, stderr, tc.want)
 		}
+	}
+	// Refused before anything ran: no results store was made.
+	if _, err := os.Stat(results); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused sweep left a results store: %v", err)
 	}
 }
 
