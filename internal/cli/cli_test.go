@@ -55,7 +55,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown scale", []string{"run", "insertbench", "--scale", "huge"}, `--scale: unknown scale "huge": use one of tiny, small, medium, large`},
 		{"zero clients", []string{"run", "insertbench", "--clients", "0"}, "--clients must be at least 1, got 0"},
 		{"negative rows", []string{"run", "insertbench", "--rows", "-5"}, "--rows must be at least 1, got -5"},
-		{"zero time", []string{"run", "insertbench", "--time", "0"}, "--time must be a positive number of seconds"},
+		{"zero time", []string{"run", "insertbench", "--time", "0"}, "--time must be a positive number of seconds, got 0"},
+		{"negative time", []string{"run", "insertbench", "--time", "-5"}, "--time must be a positive number of seconds, got -5"},
+		{"huge time", []string{"run", "insertbench", "--time", "1e12"}, "--time 1e+12: at most 1000000 seconds"},
+		{"unknown workload with flags", []string{"run", "tpcc", "--scale", "tiny"}, `unknown workload "tpcc"`},
+		{"sweep unknown workload with flags", []string{"sweep", "tpcc", "--scale", "tiny"}, `unknown workload "tpcc"`},
 		{"zero rows per commit", []string{"run", "insertbench", "--rows-per-commit", "l.i0=0"}, "--rows-per-commit l.i0=0"},
 		{"rows per commit of an unknown step", []string{"run", "insertbench", "--rows-per-commit", "l.i7=5"}, `--rows-per-commit: unknown step "l.i7"`},
 		{"zero report interval", []string{"run", "insertbench", "--report-interval", "0"}, "--report-interval must be positive"},
@@ -86,6 +90,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown step alone", []string{"run", "insertbench", "--steps", "l.q"}, `--steps: unknown step "l.q"`},
 		{"rows per commit of a step not run", []string{"run", "insertbench", "--steps", "l.i0", "--rows-per-commit", "l.i1=10"}, "--rows-per-commit l.i1=10: l.i1 is not in --steps l.i0"},
 		{"output a directory", []string{"history", "--results", empty, "-o", dir}, "is a directory: name a file in it"},
+		{"history window", []string{"history", "--results", empty, "--window", "0"}, "--window must be at least 2 runs, got 0"},
+		{"history p-value", []string{"history", "--results", empty, "--p-value", "2"}, "--p-value must be within (0, 1), got 2"},
+		{"history permutations", []string{"history", "--results", empty, "--permutations", "-1"}, "--permutations must be at least 10, got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,8 +61,17 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 			if recent < 1 {
 				errs = append(errs, fmt.Sprintf("--recent must be at least 1, got %d", recent))
 			}
-			if det.Window < 2 || det.MaxPValue <= 0 || det.MaxPValue >= 1 || det.Permutations < 10 || minPct < 0 {
-				errs = append(errs, "--window must be at least 2, --p-value within (0, 1), --permutations at least 10, --min-change not negative")
+			if det.Window < 2 {
+				errs = append(errs, fmt.Sprintf("--window must be at least 2 runs, got %d", det.Window))
+			}
+			if !(det.MaxPValue > 0 && det.MaxPValue < 1) {
+				errs = append(errs, fmt.Sprintf("--p-value must be within (0, 1), got %g", det.MaxPValue))
+			}
+			if det.Permutations < 10 {
+				errs = append(errs, fmt.Sprintf("--permutations must be at least 10, got %d", det.Permutations))
+			}
+			if !(minPct >= 0) {
+				errs = append(errs, fmt.Sprintf("--min-change must not be negative, got %g", minPct))
 			}
 			if len(errs) > 0 {
 				return badInput(fmt.Errorf("%s", strings.Join(errs, "\n")))

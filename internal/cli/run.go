@@ -90,6 +90,9 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 			}
 			return nil
 		},
+		// A workload's flags are its subcommand's: with an unknown workload they are unknown
+		// too, and the workload is what to name (`run tpcc --scale tiny`).
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		// Reached only with a workload's name that no subcommand took: never, as Args
 		// checks the name against the same catalog.
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -165,10 +168,17 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
 		Scale: f.scale, BuildID: f.buildID,
 	}
+	var errs []error
 	if changed("time") {
-		cfg.Time = seconds(f.timeSec)
-		if f.timeSec <= 0 {
-			cfg.Time = -1 // rejected by Validate: the flag was given, with no positive value
+		// Checked here, on the value given: as a time.Duration 0 and -5 would read back
+		// as -1 ns and 1e12 s as a negative overflow.
+		switch {
+		case !(f.timeSec > 0):
+			errs = append(errs, fmt.Errorf("--time must be a positive number of seconds, got %g", f.timeSec))
+		case f.timeSec > maxTimeSec:
+			errs = append(errs, fmt.Errorf("--time %g: at most %d seconds (%.1f days) per step", f.timeSec, maxTimeSec, float64(maxTimeSec)/86400))
+		default:
+			cfg.Time = seconds(f.timeSec)
 		}
 	}
 	if cfg.ProfilesDir == "" {
@@ -177,7 +187,6 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = defaultCacheDir(env)
 	}
-	var errs []error
 	if err := readKVProfile(cfg); err != nil {
 		errs = append(errs, err)
 	}
@@ -195,6 +204,10 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// maxTimeSec bounds --time: a timed step of more than 11.6 days is a typo, and far beyond
+// it a time.Duration overflows.
+const maxTimeSec = 1_000_000
 
 // readKVProfile reads a key-value engine's profile (--profile, built in or in
 // --profiles-dir) into cfg.KVProfile, for the workload's Resolve to apply: its LSM options
