@@ -143,7 +143,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
-	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files (default: a fresh temporary directory, removed after the run)")
+	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory (and a managed server's data) after the run")
 	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
 	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
@@ -607,7 +607,11 @@ func workDir(cfg *config.Run, engineName string) (string, func(), error) {
 		if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 			return "", nil, fmt.Errorf("--workdir: %w", err)
 		}
-		return cfg.WorkDir, func() {}, nil
+		unlock, err := lockWorkDir(cfg.WorkDir)
+		if err != nil {
+			return "", nil, err
+		}
+		return cfg.WorkDir, unlock, nil
 	}
 	dir, err := os.MkdirTemp("", "dbperf-"+engineName+"-")
 	if err != nil {

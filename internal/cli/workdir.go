@@ -2,14 +2,17 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -118,4 +121,35 @@ removed.`,
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only list what would be removed")
 	return cmd
+}
+
+// workDirLock is the lock file of a --workdir, held (flock) while a run uses it; it
+// names its holder.
+const workDirLock = ".dbperf.lock"
+
+// lockWorkDir takes dir's lock for a run (a second run on the same --workdir would drop
+// the first one's tables) and returns its release; an error names the process that
+// holds it. The kernel releases the lock when the process dies, however it dies.
+func lockWorkDir(dir string) (func(), error) {
+	path := filepath.Join(dir, workDirLock)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--workdir %s: lock it: %w", dir, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		holder, _ := io.ReadAll(io.LimitReader(f, 256))
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("--workdir %s is in use by another dbperf run (%s): wait for it to end, or give another --workdir", dir, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("--workdir %s: lock it: %w", dir, err)
+	}
+	host, _ := os.Hostname()
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d on %s since %s\n", os.Getpid(), host, time.Now().Format(time.DateTime))), 0)
+	return func() {
+		_ = f.Truncate(0)
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,4 +74,25 @@ func TestCleanRemovesWorkDirsOfDeadProcesses(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// A --workdir is locked while a run uses it: a second run on it is refused (exit 2),
+// naming the holder, before it touches the first one's tables; after the first, it runs.
+func TestWorkDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(t.TempDir(), "r.db")
+	unlock, err := lockWorkDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "insertbench", "--scale", "tiny", "--steps", "l.i0", "--rows", "1000", "--workdir", dir,
+		"--results", results, "--quiet"}
+	code, _, stderr := runCLI(t, nil, args...)
+	if code != ExitBadInput || !strings.Contains(stderr, "is in use by another dbperf run (pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("second run on a locked --workdir: exit %d, %q", code, stderr)
+	}
+	unlock()
+	if code, _, stderr := runCLI(t, nil, args...); code != 0 {
+		t.Errorf("run after the lock was released: exit %d, %s", code, stderr)
+	}
 }
