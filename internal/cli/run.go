@@ -273,9 +273,10 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
 	if err != nil {
 		var ee *exitError
-		if created && len(runIDs) == 0 && errors.As(err, &ee) && ee.code == ExitBadInput {
-			// Refused before a run began (e.g. more clients than the engine accepts): leave
-			// no results store behind that this command created.
+		if created && len(runIDs) == 0 && errors.As(err, &ee) && (ee.code == ExitBadInput || ee.code == ExitInterrupted) {
+			// Refused or interrupted before a run began (e.g. more clients than the engine
+			// accepts, Ctrl-C during initdb): leave no results store behind that this
+			// command created.
 			st.Close()
 			for _, suffix := range []string{"", "-wal", "-shm"} {
 				os.Remove(cfg.ResultsPath + suffix)
@@ -407,6 +408,11 @@ func openRunTarget(ctx context.Context, env Env, cfg *config.Run, eng engine.Eng
 		}
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C or SIGTERM while a server was starting: the server's own output (an
+			// initdb cut short) is not the news.
+			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while opening %s: nothing was run", cfg.Engine)}
+		}
 		return nil, badInput(err)
 	}
 	fail := func(err error) (*runTarget, error) {

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -158,4 +162,27 @@ func TestTinyRunEndToEnd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// SIGTERM or Ctrl-C while a managed server is being initialised: exit 130 with one line,
+// not exit 2 with initdb's output, and no results store left behind (issue 23).
+func TestInterruptedWhileStartingServer(t *testing.T) {
+	needServer(t, "postgres")
+	tmp := serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, cancel) // initdb takes a second or more
+	var out, errb bytes.Buffer
+	code := Run(ctx, Env{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }},
+		[]string{"run", "insertbench", "--engine", "postgres", "--managed", "--scale", "tiny", "--workdir", tmp,
+			"--results", results, "--quiet", "--profiles-dir", "../../profiles"})
+	if code != ExitInterrupted || strings.Count(strings.TrimSpace(errb.String()), "\n") > 0 ||
+		!strings.Contains(errb.String(), "interrupted while opening postgres") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	if _, err := os.Stat(results); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an interrupted start left a results store: %v", err)
+	}
+	waitNoServers(t, tmp)
 }
