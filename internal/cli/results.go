@@ -32,7 +32,10 @@ func newResultsCopyCmd(env Env) *cobra.Command {
 is created when missing: their steps, intervals, HW figures and metrics, so that dbperf
 report shows the same in B as in A (only the run ids are B's). A run keeps its identity
 (its origin), so copying again adds nothing: local runs can be published to a shared
-store as often as you like. Runs still running are left out and counted.
+store as often as you like. Each run is written in one transaction, whole or not at
+all: a copy stopped half-way (Ctrl-C, kill -9, a lost connection) leaves no part of a
+run, and copying again completes it; copies run at the same time into one store add
+each run once. Runs still running are left out and counted.
 
 Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknown RUN).`,
 		Example: `  dbperf results copy --from dbperf-results.db --to /shared/team.db
@@ -40,6 +43,13 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if from == "" || to == "" {
 				return badInput(errors.New("results copy needs --from STORE and --to STORE"))
+			}
+			var err error
+			if from, err = readAt("--from", from); err != nil {
+				return badInput(err)
+			}
+			if to, err = readAt("--to", to); err != nil {
+				return badInput(err)
 			}
 			if same(from, to) {
 				return badInput(fmt.Errorf("--from and --to are the same store: copy into another one"))
@@ -82,7 +92,7 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				}
 				_, added, err := dst.Import(ctx, r)
 				if err != nil {
-					return fmt.Errorf("copy run %d: %w (the runs before it are in %s)", r.ID, err, dst.Path())
+					return fmt.Errorf("copy run %d: %w (nothing of it was written, the runs before it are in %s: copy again to finish)", r.ID, err, dst.Path())
 				}
 				if added {
 					copied++
@@ -98,8 +108,8 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the store to copy from")
-	cmd.Flags().StringVar(&to, "to", "", "the store to copy into (created when missing)")
+	cmd.Flags().StringVar(&from, "from", "", "the store to copy from (a SQLite file, postgres://…, or @FILE: the first line of FILE)")
+	cmd.Flags().StringVar(&to, "to", "", "the store to copy into, created when missing (a SQLite file, postgres://…, or @FILE)")
 	return cmd
 }
 

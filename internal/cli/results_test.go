@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,35 @@ func TestResultsCopy(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "copied 0 runs") || !strings.Contains(out, "2 were there already") {
 		t.Errorf("copying again: exit %d, %q; want nothing added", code, out)
 	}
+	// Two copies of the same store at once add each run once (issue 23: they gave 11-12
+	// runs where 6 were expected).
+	d := filepath.Join(dir, "d.db")
+	if code, out, stderr := runCLI(t, nil, "results", "copy", "--from", a, "--to", d, "one"); code != 0 {
+		t.Fatalf("copy into d: exit %d: %s%s", code, out, stderr)
+	}
+	outs := make([]string, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, stderr := runCLI(t, nil, "results", "copy", "--from", a, "--to", d)
+			outs[i] = fmt.Sprintf("exit %d: %s%s", code, out, stderr)
+		}()
+	}
+	wg.Wait()
+	copied := 0
+	for _, out := range outs {
+		if n, err := fmt.Sscanf(out, "exit 0: copied %d runs", new(int)); n != 1 || err != nil {
+			t.Fatalf("concurrent copies: %q", outs)
+		}
+		if strings.HasPrefix(out, "exit 0: copied 1 runs") {
+			copied++
+		}
+	}
+	_, runs, _ = runCLI(t, nil, "runs", "--results", d)
+	if copied != 1 || strings.Count(runs, " ok ") != 2 {
+		t.Errorf("3 concurrent copies of a store of 2 runs into one holding 1 of them: %q; d holds\n%s\nwant the 2 runs once each", outs, runs)
+	}
 	for _, bad := range []struct {
 		args []string
 		want string
@@ -61,14 +91,14 @@ func TestResultsCopy(t *testing.T) {
 		{[]string{"results", "copy", "--from", a, "--to", a}, "the same store"},
 		{[]string{"results", "copy", "--from", filepath.Join(dir, "none.db"), "--to", b}, "no results store"},
 		{[]string{"results", "copy", "--from", a}, "needs --from STORE and --to STORE"},
-		{[]string{"results", "copy", "--from", a, "--to", filepath.Join(dir, "d.db"), "nosuch"}, "nosuch"},
+		{[]string{"results", "copy", "--from", a, "--to", filepath.Join(dir, "e.db"), "nosuch"}, "nosuch"},
 	} {
 		code, _, stderr := runCLI(t, nil, bad.args...)
 		if code != ExitBadInput || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", bad.args, code, stderr, bad.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "d.db")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "e.db")); err == nil {
 		t.Error("a refused copy created its target store")
 	}
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -22,18 +21,6 @@ const (
 // IsPostgres reports whether a --results value names a PostgreSQL store.
 func IsPostgres(results string) bool {
 	return strings.HasPrefix(results, "postgres://") || strings.HasPrefix(results, "postgresql://")
-}
-
-// redactDSN hides a DSN's password (a store's name appears in messages).
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 // rebind turns `?` placeholders (outside string literals) into PostgreSQL's `$n`.

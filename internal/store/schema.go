@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -215,7 +215,31 @@ UPDATE runs SET origin = boot_id || ':' || pid || ':' || pid_start_ticks || ':' 
 	host = COALESCE(json_extract(env, '$.hostname'), '');
 CREATE INDEX runs_origin ON runs (origin);
 `,
+		// 8 (issue #23): one run per origin. `dbperf results copy` wrote a run step by step
+		// under the origin "pending:<origin>" and set the origin at the end, so a copy
+		// killed half-way left a half run and two copies at once each added the run. Those
+		// half runs and every complete copy but the oldest of each origin are deleted (with
+		// their steps, intervals and figures), and a unique index keeps it so; Import now
+		// writes a run in one transaction.
+		deleteRunsWhere(`origin LIKE 'pending:%' OR (origin <> '' AND id NOT IN (SELECT min(id) FROM runs GROUP BY origin))`) + `
+DROP INDEX runs_origin;
+CREATE UNIQUE INDEX runs_origin ON runs (origin) WHERE origin <> '';
+`,
 	}
+}
+
+// deleteRunsWhere is a script deleting the runs matching cond (a condition on runs'
+// columns) and everything stored under them, children first (foreign keys). It is part of
+// a released migration: never change its text.
+func deleteRunsWhere(cond string) string {
+	runs := `(SELECT id FROM runs WHERE ` + cond + `)`
+	steps := `(SELECT id FROM steps WHERE run_id IN ` + runs + `)`
+	script := ""
+	for _, t := range []string{"interval_labels", "interval_hw", "interval_metrics", "intervals",
+		"step_labels", "step_hw", "step_conn_cpu", "step_metrics"} {
+		script += "\nDELETE FROM " + t + " WHERE step_id IN " + steps + ";"
+	}
+	return script + "\nDELETE FROM steps WHERE run_id IN " + runs + ";\nDELETE FROM runs WHERE " + cond + ";"
 }
 
 // hwColumnsDDL are the columns step_hw and interval_hw share (hwColumns in that order).

@@ -30,6 +30,9 @@ const busyTimeoutMS = 5000
 type Store struct {
 	db   sqlDB
 	path string
+	// tx, when set, is the one transaction every write of this Store joins (see inTx): a
+	// Store bound to it by Import, which writes a whole run or nothing.
+	tx *sqlTx
 }
 
 // SchemaTooNewError says the file was written by a newer dbperf than this one.
@@ -77,7 +80,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // It never creates a file and needs no write access: the file is opened read-only, and
 // immutable when even the read-only WAL index cannot be made (a read-only medium, another
 // user's directory). Only a file of an older schema is opened for writing, once, to be
-// migrated forward like Open does.
+// migrated forward like Open does; an empty file is no store and is left as it is.
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if IsPostgres(path) {
 		return openPostgres(ctx, path, false)
@@ -103,6 +106,11 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 		return s, nil
 	}
 	_ = s.db.Close()
+	if v == 0 {
+		// An empty file (or an SQLite database without tables) holds no store: reading
+		// it must not write the schema into it.
+		return nil, fmt.Errorf("no results store in %s: the file is empty; run \"dbperf run --results %s\" first, or pass another --results", path, path)
+	}
 	rw, err := open(ctx, path, abs, "rw")
 	if err != nil && v < SchemaVersion {
 		return nil, fmt.Errorf("results store %s has schema version %d, older than this dbperf's %d, and bringing it forward needs write access once: %w",
@@ -210,9 +218,15 @@ func open(ctx context.Context, path, abs, mode string) (*Store, error) {
 // store is not a hot path: one transaction per interval; database/sql lets the SQLite
 // and PostgreSQL stores share every query). create: make the schema in an empty
 // database (dbperf run); otherwise a database without it is "no results store". The
-// store's name in every message is the DSN without its password.
+// store's name in every message is the DSN without its password (RedactDSN), and no
+// message it returns holds the password, whatever the driver's says.
 func openPostgres(ctx context.Context, dsn string, create bool) (*Store, error) {
-	name := redactDSN(dsn)
+	s, err := openPostgresNamed(ctx, dsn, create)
+	return s, RedactError(err, dsn)
+}
+
+func openPostgresNamed(ctx context.Context, dsn string, create bool) (*Store, error) {
+	name := RedactDSN(dsn)
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("results store %s: %w", name, err)

@@ -266,14 +266,15 @@ func TestMigrationsFromEmptyFile(t *testing.T) {
 		t.Fatalf("len(migrations()) = %d, SchemaVersion = %d", n, SchemaVersion)
 	}
 	ctx := context.Background()
-	// An empty file (e.g. touched by a script) is an SQLite database at version 0.
+	// An empty file (e.g. touched by a script) is an SQLite database at version 0: a run
+	// writes the schema into it (a reader does not: TestOpenExistingLeavesAnEmptyFile).
 	path := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenExisting(ctx, path)
+	s, err := Open(ctx, path)
 	if err != nil {
-		t.Fatalf("OpenExisting(empty file): %v", err)
+		t.Fatalf("Open(empty file): %v", err)
 	}
 	if _, err := s.BeginRun(ctx, testMeta("x")); err != nil {
 		t.Errorf("BeginRun after migration: %v", err)
@@ -296,6 +297,32 @@ func TestMigrationsFromEmptyFile(t *testing.T) {
 	defer s.Close()
 	if runs, err := s.Runs(ctx, RunFilter{}); err != nil || len(runs) != 1 {
 		t.Errorf("after reopen: %d runs, err %v; want 1", len(runs), err)
+	}
+}
+
+// TestOpenExistingLeavesAnEmptyFile: `dbperf runs`, `report` and `serve` (OpenExisting) on
+// an existing empty file say there is no store in it and leave it empty, with no WAL
+// files beside it (issue 23: they wrote the schema into it).
+func TestOpenExistingLeavesAnEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenExisting(context.Background(), path)
+	if err == nil {
+		s.Close()
+		t.Fatal("OpenExisting(empty file): no error")
+	}
+	if !strings.Contains(err.Error(), "no results store in "+path+": the file is empty") {
+		t.Errorf("err = %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file was written: %v, %d bytes", err, fi.Size())
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s%s was created", path, suffix)
+		}
 	}
 }
 

@@ -212,8 +212,12 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, finis
 	return nil
 }
 
-// inTx runs fn in a transaction (BEGIN IMMEDIATE, see open) and commits it.
+// inTx runs fn in a transaction (BEGIN IMMEDIATE, see open) and commits it. A Store
+// bound to a transaction (Import's) runs fn in that one and leaves the commit to its owner.
 func (s *Store) inTx(ctx context.Context, fn func(sqlTx) error) error {
+	if s.tx != nil {
+		return fn(*s.tx)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
