@@ -132,16 +132,27 @@ func newVersionCmd(env Env) *cobra.Command {
 	}
 }
 
-// resultsPath resolves the results store: --results, then DBPERF_RESULTS, then the default.
-func resultsPath(flag string, env Env) string {
-	if flag != "" {
-		return flag
+// resultsPath resolves the results store: --results, then DBPERF_RESULTS, then the
+// default. @FILE, either way, is the first line of FILE (as --dsn @FILE), so a team
+// store's password need be neither on a command line nor in the environment. On an
+// error it returns the value as given.
+func resultsPath(flag string, env Env) (string, error) {
+	what, v := "--results", flag
+	if v == "" {
+		what, v = "DBPERF_RESULTS", env.getenv("DBPERF_RESULTS")
 	}
-	if p := env.getenv("DBPERF_RESULTS"); p != "" {
-		return p
+	if v == "" {
+		return DefaultResults, nil
 	}
-	return DefaultResults
+	p, err := readAt(what, v)
+	if err != nil {
+		return v, err
+	}
+	return p, nil
 }
+
+// resultsUsage is the --results flag's help.
+const resultsUsage = "results store: a SQLite file, postgres://user:pass@host/db, or @FILE to read either from FILE's first line (default $DBPERF_RESULTS or " + DefaultResults + ")"
 
 // DefaultResults is the results store used when neither --results nor DBPERF_RESULTS is set.
 const DefaultResults = "./dbperf-results.db"

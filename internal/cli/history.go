@@ -77,7 +77,7 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 				return badInput(fmt.Errorf("%s", strings.Join(errs, "\n")))
 			}
 			det.MinMagnitude = minPct / 100
-			st, err := openExisting(cmd.Context(), resultsPath(results, env))
+			st, err := openResults(cmd.Context(), results, env)
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	fl.StringVar(&results, "results", "", resultsUsage)
 	fl.StringVar(&workload, "workload", "", "only runs of this workload")
 	fl.StringVar(&engine, "engine", "", "only runs of this engine, as stored (sqlite, postgres, mariadb/innodb, mariadb/rocksdb)")
 	fl.StringVar(&profile, "profile", "", "only runs with this config profile")

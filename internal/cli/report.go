@@ -24,7 +24,7 @@ func newRunsCmd(env Env) *cobra.Command {
 			if limit < 0 {
 				return badInput(fmt.Errorf("--limit must not be negative, got %d", limit))
 			}
-			st, err := openExisting(cmd.Context(), resultsPath(results, env))
+			st, err := openResults(cmd.Context(), results, env)
 			if err != nil {
 				return err
 			}
@@ -36,7 +36,7 @@ func newRunsCmd(env Env) *cobra.Command {
 			return report.RenderRuns(env.Out, runs)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
 	cmd.Flags().StringVar(&label, "label", "", "only runs with this label")
 	cmd.Flags().IntVar(&limit, "limit", 0, "only the newest N runs (0 = all)")
 	return cmd
@@ -124,7 +124,7 @@ self-contained page with the tables and charts; works offline).`,
 			return writeFileAtomic(out, render)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(reportFormats(), ", "))
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout (written whole or not at all)")
 	cmd.Flags().StringVar(&base, "base", "", "the RUN (id or label, one of those reported) others are compared with (default: the first)")
@@ -136,7 +136,7 @@ self-contained page with the tables and charts; works offline).`,
 // loadGroups reads the runs that RUN arguments name from the results store, grouped into
 // the compared configs (report.ResolveGroups). Every error is the user's: exit 2.
 func loadGroups(ctx context.Context, env Env, results string, refs []string) (report.Report, []report.Group, error) {
-	st, err := openExisting(ctx, resultsPath(results, env))
+	st, err := openResults(ctx, results, env)
 	if err != nil {
 		return report.Report{}, nil, err
 	}
@@ -159,6 +159,15 @@ func baseGroup(groups []report.Group, refs []string, base string) (int, error) {
 		return 0, fmt.Errorf("--%w", err)
 	}
 	return i, nil
+}
+
+// openResults opens the results store --results (or DBPERF_RESULTS) names for reading.
+func openResults(ctx context.Context, results string, env Env) (*store.Store, error) {
+	path, err := resultsPath(results, env)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return openExisting(ctx, path)
 }
 
 func openExisting(ctx context.Context, path string) (*store.Store, error) {
@@ -234,7 +243,7 @@ with a warning per difference.`,
 			return report.RenderBench(env.Out, tables)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
 	cmd.Flags().StringSliceVar(&metricList, "metric", []string{report.MetricThroughput}, "what to compare, repeated or comma-separated: "+strings.Join(report.HistoryMetrics(), ", "))
 	cmd.Flags().StringVar(&base, "base", "", "the config (id or label, one of those compared) the others are compared with (default: the first)")
 	cmd.Flags().BoolVar(&force, "force", false, "compare configs that differ in workload, version, scale or parameters anyway (a warning per difference)")
@@ -249,6 +258,9 @@ func checkComparable(env Env, rep report.Report, groups []report.Group, force bo
 	ms := report.Mismatches(rep, groups)
 	if len(ms) == 0 {
 		return nil
+	}
+	for i, m := range ms {
+		ms[i] = report.Printable(m) // they name the configs: labels
 	}
 	if !force {
 		return badInput(fmt.Errorf("the runs compared differ: %s; compare runs of one workload, scale and parameters, or add --force to compare them anyway",

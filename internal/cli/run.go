@@ -140,7 +140,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.label, "label", "", "label stored with the run, to find and compare runs")
 	fl.StringVar(&f.buildID, "build-id", "", "the engine's build or commit, stored with the run (env build_id): dbperf history shows it on the x-axis")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
-	fl.StringVar(&f.results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	fl.StringVar(&f.results, "results", "", resultsUsage)
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
@@ -160,15 +160,19 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 // workload's parameters, reporting every problem at once.
 func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags) (*config.Run, error) {
 	changed := cmd.Flags().Changed
+	results, resultsErr := resultsPath(f.results, env)
 	cfg := &config.Run{
 		Workload: wl.Meta().Name, Engine: f.engine, Steps: f.steps, Clients: f.clients, Seed: f.seed,
-		Label: f.label, Repeat: f.repeat, ResultsPath: resultsPath(f.results, env), Quiet: f.quiet,
+		Label: f.label, Repeat: f.repeat, ResultsPath: results, Quiet: f.quiet,
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
 		Scale: f.scale, BuildID: f.buildID,
 	}
 	var errs []error
+	if resultsErr != nil {
+		errs = append(errs, resultsErr)
+	}
 	if changed("time") {
 		// Checked here, on the value given: as a time.Duration 0 and -5 would read back
 		// as -1 ns and 1e12 s as a negative overflow.
@@ -300,7 +304,7 @@ func runRepeats(ctx context.Context, env Env, cfg *config.Run, wl workload.Workl
 	eng engine.Engine, st *store.Store, n int) (ids []int64, lastFailed, err error) {
 	for i := range n {
 		if n > 1 && !cfg.Quiet {
-			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, n, cfg.Label)
+			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, n, report.Printable(cfg.Label))
 		}
 		steps, err := wl.Plan(cfg, params)
 		if err != nil {
@@ -332,7 +336,7 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 	rep := report.Build(runs)
 	cmp := report.Compare(rep, []report.Group{{Name: label, RunIDs: ids}}, 0)
 	fmt.Fprintf(env.Out, "\n%d runs labelled %s (dbperf report %s; compare with another label: dbperf report %s OTHER)\n",
-		len(ids), label, label, label)
+		len(ids), report.Printable(label), report.Printable(label), report.Printable(label))
 	return report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
 }
 

@@ -36,10 +36,14 @@ Exit status: 0 stopped, 2 bad input (no store, an address that cannot be listene
   dbperf serve --results team.db --listen 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return serve(cmd.Context(), env, resultsPath(results, env), listen)
+			path, err := resultsPath(results, env)
+			if err != nil {
+				return badInput(err)
+			}
+			return serve(cmd.Context(), env, path, listen)
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results store: a SQLite file or postgres://user:pass@host/db (default $DBPERF_RESULTS or "+DefaultResults+")")
+	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "address to listen on, host:port (port 0: any free one)")
 	return cmd
 }
@@ -67,6 +71,7 @@ func serve(ctx context.Context, env Env, results, listen string) error {
 	if err != nil {
 		return err
 	}
+	srv.Log = env.Err // why a page could not read the store (the page does not say)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return badInput(fmt.Errorf("--listen %s: %w", listen, err))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -139,8 +140,8 @@ func parseProfiles(vs []string) ([]namedProfile, error) {
 		np := namedProfile{profile: v}
 		if n, p, ok := strings.Cut(v, "="); ok {
 			n, p = strings.TrimSpace(n), strings.TrimSpace(p)
-			if n == "" || p == "" || strings.ContainsAny(n, "/=") {
-				return nil, fmt.Errorf("--profiles %q: name a point NAME=PROFILE, NAME without / or =, e.g. a=default,b=default", v)
+			if n == "" || p == "" || strings.ContainsAny(n, "/=") || strings.IndexFunc(n, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+				return nil, fmt.Errorf("--profiles %q: name a point NAME=PROFILE, NAME printable, without / or =, e.g. a=default,b=default", v)
 			}
 			np = namedProfile{name: n, profile: p}
 		}

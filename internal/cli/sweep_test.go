@@ -78,6 +78,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"think unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "b=1ms"}, "no point is named b"},
 		{"think duration", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "a=soon"}, `--think "a=soon": give NAME=DURATION`},
 		{"profile name", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a/b=default"}, "name a point NAME=PROFILE"},
+		{"profile name escape", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a\x1b[2J=default"}, "name a point NAME=PROFILE, NAME printable"},
 		// Every point's profile is checked before the first point runs (issue 23).
 		{"unknown profile", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "default,nosuch", "--profiles-dir", "../../profiles"}, "default/nosuch: --profiles"},
 		{"dsn", []string{"sweep", "insertbench", "--engine", "postgres", "--dsn", "postgres://u@127.0.0.1:1/x"}, "a sweep starts its own servers"},

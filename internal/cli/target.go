@@ -13,6 +13,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -143,7 +144,8 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 		if tg.DSN != "" {
 			where = RedactDSN(tg.DSN)
 		}
-		return fail(fmt.Errorf("open %s at %s: %w", meta.Name, where, err))
+		// A driver's error may quote the DSN, or parts of it: none of its passwords show.
+		return fail(store.RedactError(fmt.Errorf("open %s at %s: %w", meta.Name, where, err), tg.DSN))
 	}
 	closers = append(closers, func() { _ = h.Close() })
 	t.h = h
@@ -238,22 +240,26 @@ func ensureMariaDB(ctx context.Context, version, cacheDir string) error {
 // readDSN is the DSN --dsn names: the value itself, or for @FILE the first line of FILE
 // (as `dbperf server start` writes it), so a password need not appear on a command line,
 // where every local user can read it.
-func readDSN(v string) (string, error) {
+func readDSN(v string) (string, error) { return readAt("--dsn", v) }
+
+// readAt is the value an option (what names it: --dsn, --results, DBPERF_RESULTS) gives:
+// the value itself, or for @FILE the first line of FILE.
+func readAt(what, v string) (string, error) {
 	path, ok := strings.CutPrefix(v, "@")
 	if !ok {
 		return v, nil
 	}
 	if path == "" {
-		return "", errors.New("--dsn @FILE: name the file holding the DSN")
+		return "", fmt.Errorf("%s @FILE: name the file holding the DSN", what)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("--dsn @%s: %w", path, err)
+		return "", fmt.Errorf("%s @%s: %w", what, path, err)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	dsn := strings.TrimSpace(line)
 	if dsn == "" {
-		return "", fmt.Errorf("--dsn @%s: the file's first line is empty: it must hold the DSN", path)
+		return "", fmt.Errorf("%s @%s: the file's first line is empty: it must hold the DSN", what, path)
 	}
 	return dsn, nil
 }

@@ -6,8 +6,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Run is what every `dbperf run <workload>` shares; each workload's own parameters are
@@ -78,6 +80,9 @@ func (r *Run) Validate() error {
 	}
 	if r.Label != "" && strings.Trim(r.Label, "0123456789") == "" {
 		add("--label %s: a number names a run id in dbperf report, so runs with this label could never be reported by it: use a label with a letter, e.g. --label run-%s", r.Label, r.Label)
+	}
+	if i := strings.IndexFunc(r.Label, func(c rune) bool { return c == utf8.RuneError || !strconv.IsPrint(c) }); i >= 0 {
+		add("--label holds %q (at byte %d), a character that does not print: labels are shown on terminals and in reports, so use printable characters only", []rune(r.Label[i:])[0], i)
 	}
 	if r.ResultsPath == "" {
 		add("--results must name a file")

@@ -208,7 +208,7 @@ func RenderBench(w io.Writer, tables []BenchTable) error {
 		if len(units) > 0 && t.Metric != MetricP99 { // p99's values carry their unit
 			title += " (" + strings.Join(units, ", ") + ")"
 		}
-		fmt.Fprintf(&buf, "%s: %s vs %s (base)\n", title, strings.Join(others, ", "), t.Configs[t.Base])
+		fmt.Fprintf(&buf, "%s: %s vs %s (base)\n", title, Printable(strings.Join(others, ", ")), Printable(t.Configs[t.Base]))
 		if len(t.Rows) == 0 {
 			fmt.Fprintf(&buf, "  no step of these runs has %s\n", t.Metric)
 			continue
@@ -227,14 +227,14 @@ func RenderBench(w io.Writer, tables []BenchTable) error {
 		fmt.Fprintf(&buf, "  ~ the same: the interval lies within ±%g%%; ? unstable: the interval is wider than that yet shows"+
 			" no change beyond it (more noise than the threshold at these n); no mark: higher or lower by more than %g%%\n", pct, pct)
 		if len(paired) > 0 {
-			fmt.Fprintf(&buf, "  paired by trial (runs of one sweep's trial ran side by side): %s\n", strings.Join(paired, ", "))
+			fmt.Fprintf(&buf, "  paired by trial (runs of one sweep's trial ran side by side): %s\n", Printable(strings.Join(paired, ", ")))
 		}
 		if tooFew {
 			fmt.Fprintf(&buf, "  (+x%%) no verdict: too few runs for an interval; a verdict needs %d runs per config, or %d trial pairs"+
 				" (dbperf run … --repeat %d --label NAME)\n", t0.NeedN, t0.NeedPairs, t0.NeedN)
 		}
 		for _, n := range notes {
-			fmt.Fprintf(&buf, "  %s\n", n)
+			fmt.Fprintf(&buf, "  %s\n", Printable(n))
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {

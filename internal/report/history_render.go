@@ -65,12 +65,12 @@ func RenderHistoryText(w io.Writer, h History) error {
 		fmt.Fprintln(&buf, "no finished runs match")
 	}
 	for _, s := range h.Series {
-		fmt.Fprintf(&buf, "\n%s: %s\n", s.Title, plural(len(s.Runs), "run"))
+		fmt.Fprintf(&buf, "\n%s: %s\n", Printable(s.Title), plural(len(s.Runs), "run"))
 		var xs []string
 		for i, r := range s.Runs {
 			xs = append(xs, fmt.Sprintf("#%d run %d %s", i+1, r.ID, r.X))
 		}
-		fmt.Fprintf(&buf, "  %s\n", strings.Join(xs, ", "))
+		fmt.Fprintf(&buf, "  %s\n", Printable(strings.Join(xs, ", ")))
 		t := newTable(&buf)
 		t.row("  step", "metric", "points", "first", "last", "change points")
 		for _, l := range s.Lines {
@@ -89,7 +89,7 @@ func RenderHistoryText(w io.Writer, h History) error {
 func RenderHistoryMarkdown(w io.Writer, h History) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%s in order of %s; %s.\n", plural(len(h.Series), "series"), h.Order, h.describeDetect())
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	esc := func(s string) string { return strings.ReplaceAll(Printable(s), "|", "\\|") }
 	for _, s := range h.Series {
 		fmt.Fprintf(&buf, "\n### %s (%s)\n\n", esc(s.Title), plural(len(s.Runs), "run"))
 		buf.WriteString("| step | metric | points | first | last | change points |\n|---|---|---:|---:|---:|---|\n")

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,10 @@ import (
 
 	"github.com/dbperf/dbperf/internal/store"
 )
+
+// ErrNamedTwice is ResolveGroups' error for a run or label given twice: the request's
+// fault (`dbperf serve` answers 400), not a run that is missing.
+var ErrNamedTwice = errors.New("named twice")
 
 // ResolveGroups turns references (`dbperf report RUN...`, the runs and labels ticked on
 // `dbperf serve`'s page) into the compared configs: a run id is a config of one run
@@ -34,7 +39,7 @@ func ResolveGroups(ctx context.Context, st *store.Store, refs []string) ([]Group
 		}
 		for _, g := range groups {
 			if g.Name == name {
-				return nil, fmt.Errorf("%q is named twice: name each run or label once", ref)
+				return nil, fmt.Errorf("%q is %w: name each run or label once", ref, ErrNamedTwice)
 			}
 		}
 		groups = append(groups, Group{Name: name, RunIDs: ids})

@@ -167,12 +167,12 @@ func mdeLines(t Table) []string {
 // way; cells without a verdict have neither colour nor mark.
 func RenderCompareText(w io.Writer, c Comparison, colour bool) error {
 	var buf bytes.Buffer
-	writeGroups(&buf, c, func(s string) string { return s })
+	writeGroups(&buf, c, Printable)
 	for _, t := range c.Tables {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&buf, "\n%s\n", t.Title)
+		fmt.Fprintf(&buf, "\n%s\n", Printable(t.Title))
 		rows := [][]string{append(append([]string{}, t.HeadColumns...), t.Columns...)}
 		colours := [][]string{nil}
 		for _, r := range t.Rows {
@@ -189,16 +189,16 @@ func RenderCompareText(w io.Writer, c Comparison, colour bool) error {
 		}
 		writeAligned(&buf, rows, colours, len(t.HeadColumns))
 		for _, l := range mdeLines(t) {
-			fmt.Fprintf(&buf, "  %s\n", l)
+			fmt.Fprintf(&buf, "  %s\n", Printable(l))
 		}
 		for _, l := range t.Legend {
-			fmt.Fprintf(&buf, "  %s\n", l)
+			fmt.Fprintf(&buf, "  %s\n", Printable(l))
 		}
 	}
 	if len(c.Notes) > 0 {
 		buf.WriteString("\nNotes\n")
 		for _, n := range c.Notes {
-			fmt.Fprintf(&buf, "  - %s\n", n.Text)
+			fmt.Fprintf(&buf, "  - %s\n", Printable(n.Text))
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -277,7 +277,7 @@ func RenderMarkdown(w io.Writer, c Comparison) error {
 }
 
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(Printable(s))
 }
 
 func mapStrings(in []string, f func(string) string) []string {
@@ -326,7 +326,7 @@ func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 						rec[15] = num(rel.MDEPct)
 					}
 				}
-				if err := cw.Write(rec); err != nil {
+				if err := cw.Write(mapStrings(rec, csvCell)); err != nil {
 					return fmt.Errorf("report: write CSV: %w", err)
 				}
 			}
@@ -337,7 +337,7 @@ func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 		if n.SharePct != 0 {
 			rec[4], rec[8] = num(n.SharePct), "%"
 		}
-		if err := cw.Write(rec); err != nil {
+		if err := cw.Write(mapStrings(rec, csvCell)); err != nil {
 			return fmt.Errorf("report: write CSV: %w", err)
 		}
 	}
@@ -348,6 +348,19 @@ func RenderCSV(w io.Writer, c Comparison, sep rune) error {
 	return nil
 }
 
+// csvCell neutralises a text cell a spreadsheet would run as a formula (OWASP's CSV
+// injection advice): one that starts with =, +, -, @, a tab or a carriage return gets a
+// leading single quote. A number (-3.5, +1e-9, -Inf) stays as it is.
+func csvCell(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
+}
+
 // significant says whether a verdict is a change (higher or lower).
 func significant(v stats.Verdict) bool {
 	return v == stats.VerdictHigher || v == stats.VerdictLower
@@ -355,9 +368,15 @@ func significant(v stats.Verdict) bool {
 
 // writeAligned writes rows as columns two spaces apart: head columns left-aligned, value
 // columns right-aligned, each cell wrapped in its colour (if any) after padding, so that
-// escape sequences never upset the alignment.
+// escape sequences never upset the alignment. Every cell is Printable: a label's own
+// escape sequence or newline never reaches the terminal.
 func writeAligned(buf *bytes.Buffer, rows, colours [][]string, headCols int) {
 	var width []int
+	printable := make([][]string, len(rows))
+	for ri, r := range rows {
+		printable[ri] = mapStrings(r, Printable)
+	}
+	rows = printable
 	for _, r := range rows {
 		for i, c := range r {
 			if i >= len(width) {

@@ -22,7 +22,8 @@ const listTimeLayout = "2006-01-02 15:04:05"
 const headerTimeLayout = "2006-01-02 15:04:05 MST"
 
 // RenderRuns writes the `dbperf runs` list: a header and one aligned line per run, times
-// in the local zone.
+// in the local zone. Every value is Printable, and a label longer than LabelWidth runes
+// is clipped, so that one run's label can neither forge a line nor widen every other.
 func RenderRuns(w io.Writer, runs []store.RunSummary) error {
 	return renderRuns(w, runs, time.Local)
 }
@@ -32,10 +33,14 @@ func renderRuns(w io.Writer, runs []store.RunSummary, loc *time.Location) error 
 	t.row("id", "started", "workload", "engine", "version", "label", "status", "steps")
 	for _, r := range runs {
 		t.row(fmt.Sprint(r.ID), r.StartedAt.In(loc).Format(listTimeLayout), r.Workload, r.Engine,
-			orDash(r.EngineVersion), orDash(r.Label), r.Status, fmt.Sprint(r.Steps))
+			orDash(r.EngineVersion), orDash(Clip(Printable(r.Label), LabelWidth)), r.Status, fmt.Sprint(r.Steps))
 	}
 	return t.flush()
 }
+
+// LabelWidth is the widest label `dbperf runs` shows, in runes; `dbperf report LABEL`
+// takes the whole label.
+const LabelWidth = 40
 
 // RenderText writes rep for a terminal: per run a short header, a table with one row per
 // step (a step with several labels continues on the following lines), a latency table
@@ -67,7 +72,7 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 		engine += " " + r.EngineVersion
 	}
 	fmt.Fprintf(w, "run %d: %s v%d on %s, label %s, status %s\n",
-		r.ID, r.Workload, r.WorkloadVersion, engine, orDash(r.Label), r.Status)
+		r.ID, Printable(r.Workload), r.WorkloadVersion, Printable(engine), Printable(orDash(r.Label)), Printable(string(r.Status)))
 
 	line := []string{"started " + r.StartedAt.In(loc).Format(headerTimeLayout)}
 	if !r.FinishedAt.IsZero() {
@@ -79,16 +84,16 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 			line = append(line, fmt.Sprintf("%s %v", k, v))
 		}
 	}
-	fmt.Fprintln(w, strings.Join(line, ", "))
+	fmt.Fprintln(w, Printable(strings.Join(line, ", ")))
 	// How the server was reached (cli stores these with the engine's settings).
 	switch r.EngineSettings["dbperf.managed"] {
 	case "true":
-		fmt.Fprintf(w, "managed server, profile %s\n", orDash(r.EngineSettings["dbperf.profile"]))
+		fmt.Fprintf(w, "managed server, profile %s\n", Printable(orDash(r.EngineSettings["dbperf.profile"])))
 	case "false":
-		fmt.Fprintf(w, "server %s\n", r.EngineSettings["dbperf.dsn"])
+		fmt.Fprintf(w, "server %s\n", Printable(r.EngineSettings["dbperf.dsn"]))
 	}
 	if cpu := cpuLine(r.Env); cpu != "" {
-		fmt.Fprintln(w, cpu)
+		fmt.Fprintln(w, Printable(cpu))
 	}
 	if len(r.Steps) == 0 {
 		fmt.Fprintln(w, "no steps")
@@ -171,7 +176,7 @@ func renderRunText(w *bytes.Buffer, r RunReport, loc *time.Location) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "notes")
 		for _, n := range notes {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s\n", Printable(n))
 		}
 	}
 	return nil
@@ -359,6 +364,11 @@ func (t *table) row(cells ...string) {
 	}
 	for len(cells) < t.ncols {
 		cells = append(cells, "")
+	}
+	// A cell's own tab or newline would break the columns: every cell is Printable.
+	cells = slices.Clone(cells)
+	for i, c := range cells {
+		cells[i] = Printable(c)
 	}
 	// Writes to a bytes.Buffer through tabwriter cannot fail; errors surface in flush.
 	_, _ = io.WriteString(t.tw, strings.Join(cells, "\t")+"\n")

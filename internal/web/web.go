@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,6 +46,11 @@ const mismatchTemplate = `<div class="mismatch" role="alert" style="font:14px sa
 
 // Server serves one results store, read-only.
 type Server struct {
+	// Log, when set, gets a line per request the store failed, with the store's error:
+	// the page itself says only that the store could not be read (its error may name
+	// the store's host, user and database).
+	Log io.Writer
+
 	st      *store.Store
 	runs    *template.Template
 	error   *template.Template
@@ -76,7 +83,8 @@ func New(st *store.Store) (*Server, error) {
 
 // Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF[&force=1],
 // /history?workload=W&engine=E&profile=P&steps=S,…&metrics=M,…&order=time|version (steps
-// and metrics may also repeat, as the history page's form sends them).
+// and metrics may also repeat, as the history page's form sends them). Every page is
+// read with GET or HEAD; any other method is answered 405.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.runsPage)
@@ -86,7 +94,20 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no page %s: the runs are at /", r.URL.Path))
 	})
-	return headers(mux)
+	return headers(readOnly(s, mux))
+}
+
+// readOnly answers 405 (Allow: GET, HEAD) to a request of any other method, on every path:
+// nothing here changes anything.
+func readOnly(s *Server, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			s.fail(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s: the pages are read-only, read them with GET", r.Method))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // headers: nothing on a page may load from anywhere (inline styles and SVG only), and no
@@ -115,6 +136,9 @@ func parseRunsFilter(q url.Values) (runsFilter, store.BrowseFilter, error) {
 		if err != nil || n < 1 {
 			return f, bf, fmt.Errorf("page=%q: give a page number from 1", p)
 		}
+		if n > maxPage {
+			return f, bf, fmt.Errorf("page=%q: no such page (far beyond the last one): give a page number from 1", p)
+		}
 		f.Page = n
 	}
 	for _, d := range []struct {
@@ -134,6 +158,10 @@ func parseRunsFilter(q url.Values) (runsFilter, store.BrowseFilter, error) {
 	bf.Limit, bf.Offset = PageSize, (f.Page-1)*PageSize
 	return f, bf, nil
 }
+
+// maxPage is the last page number whose offset ((page-1) × PageSize) an int64 holds: a
+// larger one would wrap around to the first page.
+const maxPage = math.MaxInt64/PageSize + 1
 
 // query is the filter's query string with page set to page (0: none).
 func (f runsFilter) query(page int) string {
@@ -284,7 +312,15 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 		return
 	}
 	groups, err := report.ResolveGroups(ctx, s.st, refs)
-	if err != nil {
+	switch {
+	case errors.Is(err, report.ErrNamedTwice):
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		if cerr := s.st.CheckSchema(ctx); cerr != nil {
+			s.storeFailed(w, r, err)
+			return
+		}
 		s.fail(w, r, http.StatusNotFound, err.Error())
 		return
 	}
@@ -473,17 +509,23 @@ func writeWithNav(w http.ResponseWriter, page, extra []byte) {
 	_, _ = w.Write(page)
 }
 
-// storeFailed answers a request the store could not: 503 saying so when a newer dbperf
-// has migrated the store meanwhile, 500 otherwise (the server keeps serving).
+// storeFailed answers a request the store could not: 503 (the server keeps serving, and
+// the page may work again on a later load), saying so when a newer dbperf has migrated
+// the store meanwhile. The page never shows the store's error, which may name its host,
+// user and database: that goes to Log.
 func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "dbperf serve: %s %s: reading the results store: %s\n", r.Method, r.URL.RequestURI(), report.Printable(err.Error()))
+	}
 	if cerr := s.st.CheckSchema(context.WithoutCancel(r.Context())); cerr != nil {
 		var tooNew *store.SchemaTooNewError
 		if errors.As(cerr, &tooNew) {
-			s.fail(w, r, http.StatusServiceUnavailable, tooNew.Error())
+			s.fail(w, r, http.StatusServiceUnavailable, fmt.Sprintf("The results store has schema version %d but this dbperf knows up to %d: upgrade dbperf.",
+				tooNew.FileVersion, tooNew.KnownVersion))
 			return
 		}
 	}
-	s.fail(w, r, http.StatusInternalServerError, "reading the results store: "+err.Error())
+	s.fail(w, r, http.StatusServiceUnavailable, "The results store could not be read just now (it may be down or busy): try again later. dbperf serve's output says why.")
 }
 
 type errorView struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -160,7 +161,7 @@ func TestPages(t *testing.T) {
 		{"/compare?run=1&run=2", 200, []string{"Throughput relative to run 1", "<svg"}, nil},
 		{"/compare?label=a&label=b&base=b", 200, []string{"Throughput relative to b"}, nil},
 		{"/compare?run=1&run=2&base=7", 400, []string{"base 7 is not among"}, nil},
-		{"/compare?run=1&run=1", 404, []string{"named twice"}, nil},
+		{"/compare?run=1&run=1", 400, []string{"named twice"}, nil},
 		{"/compare?label=nosuch", 404, []string{"nosuch"}, nil},
 		{"/compare", 400, []string{"tick runs or labels"}, nil},
 		{"/compare?run=-1", 400, []string{"named by its number"}, nil},
@@ -322,6 +323,90 @@ func TestCompareMismatch(t *testing.T) {
 			if strings.Contains(body, u) {
 				t.Errorf("%s: %q should not be on the page", c.query, u)
 			}
+		}
+	}
+}
+
+// TestEdgeCases (issue 23): other methods than GET and HEAD are 405 with Allow; the same
+// run twice is a 400; a page number whose offset would overflow is a 400, not page 1; a
+// store that cannot be read is a 503 whose page names nothing of the store (its error,
+// which may name its host, user and database, goes to the log).
+func TestEdgeCases(t *testing.T) {
+	path := writeRuns(t, 3, 1)
+	st, err := store.OpenExisting(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	srv.Log = &log
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		for _, p := range []string{"/", "/run/1", "/compare?run=1&run=2", "/history", "/nosuch"} {
+			req, err := http.NewRequest(method, ts.URL+p, strings.NewReader("x=1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s %s: status %d, Allow %q; want 405, GET, HEAD", method, p, resp.StatusCode, resp.Header.Get("Allow"))
+			}
+		}
+	}
+	if resp, err := http.Head(ts.URL + "/"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("HEAD /: %v %v", resp, err)
+	}
+	for _, c := range []struct {
+		query  string
+		status int
+		want   string
+	}{
+		{"/compare?run=1&run=1", 400, "named twice"},
+		{"/compare?label=a&label=a", 400, "named twice"},
+		{"/?page=9223372036854775807", 400, "no such page"},
+		{"/?page=92233720368547759", 200, "no run matches"},
+		{"/?page=99999999999999999999", 400, "page number"},
+	} {
+		code, body := fetch(t, ts.URL+c.query)
+		if code != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: status %d, want %d with %q: %.300s", c.query, code, c.status, c.want, body)
+		}
+		if strings.Contains(body, `href="/run/1"`) {
+			t.Errorf("%s: lists run 1 (the first page)", c.query)
+		}
+	}
+
+	// The store's error is logged, never shown.
+	rec := httptest.NewRecorder()
+	srv.storeFailed(rec, httptest.NewRequest(http.MethodGet, "/", nil),
+		errors.New("failed to connect to `user=perfuser database=teamdb`: db.example.org:5432 (db.example.org): dial error"))
+	for _, secret := range []string{"perfuser", "teamdb", "db.example.org"} {
+		if strings.Contains(rec.Body.String(), secret) {
+			t.Errorf("the error page shows %q: %s", secret, rec.Body.String())
+		}
+		if !strings.Contains(log.String(), secret) {
+			t.Errorf("the log lacks the store's error: %q", log.String())
+		}
+	}
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("a store error: status %d, want 503", rec.Code)
+	}
+
+	// A store that is gone: every page is a 503 saying so.
+	st.Close()
+	for _, p := range []string{"/", "/run/1", "/compare?run=1&run=2", "/history"} {
+		code, body := fetch(t, ts.URL+p)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "could not be read") || strings.Contains(body, "closed") {
+			t.Errorf("%s with the store down: status %d: %.400s", p, code, body)
 		}
 	}
 }
