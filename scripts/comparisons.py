@@ -15,31 +15,33 @@ a temporary directory, then read back with `dbperf report A B --format json` (an
 md, to check the marks the reader sees against the JSON verdicts):
 
  1. A/A: two identical points compared with the default (interleaved) design, --aa-n times
-    (default 10; SQLite, every step, --scale tiny, --repeat 6: a verdict needs 6 interleaved
-    pairs). Per comparison: the steps with a verdict in the relative throughput table, how
-    many are higher / lower / same / unstable, the widest 95% interval and the median
-    smallest detectable effect (MDE). Acceptance: no step higher or lower (faster or slower)
-    in at least 9 of 10 comparisons (in general: all but a tenth, rounded down).
+    (default 10; SQLite, --scale tiny, steps l.i0,l.x,l.i1,cleanup,qr100,qp100, --time 4,
+    --repeat 6: a verdict needs 6 interleaved blocks, the unit of a pair). Per comparison:
+    the steps with a verdict in the relative throughput table, how many are higher / lower /
+    same / unstable, the widest 95% interval and the median smallest detectable effect
+    (MDE). Acceptance: no step higher or lower (faster or slower) in at least 9 of 10
+    comparisons (in general: all but a tenth, rounded down).
  2. Known effect, on PostgreSQL and on SQLite (--known-engines): points a and c, c's
-    closed-loop workers pausing after every operation (`--think c=DUR`, default 100us on
-    PostgreSQL, 30us on SQLite: c at about a third of a's query rate on a 2-core VM), over
-    l.i0,l.x,qr100,qp100 (--time 20, --repeat 4: 16 pairs of 5 s slices per query step).
-    The pause c actually took is the step metric think_us_per_op (a step's "hw" object in
-    the JSON); with a's rate r_a per query worker in the same trial, c's rate should be
-    r_a / (1 + t·r_a), so the expected ratio c/a of a trial is 1 / (1 + t·r_a).
+    closed-loop workers pausing after every operation (`--think c=DUR`, default 5us on
+    PostgreSQL, 1us on SQLite: a change of about 5-10%, the size of the regressions users
+    hunt; pauses this short are busy-waited, so the CPUs stay as busy as without them),
+    over l.i0,l.x,qr100,qp100 (--time 10, --repeat 6: 6 blocks of 2 slices of 5 s per query
+    step). The pause c actually took is the step metric think_us_per_op (a step's "hw"
+    object in the JSON); with a's rate r_a per query worker in the same trial, c's rate
+    should be r_a / (1 + t·r_a), so the expected ratio c/a of a trial is 1 / (1 + t·r_a).
     Acceptance: the median expected ratio over the trials lies within the report's 95%
     interval of c vs a, for qp100 and qr100. Also shown: each point's time per query
     besides the pause (1/rate, less the pause for c) and p50 latency, which tell whether
     the pause made the queries themselves slower (the model assumes it does not).
  3. Resolution: on managed PostgreSQL, the same two identical points with --design
-    sequential and with the interleaved design, back to back, with the same --repeat (5),
-    --time (30) and --rows (200000), --steps l.i0,qp100 (interleaved: slices of 5 s, 6
+    sequential and with the interleaved design, back to back, with the same --repeat (12),
+    --time (10) and --rows (200000), --steps l.i0,qp100 (interleaved: slices of 2 s, 5
     per block). Per design: the width (hi - lo) of the 95% interval of the qp100
     throughput ratio and of its server CPU per query (server_cpupq), their MDE, and the
     sweep's wall time. Acceptance: the interleaved interval at most half as wide as the
     sequential one, MDE <= 3%, each sweep within 10 minutes (--res-budget).
 
-The full measurements take about two hours on a 2-core VM; --quick about 20 minutes.
+The full measurements take about an hour on a 2-core VM; --quick about 20 minutes.
 Other people's builds of bin/dbperf during that time would change the binary under the
 measurement: pass --dbperf with a copy built from a commit.
 
@@ -85,7 +87,7 @@ MARK_OF_CLASS = {"better": "▲", "worse": "▼", "same": "=", "unstable": "?", 
 DEFAULT_THRESHOLD = 0.02
 # The known effect's pause per engine: c's rate about half of a's at the query rates of a
 # 2-core VM (PostgreSQL ~10,000 q/s per worker, SQLite ~30,000).
-DEFAULT_THINK = {"postgres": "100us", "sqlite": "30us"}
+DEFAULT_THINK = {"postgres": "5us", "sqlite": "1us"}
 
 
 class BadInput(Exception):
@@ -828,8 +830,9 @@ def parse_args(argv):
     g.add_argument("--aa-scale", default="tiny")
     g.add_argument("--aa-repeat", type=int,
                    help="blocks per comparison (default 6: a verdict needs 6 interleaved pairs)")
-    g.add_argument("--aa-steps", help="--steps of the A/A sweeps (default all; quick l.i0,l.x,qp100)")
-    g.add_argument("--aa-time", type=float, help="--time of the A/A sweeps (default the scale's)")
+    g.add_argument("--aa-steps", help="--steps of the A/A sweeps (default l.i0,l.x,l.i1,cleanup,qr100,qp100; "
+                                      "quick l.i0,l.x,qp100)")
+    g.add_argument("--aa-time", type=float, help="--time of the A/A sweeps (default 4)")
     g.add_argument("--aa-rows", type=int, help="--rows of the A/A sweeps (default the scale's)")
     g.add_argument("--aa-slice", type=float,
                    help="--slice of the A/A sweeps (default dbperf's, 5 s: one slice of a tiny "
@@ -842,8 +845,8 @@ def parse_args(argv):
                         "(default postgres=%s, sqlite=%s)" % (DEFAULT_THINK["postgres"], DEFAULT_THINK["sqlite"]))
     g.add_argument("--known-steps", default="l.i0,l.x,qr100,qp100")
     g.add_argument("--known-repeat", type=int,
-                   help="blocks (default 4, of 4 slices of 5 s per query step: 16 pairs; quick 3 of 2)")
-    g.add_argument("--known-time", type=float, help="--time (default 20; quick 10)")
+                   help="blocks, the pairs of a verdict (default 6, of 2 slices of 5 s per query step)")
+    g.add_argument("--known-time", type=float, help="--time (default 10; quick 6)")
     g.add_argument("--known-rows", type=int, help="--rows (default the tiny scale's 100000; quick 50000)")
     g.add_argument("--known-slice", type=float,
                    help="--slice (default dbperf's, 5 s; 0: whole steps, one pair per block)")
@@ -851,9 +854,9 @@ def parse_args(argv):
     g.add_argument("--res-steps", default="l.i0,qp100")
     g.add_argument("--res-step", default="qp100", help="the step whose figures are compared")
     g.add_argument("--res-rows", type=int, help="--rows (default 200000; quick 50000)")
-    g.add_argument("--res-time", type=float, help="--time (default 30; quick 10)")
-    g.add_argument("--res-repeat", type=int, help="--repeat (default 5; quick 4)")
-    g.add_argument("--res-slice", type=float, default=5, help="interleaved --slice (default 5)")
+    g.add_argument("--res-time", type=float, help="--time (default 10; quick 6)")
+    g.add_argument("--res-repeat", type=int, help="--repeat, the blocks (default 12; quick 6)")
+    g.add_argument("--res-slice", type=float, default=2, help="interleaved --slice (default 2)")
     g.add_argument("--res-budget", type=float, default=600, help="seconds each design may take (default 600)")
     a = p.parse_args(argv)
     only = []
@@ -870,13 +873,14 @@ def parse_args(argv):
             setattr(a, name, quick if q else full)
     dflt("aa_n", 10, 2)
     dflt("aa_repeat", 6, 6)
-    dflt("aa_steps", None, "l.i0,l.x,qp100")
-    dflt("known_repeat", 4, 3)
-    dflt("known_time", 20, 10)
+    dflt("aa_steps", "l.i0,l.x,l.i1,cleanup,qr100,qp100", "l.i0,l.x,qp100")
+    dflt("aa_time", 4, 4)
+    dflt("known_repeat", 6, 6)
+    dflt("known_time", 10, 6)
     dflt("known_rows", None, 50000)
     dflt("res_rows", 200000, 50000)
-    dflt("res_time", 30, 10)
-    dflt("res_repeat", 5, 4)
+    dflt("res_time", 10, 6)
+    dflt("res_repeat", 12, 6)
     a.known_engines = [e.strip() for e in a.known_engines.split(",") if e.strip()]
     if any(e not in DEFAULT_THINK for e in a.known_engines):
         raise BadInput("--known-engines: use postgres and/or sqlite")

@@ -195,7 +195,7 @@ effect (mde: the smallest change these runs would detect with 80% power). A chan
 marked ~ when the interval lies within ±2% (the same), ? when it is wider than that yet
 shows no change beyond it (unstable: more noise than the threshold); unmarked, it is
 higher or lower by more than 2%. Too few runs for an interval (fewer than 4 per config,
-or 6 trial pairs) show the change in parentheses, with no verdict.
+or 6 interleaved blocks) show the change in parentheses, with no verdict.
 
 The configs must be comparable: runs of one workload and workload version, at one
 scale, with the same stored parameters (except ` + report.MismatchIgnoredDoc + `).

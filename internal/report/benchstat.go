@@ -33,7 +33,7 @@ type BenchTable struct {
 	Base    int
 	Rows    []BenchRow
 	// NeedN is how many runs per config a verdict needs (unpaired), NeedPairs how many
-	// trial pairs (paired by trial).
+	// block pairs (paired by block).
 	NeedN, NeedPairs int
 	// Threshold is the relative change a verdict calls higher or lower.
 	Threshold float64
@@ -49,7 +49,7 @@ type BenchRow struct {
 	Unit string
 	// Configs summarise each config's runs (N = 0: it did not measure the step).
 	Configs []stats.Summary
-	// Ratios are each config's figure ÷ the base's (figureRatio: paired by trial when the
+	// Ratios are each config's figure ÷ the base's (figureRatio: paired by block when the
 	// runs can be); nil for the base and where a side has no value.
 	Ratios []*stats.Ratio
 }
@@ -227,7 +227,7 @@ func RenderBench(w io.Writer, tables []BenchTable) error {
 		fmt.Fprintf(&buf, "  ~ the same: the interval lies within ±%g%%; ? unstable: the interval is wider than that yet shows"+
 			" no change beyond it (more noise than the threshold at these n); no mark: higher or lower by more than %g%%\n", pct, pct)
 		if len(paired) > 0 {
-			fmt.Fprintf(&buf, "  paired by trial (runs of one sweep's trial ran side by side): %s\n", Printable(strings.Join(paired, ", ")))
+			fmt.Fprintf(&buf, "  paired by block (the runs of one sweep's block ran side by side): %s\n", Printable(strings.Join(paired, ", ")))
 		}
 		if tooFew {
 			fmt.Fprintf(&buf, "  (+x%%) no verdict: too few runs for an interval; a verdict needs %d runs per config, or %d trial pairs"+

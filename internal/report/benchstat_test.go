@@ -184,7 +184,7 @@ func TestBenchPaired(t *testing.T) {
 	if tables[0].Rows[0].Step != "l.i0" || !r.Paired || r.Pairs != 6 || r.Verdict != stats.VerdictHigher {
 		t.Errorf("paired l.i0: %+v", r)
 	}
-	if !strings.Contains(out, "paired by trial") {
+	if !strings.Contains(out, "paired by block") {
 		t.Errorf("no pairing said:\n%s", out)
 	}
 	unpaired, _ := benchFixture([]string{"a", "b"}, [][]benchFigures{a, b}, false)

@@ -77,7 +77,7 @@ type Cell struct {
 }
 
 // Rel is a group's figure against the base group's: the ratio (candidate ÷ base) with its
-// interval and verdict, paired by trial when the runs were interleaved (pairs.go).
+// interval and verdict, paired by block when the runs were interleaved (pairs.go).
 type Rel struct {
 	stats.Ratio
 	// HigherBetter is the figure's direction: whether a higher ratio is better.
@@ -348,7 +348,7 @@ func cellOf(vs []float64, unit string) Cell {
 	return Cell{Present: true, Summary: stats.Summarize(vs), Unit: unit}
 }
 
-// relCell is g's figure relative to the base's (figureRatio: paired by trial when the runs
+// relCell is g's figure relative to the base's (figureRatio: paired by block when the runs
 // were interleaved) at opt; higherBetter says which way is better. The base's own row is
 // 1 with no verdict; a side without the figure leaves the cell blank.
 func relCell(base, g GroupReport, isBase bool, get func(RunReport) (float64, bool), opt stats.RatioOptions, higherBetter bool) Cell {
@@ -508,9 +508,9 @@ func (c Comparison) ratioLegend(direction string, full bool) []string {
 			direction, conf, th)}
 	}
 	return []string{
-		fmt.Sprintf("ratio to the base (%s): the Hodges–Lehmann estimate; [lo–hi] the %.0f%% interval of the ratio, paired by trial when the runs were interleaved (same sweep, matching trials), else over all runs of both configs",
+		fmt.Sprintf("ratio to the base (%s): the Hodges–Lehmann estimate; [lo–hi] the %.0f%% interval of the ratio, paired by block when the runs were interleaved (same sweep; a block's slices averaged), else over all runs of both configs",
 			direction, conf),
-		fmt.Sprintf("marked only from the interval, threshold ±%.0f%%: ▲ better (green) / ▼ worse (red): it excludes 1 and the ratio is beyond ±%.0f%%; = the same (grey): it lies within ±%.0f%%; no mark: too few trials for an interval (%d per config, or %d interleaved pairs)",
+		fmt.Sprintf("marked only from the interval, threshold ±%.0f%%: ▲ better (green) / ▼ worse (red): it excludes 1 and the ratio is beyond ±%.0f%%; = the same (grey): it lies within ±%.0f%%; no mark: too few trials for an interval (%d per config, or %d interleaved blocks)",
 			th, th, th, c.NeedN, c.NeedPairs),
 		"? unstable: the trials' noise at this n exceeds the threshold, the change cannot be told from noise; more trials or the interleaved design",
 	}

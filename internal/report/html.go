@@ -181,7 +181,7 @@ func relTitle(r Rel) string {
 	case r.Steps > 0:
 		trials = fmt.Sprintf("geometric mean of %s' ratios", plural(r.Steps, "step"))
 	case r.Paired:
-		trials = fmt.Sprintf("paired by trial, %d pairs", r.Pairs)
+		trials = fmt.Sprintf("paired by block, %d pairs", r.Pairs)
 	}
 	if !r.HasCI {
 		return fmt.Sprintf("ratio %.3f (%s): too few for an interval, no verdict", r.Estimate, trials)

@@ -777,9 +777,9 @@ func TestMarksOneOpSteps(t *testing.T) {
 	}
 }
 
-// pairValues pairs by trial only when every run with the figure has a trial, all of one
-// sweep, no trial twice in a group and at least 2 trials in common; then only matched
-// pairs, in natural trial order.
+// pairValues pairs by block only when every run with the figure has a trial, all of one
+// sweep, no trial twice in a group and at least 2 blocks with trials in common; then a
+// block's matched slices are averaged, blocks in natural order.
 func TestPairValues(t *testing.T) {
 	run := func(id int64, sweep, trial string, v float64) RunReport {
 		p := map[string]any{}
@@ -823,6 +823,14 @@ func TestPairValues(t *testing.T) {
 			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s1", 2), run(5, "s", "b2/s1", 3)),
 			group(run(3, "s", "b1/s1", 10), run(4, "s", "b2/s1", 20)),
 			false, []float64{1, 2, 3}, []float64{10, 20}},
+		{"a block's matched slices averaged, an unmatched slice left out",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s2", 3), run(3, "s", "b2/s1", 5)),
+			group(run(4, "s", "b1/s2", 30), run(5, "s", "b2/s2", 70), run(6, "s", "b1/s1", 10), run(7, "s", "b2/s1", 50)),
+			true, []float64{2, 5}, []float64{20, 50}},
+		{"slices of one block are one pair",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s2", 2)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "b1/s2", 20)),
+			false, []float64{1, 2}, []float64{10, 20}},
 		{"one trial in common",
 			group(run(1, "s", "b1/s1", 1), run(2, "s", "b2/s1", 2)),
 			group(run(3, "s", "b1/s1", 10), run(4, "s", "b3/s1", 20)),

@@ -212,7 +212,7 @@ func (c Comparison) notes() []Note {
 	}
 	out = append(out, c.busyNotes()...)
 	if c.duet() {
-		out = append(out, Note{Kind: NoteDuet, Text: "duet: the configs ran at the same time, each on CPUs of its own (dbperf sweep --design duet; their CPUs change each block), compared trial by trial; " +
+		out = append(out, Note{Kind: NoteDuet, Text: "duet: the configs ran at the same time, each on CPUs of its own (dbperf sweep --design duet; their CPUs change each block), compared block by block; " +
 			"valid for CPU-bound steps: steps that read or write the disk share it, as they share the memory bandwidth and caches, so their ratios mix both configs' IO; " +
 			"the machine-wide figures (cpupq, cspq, device IO per op, other_cpu_pct) describe both and are left out"})
 	}

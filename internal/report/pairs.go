@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/dbperf/dbperf/internal/stats"
 )
@@ -67,9 +68,21 @@ func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *stri
 
 // pairValues collects a figure from the base's and g's runs. When the runs can be paired —
 // every run of both groups that has the figure carries a trial, all of the same sweep, no
-// trial twice in a group, and at least 2 trials in common — a and b hold only the matched
-// trials' values, a[i] with b[i], in trial order, and paired is true. Otherwise a and b are
+// trial twice in a group, and at least 2 blocks with a trial in common — a and b hold one
+// value per block, a[i] with b[i], in block order, and paired is true. Otherwise a and b are
 // every value of each group (values), unpaired.
+//
+// The unit of a pair is the block, not the slice. A trial key is "b<block>/s<slice>"; the
+// slices of a block share that block's databases (loaded afresh for every block) and its
+// minute of the machine, so their ratios are correlated: pairing them as if independent
+// counts one block's luck several times and makes the interval too narrow (pseudo-
+// replication; S. H. Hurlbert, "Pseudoreplication and the design of ecological field
+// experiments", Ecol. Monogr. 54 (1984) 187–211). The analysis of cluster summaries is the
+// standard remedy (A. Donner, N. Klar, Design and Analysis of Cluster Randomization Trials,
+// 2000, §6.2): a block's value for a point is the mean over the slices both points ran in
+// it, and the blocks are the pairs. The slices still serve: they alternate the points
+// within a block, so a block's two means are measured in the same minutes and its ratio is
+// steadier. A key without "/" is a block of its own.
 func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b []float64, paired bool) {
 	sweep := "\x00" // not yet seen
 	ka, okA := keyedValues(base, get, &sweep)
@@ -81,11 +94,23 @@ func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b 
 				keys = append(keys, k)
 			}
 		}
-		if len(keys) >= 2 {
-			slices.SortFunc(keys, compareTrials)
-			for _, k := range keys {
-				a = append(a, ka[k])
-				b = append(b, kb[k])
+		slices.SortFunc(keys, compareTrials)
+		var blocks []string
+		sumA, sumB, count := map[string]float64{}, map[string]float64{}, map[string]int{}
+		for _, k := range keys {
+			u := trialBlock(k)
+			if count[u] == 0 {
+				blocks = append(blocks, u)
+			}
+			sumA[u] += ka[k]
+			sumB[u] += kb[k]
+			count[u]++
+		}
+		if len(blocks) >= 2 {
+			for _, u := range blocks {
+				n := float64(count[u])
+				a = append(a, sumA[u]/n)
+				b = append(b, sumB[u]/n)
 			}
 			return a, b, true
 		}
@@ -93,7 +118,15 @@ func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b 
 	return values(base, get), values(g, get), false
 }
 
-// figureRatio is g's figure relative to the base's (g ÷ base): paired by trial when the runs
+// trialBlock is the block of a trial key: "b3" of "b3/s2"; a key without "/" is its own block.
+func trialBlock(trial string) string {
+	if i := strings.IndexByte(trial, '/'); i >= 0 {
+		return trial[:i]
+	}
+	return trial
+}
+
+// figureRatio is g's figure relative to the base's (g ÷ base): paired by block when the runs
 // can be paired (pairValues), else unpaired. ok is false when a side has no value.
 func figureRatio(base, g GroupReport, get func(RunReport) (float64, bool), opt stats.RatioOptions) (stats.Ratio, bool) {
 	a, b, paired := pairValues(base, g, get)

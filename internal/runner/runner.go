@@ -41,13 +41,26 @@ type Runner struct {
 	// timed service time, for Think on average (a timer's lateness is taken off the next
 	// pauses), so a closed-loop step's throughput drops by a predictable factor,
 	// 1/(1 + Think × the rate of one worker without it). The pauses actually taken are
-	// measured (metrics.MetricThinkUSPerOp). 0: no pause; the worker's loop then costs one
-	// predictable branch more per operation and nothing else.
+	// measured (metrics.MetricThinkUSPerOp). A Think up to spinThink is busy-waited (the
+	// worker's CPU, so its client CPU per op grows by Think too), a longer one sleeps on a
+	// timer. 0: no pause; the worker's loop then costs one predictable branch more per
+	// operation and nothing else.
 	Think time.Duration
 	// Pin, when set, pins the step's workers to CPUs of their own beside another runner's
 	// step (the duet design, Pin).
 	Pin *Pin
 }
+
+// spinThink is the longest Runner.Think that is busy-waited. A timer on the 2-core VM fires
+// about a millisecond late, so a shorter sleep is taken as a millisecond every few
+// operations (the lateness is made up by skipping pauses), and the idle CPUs in those gaps
+// change the cost of the operations themselves: on managed PostgreSQL a 100 µs sleep made
+// qp100's queries 18% cheaper, a 500 µs one 75% dearer. A spin of a few µs after every
+// operation keeps the CPUs as busy as without it, so a closed-loop step's rate drops by
+// the factor the pause predicts, 1/(1 + Think × rate), which is what a known effect for
+// checking comparisons needs (a 5% effect is ~3 µs per query on PostgreSQL, ~0.5 µs on
+// SQLite).
+const spinThink = 50 * time.Microsecond
 
 type worker struct {
 	w     workload.Worker
@@ -384,7 +397,13 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 			// overran by a whole think time — and the mean pause is think, not think plus
 			// the lateness. A pause the step's stop cuts short is not counted.
 			d := think - overrun
-			if d > 0 {
+			if think <= spinThink {
+				// Busy-wait: a sleep this short would be late by ten times its length and
+				// would let the CPUs idle, changing the cost of the operations around it.
+				for d > 0 && now().Sub(t1) < d {
+				}
+				d = 0
+			} else if d > 0 {
 				timer.Reset(d)
 				select {
 				case <-stopCtx.Done():

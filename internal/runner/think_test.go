@@ -62,3 +62,26 @@ func TestThinkTime(t *testing.T) {
 		t.Errorf("the paced inserter ran %d statements in 1 s at 50/s: it must not think", ins.Statements)
 	}
 }
+
+// TestThinkSpin: a think time up to spinThink is busy-waited: the mean pause is the think
+// time within a few percent (a timer would be late by far more than 10 µs), and the
+// worker's own CPU covers the pauses.
+func TestThinkSpin(t *testing.T) {
+	r := newRunner(t)
+	ctx := context.Background()
+	const think = 10 * time.Microsecond
+	r.Think = think
+	res := r.Run(ctx, &pointStep{load: pointLoad(1, 500*time.Millisecond)}, &collector{})
+	if res.Status != metrics.StatusOK {
+		t.Fatalf("step %s: %s", res.Status, res.Error)
+	}
+	us, ok := res.Metrics[metrics.MetricThinkUSPerOp]
+	ops := label(res, "point-query").Statements
+	t.Logf("think %v: mean pause %.2f µs over %d ops, client CPU %.1f µs/op", think, us, ops, res.ClientCPUPerOpUS())
+	if !ok || us < 10 || us > 12 {
+		t.Errorf("%s = %v (present %v), want 10–12 µs", metrics.MetricThinkUSPerOp, us, ok)
+	}
+	if c := res.ClientCPUPerOpUS(); c > 0 && c < 0.8*us {
+		t.Errorf("client CPU %.1f µs/op, less than the spun pause %.1f µs", c, us)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // near reports whether got is within a relative tol of want.
@@ -463,9 +465,17 @@ func TestMDE(t *testing.T) {
 		return PairedRatio(a, b, RatioOptions{})
 	}
 	sigma := madScale * 0.03
+	// q is t_{0.975} + t_{0.80} with df degrees of freedom (R: qt(0.975, df) + qt(0.8, df)).
+	q := func(df int) float64 {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}
+		return t.Quantile(0.975) + t.Quantile(0.8)
+	}
+	if got, want := q(9), 2.262157+0.8834039; !near(got, want, 1e-6) {
+		t.Errorf("t quantiles, 9 df: %v, want %v", got, want)
+	}
 	for _, n := range []int{10, 40, 160} {
 		r := paired(n)
-		want := (math.Exp((1.959963984540054+0.8416212335729143)*sigma/math.Sqrt(float64(n))*math.Sqrt(math.Pi/3)) - 1) * 100
+		want := (math.Exp(q(n-1)*sigma/math.Sqrt(float64(n))*math.Sqrt(math.Pi/3)) - 1) * 100
 		if !r.HasMDE || !near(r.MDEPct, want, 1e-9) {
 			t.Errorf("n=%d: MDEPct %v (HasMDE %v), want %v", n, r.MDEPct, r.HasMDE, want)
 		}
@@ -474,8 +484,8 @@ func TestMDE(t *testing.T) {
 		}
 	}
 	l10, l40 := math.Log1p(paired(10).MDEPct/100), math.Log1p(paired(40).MDEPct/100)
-	if !near(l10/l40, 2, 1e-9) {
-		t.Errorf("paired MDE 10 vs 40 pairs: log ratio %v, want 2", l10/l40)
+	if want := 2 * q(9) / q(39); !near(l10/l40, want, 1e-9) {
+		t.Errorf("paired MDE 10 vs 40 pairs: log ratio %v, want %v", l10/l40, want)
 	}
 	if r := paired(5); r.HasMDE || r.MDEPct != 0 || r.HasCI {
 		t.Errorf("5 pairs: HasMDE %v, MDEPct %v, HasCI %v; want none", r.HasMDE, r.MDEPct, r.HasCI)
@@ -493,12 +503,12 @@ func TestMDE(t *testing.T) {
 		return RatioOf(a, b, RatioOptions{})
 	}
 	u10, u40 := unpaired(10), unpaired(40)
-	wantU := (math.Exp((1.959963984540054+0.8416212335729143)*sigma*math.Sqrt(2.0/10)*math.Sqrt(math.Pi/3)) - 1) * 100
+	wantU := (math.Exp(q(18)*sigma*math.Sqrt(2.0/10)*math.Sqrt(math.Pi/3)) - 1) * 100
 	if !near(u10.MDEPct, wantU, 1e-9) || !near(u10.NoisePct, 100*sigma, 1e-9) {
 		t.Errorf("unpaired 10 vs 10: MDEPct %v, NoisePct %v; want %v, %v", u10.MDEPct, u10.NoisePct, wantU, 100*sigma)
 	}
-	if l := math.Log1p(u10.MDEPct/100) / math.Log1p(u40.MDEPct/100); !near(l, 2, 1e-9) {
-		t.Errorf("unpaired MDE 10 vs 40 per side: log ratio %v, want 2", l)
+	if l, want := math.Log1p(u10.MDEPct/100)/math.Log1p(u40.MDEPct/100), 2*q(18)/q(78); !near(l, want, 1e-9) {
+		t.Errorf("unpaired MDE 10 vs 40 per side: log ratio %v, want %v", l, want)
 	}
 	if r := RatioOf(seq(3, 1, 1), seq(3, 2, 1), RatioOptions{}); r.HasMDE {
 		t.Errorf("3 vs 3: HasMDE")
@@ -509,7 +519,7 @@ func TestMDE(t *testing.T) {
 	const reps = 1000
 	const n = 20
 	noise := 0.05
-	effect := math.Exp((1.959963984540054 + 0.8416212335729143) * noise * math.Sqrt2 / math.Sqrt(n) * math.Sqrt(math.Pi/3))
+	effect := math.Exp(q(n-1) * noise * math.Sqrt2 / math.Sqrt(n) * math.Sqrt(math.Pi/3))
 	rng := rand.New(rand.NewPCG(5, 5))
 	detected := 0
 	for range reps {
