@@ -26,7 +26,9 @@ func (s *Store) Browse(ctx context.Context, f BrowseFilter) ([]RunSummary, int, 
 	if !f.Since.IsZero() {
 		since = formatTime(f.Since)
 	}
-	if !f.Until.IsZero() {
+	// Times are compared as text with a 4-digit year, so a bound past year 9999 (the day
+	// after "to=9999-12-31") would sort before every run: it bounds nothing.
+	if !f.Until.IsZero() && f.Until.UTC().Year() <= 9999 {
 		until = formatTime(f.Until)
 	}
 	where := `

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 )
 
 // results reads runs in bulk: one query per table for all the runs, keyed by a JSON array
-// of ids (json_each) so the number of runs never meets SQLite's limit on parameters.
+// of ids (json_each) so the number of runs never meets SQLite's limit on parameters. The
+// queries read one snapshot of the store (Store.snapshot), so a run being written is read
+// as it was at one instant: every interval with its HW figures and labels, never an
+// interval's HW row without the interval a later commit added.
 func (s *Store) results(ctx context.Context, ids []int64) ([]Run, error) {
 	if len(ids) == 0 {
 		return []Run{}, nil
@@ -22,7 +26,12 @@ func (s *Store) results(ctx context.Context, ids []int64) ([]Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
-	runs, err := s.bulkRuns(ctx, string(idJSON))
+	q, end, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: read runs: %w", err)
+	}
+	defer end()
+	runs, err := s.bulkRuns(ctx, q, string(idJSON))
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +45,7 @@ func (s *Store) results(ctx context.Context, ids []int64) ([]Run, error) {
 			return nil, fmt.Errorf("run %d not found: \"dbperf runs\" lists the stored runs", id)
 		}
 	}
-	b := bulk{s: s, ctx: ctx, ids: string(idJSON), steps: map[int64]*Step{}}
+	b := bulk{s: s, q: q, ctx: ctx, ids: string(idJSON), steps: map[int64]*Step{}}
 	if err := b.read(byID); err != nil {
 		return nil, err
 	}
@@ -51,8 +60,8 @@ func (s *Store) stepsOf() string {
 	return `(SELECT id FROM steps WHERE run_id IN ` + s.db.d.idsIn() + `)`
 }
 
-func (s *Store) bulkRuns(ctx context.Context, ids string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, `
+func (s *Store) bulkRuns(ctx context.Context, q querier, ids string) ([]Run, error) {
+	rows, err := q.QueryContext(ctx, `
 SELECT id, workload, workload_version, engine, engine_version, engine_settings, label, seed,
 	params, env, status, started_at, finished_at, pid, pid_start_ticks, boot_id, step_groups, origin, host
 FROM runs WHERE id IN `+s.db.d.idsIn(), ids)
@@ -108,6 +117,7 @@ FROM runs WHERE id IN `+s.db.d.idsIn(), ids)
 // bulk reads the steps of a set of runs and everything that hangs off them.
 type bulk struct {
 	s     *Store
+	q     querier // every query of one read: one snapshot (Store.snapshot)
 	ctx   context.Context
 	ids   string // JSON array of run ids
 	steps map[int64]*Step
@@ -116,7 +126,7 @@ type bulk struct {
 }
 
 func (b *bulk) query(what, q string, each func(*sql.Rows) error) error {
-	rows, err := b.s.db.QueryContext(b.ctx, q, b.ids)
+	rows, err := b.q.QueryContext(b.ctx, q, b.ids)
 	if err != nil {
 		return fmt.Errorf("store: read %s: %w", what, err)
 	}
@@ -360,4 +370,54 @@ func (b *bulk) interval(stepID, seq int64) (*metrics.Interval, error) {
 		return nil, errors.New("no interval " + fmt.Sprint(seq) + " in step " + fmt.Sprint(stepID))
 	}
 	return iv, nil
+}
+
+// querier runs a read's queries in the store's dialect: the pool, a transaction or one
+// connection's snapshot.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// sqlConn is one pooled connection running this package's queries in the store's dialect.
+type sqlConn struct {
+	*sql.Conn
+	d dialect
+}
+
+func (x sqlConn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return x.Conn.QueryContext(ctx, x.d.rebind(q), x.d.args(args)...)
+}
+
+// snapshot opens a read of one consistent state of the store; end finishes it. PostgreSQL:
+// a read-only REPEATABLE READ transaction (one snapshot for all its statements). SQLite: a
+// DEFERRED transaction on one connection, begun by hand because the pool's transactions
+// are BEGIN IMMEDIATE (they would take the write lock and make a reader wait for a run's
+// writes, and a run's writes for the reader); in WAL mode its first SELECT fixes the
+// snapshot and writers go on. A Store bound to a transaction reads in it.
+func (s *Store) snapshot(ctx context.Context) (querier, func(), error) {
+	if s.tx != nil {
+		return *s.tx, func() {}, nil
+	}
+	if s.db.d == postgresDialect {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		return tx, func() { _ = tx.Rollback() }, nil
+	}
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return sqlConn{Conn: conn, d: s.db.d}, func() {
+		// Rolled back even when ctx is done: the connection goes back to the pool idle.
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // drop it, not reuse it mid-transaction
+		}
+		conn.Close()
+	}, nil
 }

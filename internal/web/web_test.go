@@ -151,6 +151,8 @@ func TestPages(t *testing.T) {
 		{"/?engine=postgres", 200, []string{runLink(2), runLink(4), runLink(6), "of 3"}, []string{runLink(1), runLink(3)}},
 		{"/?host=h1&label=a", 200, []string{runLink(1), runLink(3), runLink(5)}, []string{runLink(2)}},
 		{"/?from=2026-03-05&to=2026-03-06", 200, []string{runLink(2), runLink(3), "of 2"}, []string{runLink(1), runLink(4)}},
+		{"/?to=9999-12-31", 200, []string{runLink(6), runLink(1), "runs 1–6 of 6"}, nil}, // the last day there is: no bound
+		{"/?from=9999-12-31", 200, []string{"no run matches"}, []string{runLink(1)}},
 		{"/?workload=sysbench", 200, []string{"no run matches"}, []string{runLink(1)}},
 		{"/?page=2", 200, []string{"no run matches"}, nil},
 		{"/?from=yesterday", 400, []string{"give a date as YYYY-MM-DD"}, nil},
