@@ -27,12 +27,15 @@ md, to check the marks the reader sees against the JSON verdicts):
     hunt; pauses this short are busy-waited, so the CPUs stay as busy as without them),
     over l.i0,l.x,qr100,qp100 (--time 10, --repeat 6: 6 blocks of 2 slices of 5 s per query
     step). The pause c actually took is the step metric think_us_per_op (a step's "hw"
-    object in the JSON); with a's rate r_a per query worker in the same trial, c's rate
-    should be r_a / (1 + t·r_a), so the expected ratio c/a of a trial is 1 / (1 + t·r_a).
+    object in the JSON). With a's rate r_a per query worker in the same trial, c's rate
+    should be 1/(L_c + t + o), with L the mean service time each point measured per operation
+    (the step metric service_us_per_op) and o = 1/r_a − L_a the loop's own time per
+    operation besides it, so the expected ratio c/a of a trial is (L_a + o)/(L_c + t + o):
+    it follows from the latencies measured, not from the counts the comparison divides.
     Acceptance: the median expected ratio over the trials lies within the report's 95%
-    interval of c vs a, for qp100 and qr100. Also shown: each point's time per query
-    besides the pause (1/rate, less the pause for c) and p50 latency, which tell whether
-    the pause made the queries themselves slower (the model assumes it does not).
+    interval of c vs a, for qp100 and qr100. Also shown: the naive 1/(1 + t·r_a), which
+    assumes the pause leaves the operations' own cost alone (on a VM it does not: an idle
+    CPU between operations makes the next one dearer or cheaper).
  3. Resolution: on managed PostgreSQL, the same two identical points with --design
     sequential and with the interleaved design, back to back, with the same --repeat (12),
     --time (10) and --rows (200000), --steps l.i0,qp100 (interleaved: slices of 2 s, 5
@@ -608,6 +611,7 @@ def measure_known_engine(d, a, tmp, eng, think):
                 byt.setdefault(trial, {})[who] = {
                     "per_sec": op.get("per_sec"), "per_worker": (op.get("per_sec") or 0) / clients,
                     "p50_us": op.get("p50_us"),
+                    "service_us": (s.get("hw") or {}).get("service_us_per_op"),
                     "think_us": (s.get("hw") or {}).get("think_us_per_op"), "status": s.get("status")}
         trials = []
         for trial, v in sorted(byt.items()):
@@ -616,9 +620,17 @@ def measure_known_engine(d, a, tmp, eng, think):
             ra, rc, t = v["a"]["per_worker"], v["c"]["per_worker"], v["c"]["think_us"]
             if not ra or t is None:
                 continue
-            exp = 1 / (1 + t * 1e-6 * ra)
+            naive = 1 / (1 + t * 1e-6 * ra)
+            # From the latencies measured: a's cycle is 1/r_a = L_a + o (o the loop's own
+            # time per op besides the timed operation), c's should be L_c + t + o.
+            la, lc = v["a"].get("service_us"), v["c"].get("service_us")
+            exp = None
+            if la is not None and lc is not None:
+                o = 1e6 / ra - la
+                exp = (1e6 / ra) / (lc + t + o)
             obs = rc / ra if rc else None
-            trials.append({"trial": trial, "r_a": ra, "r_c": rc, "think_us": t, "expected": exp, "observed": obs,
+            trials.append({"trial": trial, "r_a": ra, "r_c": rc, "think_us": t, "expected": exp, "naive": naive,
+                           "observed": obs, "service_us_a": la, "service_us_c": lc,
                            # time per operation besides the pause: 1/rate (- pause for c)
                            "op_us_a": 1e6 / ra, "op_us_c": 1e6 / rc - t if rc else None,
                            "p50_us_a": v["a"]["p50_us"], "p50_us_c": v["c"]["p50_us"],
@@ -629,7 +641,8 @@ def measure_known_engine(d, a, tmp, eng, think):
         def med(key):
             xs = [x[key] for x in trials if x.get(key) is not None]
             return statistics.median(xs) if xs else None
-        for key in ("r_a", "think_us", "expected", "observed", "op_us_a", "op_us_c", "p50_us_a", "p50_us_c"):
+        for key in ("r_a", "think_us", "expected", "naive", "observed", "op_us_a", "op_us_c", "p50_us_a", "p50_us_c",
+                    "service_us_a", "service_us_c"):
             row[key + "_median"] = med(key)
         row["not_ok_trials"] = [x["trial"] for x in trials if x["status"] != "ok/ok"]
         if c:
@@ -637,12 +650,15 @@ def measure_known_engine(d, a, tmp, eng, think):
                        verdict=c.get("verdict"), mde_pct=c.get("mde_pct"), pairs=c.get("n"),
                        paired=c.get("paired"))
         row["inside"] = bool(trials and c is not None and c.get("ci_lo") is not None
+                             and row.get("expected_median") is not None
                              and c["ci_lo"] <= row["expected_median"] <= c["ci_hi"])
+        row["naive_inside"] = bool(trials and c is not None and c.get("ci_lo") is not None
+                                   and c["ci_lo"] <= row["naive_median"] <= c["ci_hi"])
         out["steps"].append(row)
-        log("  %s %s: expected %s (r_a %.0f/s, pause %.1f µs), report %s %s → %s; time per op besides the pause a %s µs, c %s µs" % (
-            eng, step, f3(row.get("expected_median")), row.get("r_a_median") or 0, row.get("think_us_median") or 0,
-            interval(c), (c or {}).get("verdict"), "inside" if row["inside"] else "NOT inside",
-            f1(row.get("op_us_a_median")), f1(row.get("op_us_c_median"))))
+        log("  %s %s: expected %s from the latencies (service a %s µs, c %s µs; pause %.1f µs; naive %s), report %s %s → %s" % (
+            eng, step, f3(row.get("expected_median")), f1(row.get("service_us_a_median")), f1(row.get("service_us_c_median")),
+            row.get("think_us_median") or 0, f3(row.get("naive_median")),
+            interval(c), (c or {}).get("verdict"), "inside" if row["inside"] else "NOT inside"))
     out["busy_max_pct"] = max(busy_notes(rep).values() or [0])
     out["checks"] = check_report(rep, res.get("md"), res["cand"])
     out["accepted"] = bool(out["steps"]) and all(r["inside"] for r in out["steps"])
@@ -748,16 +764,15 @@ def markdown(a, rep):
                 r["engine"], r["think"], a.known_steps, a.known_repeat, a.known_time,
                 " --rows %d" % a.known_rows if a.known_rows else "",
                 " --slice %g" % a.known_slice if a.known_slice is not None else ""), "",
-                "| step | trials | a's rate per worker | c's pause (think_us_per_op) | expected c/a = 1/(1+t·r_a) | per-trial c/a | report c/a [95% interval] | verdict | MDE | expected inside | µs per op besides the pause a → c | p50 a → c | not ok trials |",
-                "|---|---:|---:|---:|---:|---:|---|---|---:|---|---|---|---|"]
+                "| step | trials | a's rate per worker | c's pause (think_us_per_op) | service per op a → c (service_us_per_op) | expected c/a from the latencies | naive 1/(1+t·r_a) | per-trial c/a | report c/a [95% interval] | verdict | MDE | expected inside | naive inside | not ok trials |",
+                "|---|---:|---:|---:|---|---:|---:|---:|---|---|---:|---|---|---|"]
             for s_ in r["steps"]:
-                md.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s → %s | %s → %s µs | %s |" % (
+                md.append("| %s | %d | %s | %s | %s → %s µs | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     s_["step"], s_["trials"], "%.0f/s" % s_["r_a_median"] if s_.get("r_a_median") else "-",
                     "%.1f µs" % s_["think_us_median"] if s_.get("think_us_median") is not None else "-",
-                    f3(s_.get("expected_median")), f3(s_.get("observed_median")), ratio_ci(s_),
-                    s_.get("verdict") or "-", pct(s_.get("mde_pct")), yes(s_["inside"]),
-                    f1(s_.get("op_us_a_median")), f1(s_.get("op_us_c_median")),
-                    s_.get("p50_us_a_median", "-"), s_.get("p50_us_c_median", "-"),
+                    f1(s_.get("service_us_a_median")), f1(s_.get("service_us_c_median")),
+                    f3(s_.get("expected_median")), f3(s_.get("naive_median")), f3(s_.get("observed_median")), ratio_ci(s_),
+                    s_.get("verdict") or "-", pct(s_.get("mde_pct")), yes(s_["inside"]), yes(s_.get("naive_inside")),
                     ", ".join(s_.get("not_ok_trials") or []) or "-"))
             md += ["", "medians over the trials (block/slice); wall %.0f s, load average %.1f→%.1f, busy max %.0f%%%s. Acceptance (expected inside the interval): %s" % (
                 r["wall_sec"], r["loadavg"][0], r["loadavg"][1], r.get("busy_max_pct") or 0,

@@ -132,7 +132,6 @@ func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFai
 
 // block runs block b (of last).
 func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error, err error) {
-	wctx := context.WithoutCancel(ctx)
 	// In a duet each point gets other CPUs each block (a random assignment), so a CPU
 	// that is slower or busier than the others (interrupts, the hypervisor) is not charged
 	// to one point.
@@ -197,7 +196,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		var errs []error
 		for _, p := range i.points {
 			for _, rec := range p.recs {
-				if err := rec.finish(wctx); err != nil {
+				if err := rec.finish(); err != nil {
 					errs = append(errs, err)
 				}
 				if f := rec.failure(); f != nil {
@@ -238,7 +237,6 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 // point at once in a duet, each stored in the point's run of that slice. interrupted
 // names where Ctrl-C stopped it ("" when it did not); err is the store's.
 func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string) (interrupted string, err error) {
-	wctx := context.WithoutCancel(ctx)
 	steps := make([]workload.Step, len(tr.points))
 	recs := make([]*runRecord, len(tr.points))
 	var where []string
@@ -248,7 +246,7 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 		if tr.slices > 1 {
 			steps[j] = &sliceStep{Step: steps[j], slice: tr.slice, of: tr.slices}
 		}
-		if recs[j], err = i.record(wctx, p, b, tr.slice-1); err != nil {
+		if recs[j], err = i.record(ctx, p, b, tr.slice-1); err != nil {
 			return "", err
 		}
 		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].id))
@@ -325,7 +323,7 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 				}
 			}
 		}
-		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra))
+		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), newStoreOpts(i.env, p.cfg))
 		if err != nil {
 			return nil, badInput(err)
 		}

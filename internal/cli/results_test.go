@@ -2,11 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestResultsCopy: two tiny runs written into one store at once are both complete; copied
@@ -100,5 +103,82 @@ func TestResultsCopy(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "e.db")); err == nil {
 		t.Error("a refused copy created its target store")
+	}
+}
+
+// TestResultsCopyKilled (issue 23's acceptance): `results copy` killed with -9 at 20
+// random points (seeded, spread over a whole copy's duration) and run again, and then two
+// copies at once into a fresh store, end with exactly the source's runs: the same reports.
+func TestResultsCopyKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills copy processes")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	labels := []string{"k1", "k2", "k3"}
+	for _, l := range labels {
+		if code, _, stderr := runCLI(t, nil, "run", "insertbench", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,l.x,qp100",
+			"--time", "1", "--report-interval", "0.02", "--label", l, "--results", src, "--quiet"); code != 0 {
+			t.Fatalf("run %s: %s", l, stderr)
+		}
+	}
+	report := func(store string) string {
+		code, out, stderr := runCLI(t, nil, append([]string{"report", "--results", store, "--format", "json"}, labels...)...)
+		if code != 0 {
+			t.Fatalf("report of %s: %d %s", store, code, stderr)
+		}
+		return out
+	}
+	want := report(src)
+	bin := buildBinary(t)
+	copyTo := func(dst string) *exec.Cmd {
+		return exec.Command(bin, "results", "copy", "--from", src, "--to", dst)
+	}
+	// How long a whole copy takes, to spread the kills over it.
+	full := filepath.Join(dir, "full.db")
+	start := time.Now()
+	if out, err := copyTo(full).CombinedOutput(); err != nil {
+		t.Fatalf("copy: %v %s", err, out)
+	}
+	whole := time.Since(start)
+	rng := rand.New(rand.NewPCG(23, 20))
+	killed := 0
+	for k := range 20 {
+		dst := filepath.Join(dir, fmt.Sprintf("dst%d.db", k))
+		cmd := copyTo(dst)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(whole))))
+		_ = cmd.Process.Kill()
+		if err := cmd.Wait(); err != nil {
+			killed++
+		}
+		if out, err := copyTo(dst).CombinedOutput(); err != nil {
+			t.Fatalf("kill %d: copy again: %v %s", k, err, out)
+		}
+		if got := report(dst); got != want {
+			t.Errorf("kill %d: the store copied again reports differently from the source", k)
+		}
+	}
+	t.Logf("a whole copy took %v; %d of 20 copies were killed before they ended", whole.Round(time.Millisecond), killed)
+	if killed < 10 {
+		t.Errorf("only %d of 20 copies were killed midway: the kill points are not spread over the copy", killed)
+	}
+	// Two at once.
+	both := filepath.Join(dir, "both.db")
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := copyTo(both).CombinedOutput(); err != nil {
+				t.Errorf("concurrent copy: %v %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := report(both); got != want {
+		t.Errorf("two concurrent copies: the store reports differently from the source")
 	}
 }

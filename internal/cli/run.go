@@ -15,7 +15,6 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
-	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
@@ -50,6 +49,7 @@ type runFlags struct {
 	cacheDir       string
 	storageEngine  string
 	repeat         int
+	storeTimeout   float64
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -141,6 +141,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.buildID, "build-id", "", "the engine's build or commit, stored with the run (env build_id): dbperf history shows it on the x-axis")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
 	fl.StringVar(&f.results, "results", "", resultsUsage)
+	fl.Float64Var(&f.storeTimeout, "store-timeout", defaultStoreTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
@@ -184,6 +185,11 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		default:
 			cfg.Time = seconds(f.timeSec)
 		}
+	}
+	if !(f.storeTimeout > 0) || f.storeTimeout > maxTimeSec {
+		errs = append(errs, fmt.Errorf("--store-timeout must be a positive number of seconds (at most %d), got %g", maxTimeSec, f.storeTimeout))
+	} else {
+		cfg.StoreTimeout = seconds(f.storeTimeout)
 	}
 	if cfg.ProfilesDir == "" {
 		cfg.ProfilesDir = defaultProfilesDir(env)
@@ -350,10 +356,10 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		return 0, "", err
 	}
 	defer ot.close()
-	// From here on everything is written: use a context that survives Ctrl-C for the
-	// store, so an interrupted run still records what it measured.
-	wctx := context.WithoutCancel(ctx)
-	rec, err := beginRun(wctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil))
+	// From here on everything is written, also after Ctrl-C (runRecord: the store's
+	// writes survive it by storeGrace).
+	opts := newStoreOpts(env, cfg)
+	rec, err := beginRun(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
 	if err != nil {
 		return 0, "", badInput(err)
 	}
@@ -364,11 +370,13 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 			return rec.id, "", err
 		}
 	}
-	if err := rec.finish(wctx); err != nil {
+	if err := rec.finish(); err != nil {
 		return rec.id, "", err
 	}
 	if !cfg.Quiet {
-		runs, err := st.Results(wctx, []int64{rec.id})
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.timeout)
+		defer cancel()
+		runs, err := st.Results(rctx, []int64{rec.id})
 		if err != nil {
 			return rec.id, "", err
 		}
@@ -481,94 +489,6 @@ func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
 	return &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
 }
 
-// runRecord is one stored run being written: its steps are run and stored one at a
-// time (runRecord.step), possibly interleaved with other runs' steps.
-type runRecord struct {
-	st       *store.Store
-	id       int64
-	status   string // store.RunOK until a step fails or is interrupted
-	firstErr string // why the following steps are skipped
-	stored   int    // steps finished and stored
-}
-
-// beginRun stores the run's start (ctx must survive Ctrl-C: context.WithoutCancel).
-func beginRun(ctx context.Context, st *store.Store, meta store.RunMeta) (*runRecord, error) {
-	id, err := st.BeginRun(ctx, meta)
-	if err != nil {
-		return nil, err
-	}
-	return &runRecord{st: st, id: id, status: store.RunOK}, nil
-}
-
-// storeFailed is the error of a results store that failed mid-run (a full disk, a lost
-// mount). What was stored before stays, consistent (one transaction per write); the run
-// is a failed run, exit status 1, not bad input.
-func (rec *runRecord) storeFailed(what string, err error) error {
-	return &exitError{code: ExitStepFailed, err: fmt.Errorf(
-		"results store failed %s, the run stops: %w (run %d keeps the %s stored before; dbperf report %d)",
-		what, err, rec.id, plural(rec.stored, "finished step"), rec.id)}
-}
-
-// step runs step (the run's seq-th) with r and stores it, or records it skipped when an
-// earlier step of the run failed or was interrupted. The error is the store's only: a
-// failed step is a result (rec.status).
-func (rec *runRecord) step(ctx context.Context, env Env, r *runner.Runner, prog *progress.Progress, seq int, step workload.Step) error {
-	wctx := context.WithoutCancel(ctx)
-	if rec.status != store.RunOK {
-		return rec.skip(wctx, seq, step.Name(), step.Group())
-	}
-	stepID, err := rec.st.BeginStep(wctx, rec.id, seq, step.Name(), step.Group(), time.Now())
-	if err != nil {
-		return rec.storeFailed("at the start of step "+step.Name(), err)
-	}
-	obs := &observer{ctx: wctx, st: rec.st, stepID: stepID, prog: prog}
-	res := r.Run(ctx, step, obs)
-	if obs.err != nil && res.Status == metrics.StatusOK {
-		res.Status, res.Error = metrics.StatusFailed, obs.err.Error()
-	}
-	prog.Finish(res)
-	if err := rec.st.FinishStep(wctx, stepID, res); err != nil {
-		return rec.storeFailed("at the end of step "+step.Name(), err)
-	}
-	if obs.err != nil {
-		return rec.storeFailed("during step "+step.Name(), obs.err)
-	}
-	rec.stored++
-	switch res.Status {
-	case metrics.StatusInterrupted:
-		rec.status, rec.firstErr = store.RunInterrupted, "interrupted during "+step.Name()
-	case metrics.StatusFailed:
-		rec.status, rec.firstErr = store.RunFailed, "step "+step.Name()+" failed"
-		fmt.Fprintf(env.Err, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
-	}
-	return nil
-}
-
-// skip records a step that was not run because of an earlier failure.
-func (rec *runRecord) skip(ctx context.Context, seq int, name, group string) error {
-	res := metrics.StepResult{Name: name, Status: metrics.StatusSkipped, Error: "not run: " + rec.firstErr}
-	if err := recordSkipped(ctx, rec.st, rec.id, seq, group, res); err != nil {
-		return rec.storeFailed("recording the skipped step "+name, err)
-	}
-	return nil
-}
-
-// finish stores the run's end and status.
-func (rec *runRecord) finish(ctx context.Context) error {
-	if err := rec.st.FinishRun(ctx, rec.id, rec.status, time.Now()); err != nil {
-		return rec.storeFailed("at the end of the run", err)
-	}
-	return nil
-}
-
-// failure is the exit error of a finished run with a failed step (nil otherwise).
-func (rec *runRecord) failure() error {
-	if rec.status == store.RunFailed {
-		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", rec.id, rec.firstErr)}
-	}
-	return nil
-}
-
 // engineLabel names the engine in the store: MariaDB's storage engines are told apart
 // ("mariadb/innodb", "mariadb/rocksdb") so runs and reports never mix them up.
 func engineLabel(cfg *config.Run) string {
@@ -580,34 +500,6 @@ func engineLabel(cfg *config.Run) string {
 		return cfg.Engine + "/" + se
 	}
 	return cfg.Engine
-}
-
-func recordSkipped(ctx context.Context, st *store.Store, runID int64, seq int, group string, res metrics.StepResult) error {
-	id, err := st.BeginStep(ctx, runID, seq, res.Name, group, time.Now())
-	if err != nil {
-		return err
-	}
-	return st.FinishStep(ctx, id, res)
-}
-
-// observer writes each interval to the store as it happens and shows it on the terminal.
-type observer struct {
-	ctx    context.Context
-	st     *store.Store
-	stepID int64
-	prog   *progress.Progress
-	err    error
-}
-
-func (o *observer) StepStarted(name string, load workload.Load) {
-	o.prog.Start(name, load.Duration)
-}
-
-func (o *observer) Interval(name string, iv metrics.Interval) {
-	if err := o.st.AppendIntervals(o.ctx, o.stepID, []metrics.Interval{iv}); err != nil && o.err == nil {
-		o.err = err
-	}
-	o.prog.Interval(name, iv)
 }
 
 // workDir returns the engine's directory and a function that removes it when dbperf made

@@ -12,9 +12,17 @@ import (
 	"time"
 )
 
-// buildBinary builds dbperf for the tests that need a real process to kill.
+// buildBinary builds dbperf for the tests that need a real process to kill, or returns
+// $DBPERF_TEST_BIN: `make test` builds bin/dbperf from this tree just before the tests and
+// passes it, which spares ten links of the cgo binary.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("DBPERF_TEST_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("DBPERF_TEST_BIN: %v", err)
+		}
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "dbperf")
 	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dbperf").CombinedOutput()
 	if err != nil {

@@ -60,11 +60,15 @@ func TestResultsStoreFull(t *testing.T) {
 		t.Fatalf("first run: %d %s", code, stderr)
 	}
 	fill(t, dir, 64<<10)
-	code, _, stderr := runCLI(t, nil, "run", "insertbench", "--scale", "tiny", "--steps", "l.i0,l.x,qp100", "--rows", "2000",
+	spill := t.TempDir()
+	code, _, stderr := runCLI(t, map[string]string{"DBPERF_SPILL_DIR": spill}, "run", "insertbench", "--scale", "tiny", "--steps", "l.i0,l.x,qp100", "--rows", "2000",
 		"--time", "5", "--report-interval", "0.05", "--results", results, "--quiet")
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	if code != ExitStepFailed || !strings.Contains(stderr, "results store failed") || !strings.Contains(stderr, "keeps the") {
-		t.Fatalf("run into a full store: exit %d, want %d:\n%s", code, ExitStepFailed, stderr)
+	if code != ExitStepFailed || !strings.Contains(stderr, "results store failed") || !strings.Contains(stderr, "everything it measured is in "+spill) {
+		t.Fatalf("run into a full store: exit %d, want %d, and a spill file in %s:\n%s", code, ExitStepFailed, spill, stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(spill, "run-*.db")); len(files) != 1 {
+		t.Errorf("spill files: %v", files)
 	}
 	t.Logf("%s", lines[len(lines)-1])
 	db, err := sql.Open("sqlite3", "file:"+results+"?mode=ro")

@@ -27,7 +27,11 @@ type Run struct {
 	Repeat int
 	// ResultsPath is the results store file.
 	ResultsPath string
-	Quiet       bool
+	// StoreTimeout is how long a write to the results store may keep failing or waiting
+	// (retried meanwhile) before the run stops and keeps its figures in a spill file; 0 is
+	// the default, 30 s. Measuring never waits on the store.
+	StoreTimeout time.Duration
+	Quiet        bool
 	// ReportInterval is the length of one measurement interval.
 	ReportInterval time.Duration
 	// WorkDir holds the engine's files; empty means a fresh temporary directory.

@@ -111,6 +111,15 @@ func MetricNames() []string {
 // MetricNames.
 const MetricThinkUSPerOp = "think_us_per_op"
 
+// MetricServiceUSPerOp is the mean service time, in µs, of the completed operations of the
+// closed-loop workers (of the primary label, or of all when it has none): each operation
+// timed from its start to its end, as the latency percentiles are but exact rather than
+// from a histogram of whole µs. With the pause after each (MetricThinkUSPerOp) it tells
+// what a closed loop's rate should be, 1/(service + pause + the loop's own time), so it
+// gives the known effect of a think time from the latencies measured
+// (scripts/comparisons.py). Like the think time it is not in MetricNames.
+const MetricServiceUSPerOp = "service_us_per_op"
+
 // gib is the unit of dbgb and rss_gb (the reference divides du's bytes by 1024³).
 const gib = 1 << 30
 

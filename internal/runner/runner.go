@@ -39,12 +39,12 @@ type Runner struct {
 	// Think, when > 0, is a client think time: every closed-loop worker (a workload.Group
 	// with Rate 0; never a paced one) pauses after each operation, outside the operation's
 	// timed service time, for Think on average (a timer's lateness is taken off the next
-	// pauses), so a closed-loop step's throughput drops by a predictable factor,
-	// 1/(1 + Think × the rate of one worker without it). The pauses actually taken are
+	// pauses), so a closed-loop step's throughput drops by a factor that follows from the
+	// service times measured (MetricServiceUSPerOp). The pauses actually taken are
 	// measured (metrics.MetricThinkUSPerOp). A Think up to spinThink is busy-waited (the
 	// worker's CPU, so its client CPU per op grows by Think too), a longer one sleeps on a
 	// timer. 0: no pause; the worker's loop then costs one predictable branch more per
-	// operation and nothing else.
+	// operation (and, think or not, one addition to its service time).
 	Think time.Duration
 	// Pin, when set, pins the step's workers to CPUs of their own beside another runner's
 	// step (the duet design, Pin).
@@ -52,14 +52,13 @@ type Runner struct {
 }
 
 // spinThink is the longest Runner.Think that is busy-waited. A timer on the 2-core VM fires
-// about a millisecond late, so a shorter sleep is taken as a millisecond every few
-// operations (the lateness is made up by skipping pauses), and the idle CPUs in those gaps
-// change the cost of the operations themselves: on managed PostgreSQL a 100 µs sleep made
-// qp100's queries 18% cheaper, a 500 µs one 75% dearer. A spin of a few µs after every
-// operation keeps the CPUs as busy as without it, so a closed-loop step's rate drops by
-// the factor the pause predicts, 1/(1 + Think × rate), which is what a known effect for
-// checking comparisons needs (a 5% effect is ~3 µs per query on PostgreSQL, ~0.5 µs on
-// SQLite).
+// about a millisecond late, so a shorter sleep would be taken as a millisecond every few
+// operations (the lateness is made up by skipping pauses), a pattern nothing like the
+// think time asked for. A spin of a few µs after every operation is the pause asked for,
+// every time. It does not keep the operations' own cost as it was: on the VM a 5 µs spin
+// made managed PostgreSQL's queries ~20% cheaper. So the effect of a think time is
+// predicted from the service times measured (MetricServiceUSPerOp), not from the rate
+// without it alone (scripts/comparisons.py).
 const spinThink = 50 * time.Microsecond
 
 type worker struct {
@@ -74,6 +73,10 @@ type worker struct {
 	think  time.Duration
 	paused time.Duration
 	pauses int64
+	// served is the timed service time of the worker's completed operations and served
+	// how many (MetricServiceUSPerOp), written when its loop ends.
+	served    time.Duration
+	servedOps int64
 	// threadCPU is the CPU the worker's pinned thread used (Runner.Pin); pinOK whether it
 	// was pinned.
 	threadCPU time.Duration
@@ -187,6 +190,12 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 			res.Metrics = map[string]float64{}
 		}
 		res.Metrics[metrics.MetricThinkUSPerOp] = us
+	}
+	if us, ok := servicePerOp(workers, load.Primary); ok {
+		if res.Metrics == nil {
+			res.Metrics = map[string]float64{}
+		}
+		res.Metrics[metrics.MetricServiceUSPerOp] = us
 	}
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
@@ -338,6 +347,9 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 	now := func() time.Time { return start.Add(time.Since(start)) }
 	think := w.think // a local: with no think time, one predictable branch per op
 	var overrun time.Duration
+	var served time.Duration // locals, stored once at the end: no write to w per op
+	var servedOps int64
+	defer func() { w.served, w.servedOps = served, servedOps }()
 	for stopCtx.Err() == nil {
 		// A paced op's intended start is its slot in the schedule; a closed-loop op has
 		// none (it starts when it is sent: one clock read fewer per op).
@@ -390,6 +402,8 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 			report(err)
 			return
 		}
+		served += t1.Sub(t0)
+		servedOps++
 		if think > 0 {
 			// The pause follows t1: it is not the op's time. A timer fires late (on the
 			// 2-core VM a 2 ms timer takes 2.2 ms on average, a 100 µs one 1.1 ms), so each
@@ -452,6 +466,32 @@ func thinkPerOp(ws []*worker, primary string) (float64, bool) {
 		return 0, false
 	}
 	return paused.Seconds() * 1e6 / float64(pauses), true
+}
+
+// servicePerOp is metrics.MetricServiceUSPerOp: the mean timed service time of the
+// closed-loop workers' completed operations, of the primary label's workers or of all
+// closed-loop workers when the primary label has none; false when none completed.
+func servicePerOp(ws []*worker, primary string) (float64, bool) {
+	var all, prim time.Duration
+	var allOps, primOps int64
+	for _, w := range ws {
+		if w.group.Rate != 0 {
+			continue
+		}
+		all += w.served
+		allOps += w.servedOps
+		if w.group.Label == primary {
+			prim += w.served
+			primOps += w.servedOps
+		}
+	}
+	if primOps > 0 {
+		all, allOps = prim, primOps
+	}
+	if allOps == 0 {
+		return 0, false
+	}
+	return all.Seconds() * 1e6 / float64(allOps), true
 }
 
 // raiseProcs makes sure every worker can be in a system call at once with one P to spare

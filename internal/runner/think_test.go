@@ -81,6 +81,13 @@ func TestThinkSpin(t *testing.T) {
 	if !ok || us < 10 || us > 12 {
 		t.Errorf("%s = %v (present %v), want 10–12 µs", metrics.MetricThinkUSPerOp, us, ok)
 	}
+	// The service time measured and the pause explain the cycle of the closed loop.
+	svc, ok := res.Metrics[metrics.MetricServiceUSPerOp]
+	cycle := res.Seconds * 1e6 / float64(ops)
+	t.Logf("service %.2f µs + pause %.2f µs; cycle %.2f µs", svc, us, cycle)
+	if !ok || svc <= 0 || svc+us > cycle {
+		t.Errorf("%s = %v (present %v): with the pause %.2f µs longer than the cycle %.2f µs", metrics.MetricServiceUSPerOp, svc, ok, us, cycle)
+	}
 	if c := res.ClientCPUPerOpUS(); c > 0 && c < 0.8*us {
 		t.Errorf("client CPU %.1f µs/op, less than the spun pause %.1f µs", c, us)
 	}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mattn/go-sqlite3"
+)
+
+// transient: which store errors a write retries until --store-timeout.
+func TestTransient(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"sqlite busy", sqlite3.Error{Code: sqlite3.ErrBusy}, true},
+		{"sqlite locked, wrapped", fmt.Errorf("store: append intervals: %w", sqlite3.Error{Code: sqlite3.ErrLocked}), true},
+		{"sqlite full", sqlite3.Error{Code: sqlite3.ErrFull}, false},
+		{"sqlite constraint", sqlite3.Error{Code: sqlite3.ErrConstraint}, false},
+		{"postgres admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
+		{"postgres cannot connect now", &pgconn.PgError{Code: "57P03"}, true},
+		{"postgres connection failure", &pgconn.PgError{Code: "08006"}, true},
+		{"postgres serialization", &pgconn.PgError{Code: "40001"}, true},
+		{"postgres disk full", &pgconn.PgError{Code: "53100"}, true},
+		{"postgres unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"postgres undefined table", &pgconn.PgError{Code: "42P01"}, false},
+		{"network", io.ErrUnexpectedEOF, true},
+		{"deadline", context.DeadlineExceeded, true},
+	} {
+		if got := transient(c.err); got != c.want {
+			t.Errorf("%s: transient %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// call returns at its context's deadline even when fn does not.
+func TestCallDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	release := make(chan struct{})
+	defer close(release)
+	start := time.Now()
+	err := call(ctx, func(context.Context) error { <-release; return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("call of a function that ignores its context: %v after %v", err, time.Since(start))
+	}
+	if err := call(context.Background(), func(context.Context) error { return io.EOF }); err != io.EOF {
+		t.Errorf("call: %v, want fn's error", err)
+	}
+}
