@@ -178,6 +178,33 @@ func TestStoreStalled(t *testing.T) {
 		})
 	})
 
+	// The store's server drops every connection of the run, again and again for 3 s (as
+	// a restart or a failover does): the writes fail (admin shutdown, lost connections) and
+	// are retried on new connections.
+	t.Run("postgres connections killed", func(t *testing.T) {
+		in := startStorePostgres(t)
+		run(t, in.DSN, func() {
+			db, err := sql.Open("pgx", in.DSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			killed := 0
+			for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+				var n int
+				if err := db.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				killed += n
+			}
+			if killed == 0 {
+				t.Error("no connection of the run was killed")
+			}
+			t.Logf("killed %d connections of the run in 3 s", killed)
+		})
+	})
+
 	t.Run("postgres", func(t *testing.T) {
 		in := startStorePostgres(t)
 		run(t, in.DSN, func() {
