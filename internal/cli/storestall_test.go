@@ -128,7 +128,8 @@ func qr100Intervals(t *testing.T, dsn string) (counts []int64, seconds float64) 
 
 // TestStoreStalled (issue 23): the results store stalls for 3 s in the middle of a 10 s
 // qr100 — a SQLite store locked by another connection's BEGIN EXCLUSIVE, a PostgreSQL
-// store's every process stopped with SIGSTOP — and the measurement does not notice: the
+// store's every process stopped with SIGSTOP, its connections killed again and again, or
+// the server crashed and recovered — and the measurement does not notice: the
 // step lasts its 10 s, every whole interval holds about the same count, and the run ends
 // ok once the store answers again.
 func TestStoreStalled(t *testing.T) {
@@ -202,6 +203,38 @@ func TestStoreStalled(t *testing.T) {
 				t.Error("no connection of the run was killed")
 			}
 			t.Logf("killed %d connections of the run in 3 s", killed)
+		})
+	})
+
+	// A backend of the run's store connections killed with -9: PostgreSQL takes it for a
+	// crash, ends every connection, recovers and accepts connections again (its
+	// restart_after_crash), as a store that crashed and restarted does.
+	t.Run("postgres crashed and recovered", func(t *testing.T) {
+		in := startStorePostgres(t)
+		run(t, in.DSN, func() {
+			db, err := sql.Open("pgx", in.DSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var pid int
+			if err := db.QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+				AND pid <> pg_backend_pid() AND backend_type = 'client backend' LIMIT 1`).Scan(&pid); err != nil {
+				t.Fatalf("a backend of the run: %v", err)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			// Back once it accepts connections again (recovery takes about a second).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				var one int
+				if err := db.QueryRow("SELECT 1").Scan(&one); err == nil {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatalf("the store did not come back: %v", err)
+				}
+			}
+			time.Sleep(time.Second)
 		})
 	})
 
