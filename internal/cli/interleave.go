@@ -91,6 +91,8 @@ type interleaved struct {
 	duet  bool
 	cpus  []unix.CPUSet
 	procs *runner.Procs
+	// store is how every run of the sweep writes to the store (one timeout, shared).
+	store storeOpts
 }
 
 // runBlocks runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
@@ -323,7 +325,7 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 				}
 			}
 		}
-		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), newStoreOpts(i.env, p.cfg))
+		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), i.store)
 		if err != nil {
 			return nil, badInput(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,6 +52,10 @@ const (
 type storeOpts struct {
 	timeout  time.Duration // --store-timeout
 	spillDir string        // where spill files go (spillDir)
+	// down, shared by the runs of one command (a sweep's many), is set when a write got no
+	// answer within the timeout: the runs' later writes fail at once instead of waiting
+	// the timeout again each.
+	down *atomic.Bool
 }
 
 func newStoreOpts(env Env, cfg *config.Run) storeOpts {
@@ -58,7 +63,7 @@ func newStoreOpts(env Env, cfg *config.Run) storeOpts {
 	if t <= 0 {
 		t = defaultStoreTimeout
 	}
-	return storeOpts{timeout: t, spillDir: spillDir(env)}
+	return storeOpts{timeout: t, spillDir: spillDir(env), down: new(atomic.Bool)}
 }
 
 // spillDir is where spill files go: $DBPERF_SPILL_DIR, else $XDG_STATE_HOME/dbperf/spill,
@@ -171,6 +176,9 @@ func beginRun(ctx context.Context, st *store.Store, meta store.RunMeta, opts sto
 // write runs one store write, retried while its errors are transient, until
 // opts.timeout has passed or the store's grace after Ctrl-C is over.
 func (rec *runRecord) write(fn func(context.Context) error) error {
+	if rec.opts.down.Load() {
+		return fmt.Errorf("the results store gave no answer within --store-timeout %s earlier", rec.opts.timeout)
+	}
 	ctx, cancel := context.WithTimeout(rec.sctx, rec.opts.timeout)
 	defer cancel()
 	backoff := 50 * time.Millisecond
@@ -183,6 +191,7 @@ func (rec *runRecord) write(fn func(context.Context) error) error {
 			if rec.sctx.Err() != nil {
 				return fmt.Errorf("interrupted while the results store did not answer: %w", err)
 			}
+			rec.opts.down.Store(true)
 			return fmt.Errorf("no answer within --store-timeout %s: %w", rec.opts.timeout, err)
 		}
 		if !transient(err) {

@@ -356,8 +356,9 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 	il := &interleaved{env: env, wl: wl, params: params, eng: eng, st: st, prefix: prefix,
 		slice: seconds(sw.slice), resolve: resolve, quiet: cfg.Quiet,
 		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
-		rng:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
-		prog: progress.New(env.Out, env.IsTerminal, cfg.Quiet)}
+		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
+		prog:  progress.New(env.Out, env.IsTerminal, cfg.Quiet),
+		store: newStoreOpts(env, cfg)}
 	for _, p := range points {
 		il.points = append(il.points, &trialPoint{sweepPoint: p})
 	}
