@@ -47,7 +47,7 @@ const (
 	labelInsert     = "insert"
 	labelDelete     = "delete"
 	labelIndex      = "index"
-	labelCleanup    = "cleanup"
+	labelCleanup    = workload.LabelCleanup
 	labelRangeQuery = "range-query"
 	labelPointQuery = "point-query"
 	roleQuery       = "query"
@@ -57,7 +57,7 @@ const (
 const (
 	kindLoad      = "load"
 	kindReadWrite = "read-write"
-	kindCleanup   = "cleanup"
+	kindCleanup   = workload.KindCleanup
 )
 
 // Rows per commit by default (spec "Steps", reference §1.9).

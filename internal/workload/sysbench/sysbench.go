@@ -42,11 +42,11 @@ const (
 	kindLoad    = "load"
 	kindRead    = "read"
 	kindWrite   = "write"
-	kindCleanup = "cleanup"
+	kindCleanup = workload.KindCleanup
 
 	labelIndex   = "index"
 	labelInsert  = "insert"
-	labelCleanup = "cleanup"
+	labelCleanup = workload.LabelCleanup
 )
 
 // Workload is the sysbench suite.
