@@ -2,12 +2,17 @@ package cli
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -90,8 +95,9 @@ func graceContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // transient reports whether a store error may go away by itself: a lock another process
-// holds, a connection lost or refused, a server shutting down or starting, a deadline. A
-// constraint, a full disk or a schema error would fail again at once.
+// holds, a connection lost or refused, a server shutting down, starting or recovering, a
+// deadline. Anything else (a constraint, a full SQLite disk, a schema error, a bug) would
+// fail again at once and is not retried.
 func transient(err error) bool {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
@@ -104,12 +110,25 @@ func transient(err error) bool {
 			return false
 		case pe.Code[:2] == "08", pe.Code[:2] == "53", pe.Code[:2] == "57", pe.Code[:2] == "40":
 			// connection exceptions, insufficient resources, operator intervention
-			// (admin shutdown, cannot connect now), transaction rollbacks
+			// (admin shutdown, crash shutdown, cannot connect now), transaction rollbacks
 			return true
 		}
 		return false
 	}
-	return true // not an answer of the database: the network, a timeout
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &errno): // before net.Error, which every Errno satisfies
+		return errno == syscall.ECONNREFUSED || errno == syscall.ECONNRESET || errno == syscall.EPIPE ||
+			errno == syscall.ETIMEDOUT
+	case pgconn.SafeToRetry(err), pgconn.Timeout(err), errors.As(err, &ce), errors.As(err, &ne):
+		return true
+	}
+	return false
 }
 
 // call runs fn and returns when it does or when ctx is done, whichever is first; fn gets

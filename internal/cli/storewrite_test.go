@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +33,13 @@ func TestTransient(t *testing.T) {
 		{"postgres disk full", &pgconn.PgError{Code: "53100"}, true},
 		{"postgres unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"postgres undefined table", &pgconn.PgError{Code: "42P01"}, false},
-		{"network", io.ErrUnexpectedEOF, true},
+		{"connection closed", io.ErrUnexpectedEOF, true},
 		{"deadline", context.DeadlineExceeded, true},
+		{"connection refused", fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), true},
+		{"connection reset", fmt.Errorf("write: %w", syscall.ECONNRESET), true},
+		{"a bad connection", fmt.Errorf("store: %w", driver.ErrBadConn), true},
+		{"a store's own error", errors.New("store: finish run 3: no such run"), false},
+		{"permission", fmt.Errorf("open: %w", syscall.EACCES), false},
 	} {
 		if got := transient(c.err); got != c.want {
 			t.Errorf("%s: transient %v, want %v", c.name, got, c.want)
