@@ -443,55 +443,46 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 }
 
 // thinkPerOp is metrics.MetricThinkUSPerOp: the mean completed pause of the closed-loop
-// workers of the primary label, or of all closed-loop workers when the primary label has
-// none; false when no pause was completed.
+// workers that think; false when no pause was completed.
 func thinkPerOp(ws []*worker, primary string) (float64, bool) {
-	var paused, primPaused time.Duration
-	var pauses, primPauses int64
-	for _, w := range ws {
-		if w.think <= 0 {
-			continue
-		}
-		paused += w.paused
-		pauses += w.pauses
-		if w.group.Label == primary {
-			primPaused += w.paused
-			primPauses += w.pauses
-		}
-	}
-	if primPauses > 0 {
-		paused, pauses = primPaused, primPauses
-	}
-	if pauses == 0 {
-		return 0, false
-	}
-	return paused.Seconds() * 1e6 / float64(pauses), true
+	return meanUSPerOp(ws, primary, func(w *worker) (time.Duration, int64, bool) {
+		return w.paused, w.pauses, w.think > 0
+	})
 }
 
 // servicePerOp is metrics.MetricServiceUSPerOp: the mean timed service time of the
-// closed-loop workers' completed operations, of the primary label's workers or of all
-// closed-loop workers when the primary label has none; false when none completed.
+// closed-loop workers' completed operations; false when none completed.
 func servicePerOp(ws []*worker, primary string) (float64, bool) {
+	return meanUSPerOp(ws, primary, func(w *worker) (time.Duration, int64, bool) {
+		return w.served, w.servedOps, w.group.Rate == 0
+	})
+}
+
+// meanUSPerOp is a mean in µs over the workers that of says count (their time and how many
+// of it): of the primary label's workers, or of all counted workers when the primary label
+// has none; false when there is nothing to average.
+func meanUSPerOp(ws []*worker, primary string, of func(*worker) (time.Duration, int64, bool)) (float64, bool) {
 	var all, prim time.Duration
-	var allOps, primOps int64
+	var allN, primN int64
 	for _, w := range ws {
-		if w.group.Rate != 0 {
+		d, n, ok := of(w)
+		if !ok {
 			continue
 		}
-		all += w.served
-		allOps += w.servedOps
+		all += d
+		allN += n
 		if w.group.Label == primary {
-			prim += w.served
-			primOps += w.servedOps
+			prim += d
+			primN += n
 		}
 	}
-	if primOps > 0 {
-		all, allOps = prim, primOps
+	if primN > 0 {
+		all, allN = prim, primN
 	}
-	if allOps == 0 {
+	if allN == 0 {
 		return 0, false
 	}
-	return all.Seconds() * 1e6 / float64(allOps), true
+	return all.Seconds() * 1e6 / float64(allN), true
 }
 
 // raiseProcs makes sure every worker can be in a system call at once with one P to spare
