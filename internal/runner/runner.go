@@ -56,7 +56,7 @@ type Runner struct {
 // operations (the lateness is made up by skipping pauses), a pattern nothing like the
 // think time asked for. A spin of a few µs after every operation is the pause asked for,
 // every time. It does not keep the operations' own cost as it was: on the VM a 5 µs spin
-// made managed PostgreSQL's queries ~20% cheaper. So the effect of a think time is
+// made managed PostgreSQL's queries 16–17% cheaper. So the effect of a think time is
 // predicted from the service times measured (MetricServiceUSPerOp), not from the rate
 // without it alone (scripts/comparisons.py).
 const spinThink = 50 * time.Microsecond
