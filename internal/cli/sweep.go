@@ -82,16 +82,24 @@ func newSweepWorkloadCmd(env Env, wl workload.Workload) *cobra.Command {
 	cmd, f, params := newWorkloadCmd(env, wl)
 	name := wl.Meta().Name
 	cmd.Short = "Sweep " + name + " over versions and/or profiles of a managed engine"
-	cmd.Long = fmt.Sprintf(`Run %s over several versions and/or config profiles of a managed engine (see
-dbperf sweep --help), then print the relative report of the points, the first the base.`, name)
-	cmd.Example = fmt.Sprintf(`  dbperf sweep %[1]s --engine postgres --versions 13,15 --scale tiny
-  dbperf sweep %[1]s --engine mariadb --versions 10.11,11.4 --profiles default,cached --repeat 3
-  dbperf sweep %[1]s --engine postgres --versions 12,13,14,15,16,17,18 --label pg-versions --resume`, name)
+	over := "several versions and/or config profiles of a managed engine"
+	if _, servers := kindEngines(wl.Meta().Kind); !servers {
+		over = "config profiles (LSM options) of a key-value engine"
+	}
+	cmd.Long = fmt.Sprintf(`Run %s over %s (see
+dbperf sweep --help), then print the relative report of the points, the first the base.`, name, over)
+	var ex []string
+	for _, e := range wl.Meta().SweepExamples {
+		ex = append(ex, "  dbperf sweep "+name+" "+e)
+	}
+	cmd.Example = strings.Join(ex, "\n")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runSweep(cmd.Context(), env, cmd, wl, params, f, &sw)
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
+	if _, servers := kindEngines(wl.Meta().Kind); servers {
+		fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
+	}
 	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (built in, or in --profiles-dir), e.g. default,cached; default: --profile")
 	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip the points (sequential) or blocks (interleaved) already stored finished")
 	fl.StringVar(&sw.design, "design", designInterleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")

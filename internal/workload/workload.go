@@ -31,6 +31,11 @@ type Meta struct {
 	Groups []StepGroup
 	// Summary is one line for `dbperf run --help`.
 	Summary string
+	// Examples are the flags of working `dbperf run NAME …` commands, one per line of
+	// `dbperf run NAME --help` (the cli's tests check each parses and validates).
+	Examples []string
+	// SweepExamples are the same for `dbperf sweep NAME …`.
+	SweepExamples []string
 	// SessionsPerClient is the most sessions one client (--clients) holds open at once in
 	// any step (0 means 1), so a run is refused before it opens more than the engine
 	// accepts.

@@ -69,6 +69,15 @@ func (*Workload) Meta() workload.Meta {
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindKV,
 		Steps:   stepNames(currentSpecs(p)),
 		Summary: "db_bench-style key-value suite (benchmark_compare.sh's sequence, all3.sh's, LSM shapes) on rocksdb and pebble",
+		Examples: []string{
+			"--scale tiny",
+			"--engine pebble --scale tiny --sequence shape",
+			"--engine rocksdb --scale small --profile zstd --steps fillseq_disable_wal,readrandom --duration 30",
+		},
+		SweepExamples: []string{
+			"--engine rocksdb --profiles default,zstd --scale tiny",
+			"--engine pebble --profiles a=default,b=default --scale tiny --repeat 6",
+		},
 		Groups: []workload.StepGroup{
 			{Name: groupLoad, Title: "load (fill)"},
 			{Name: groupRead, Title: "point reads"},

@@ -17,7 +17,7 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// Scale presets (README "The db_bench-style suite").
+// Scale presets (docs/dbbench.md).
 var scales = []string{"tiny", "small", "reference", "large"}
 
 // defaultScale is benchmark_compare.sh's own defaults (§4.1).

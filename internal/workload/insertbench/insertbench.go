@@ -149,6 +149,17 @@ var _ workload.Workload = (*Workload)(nil)
 func (*Workload) Meta() workload.Meta {
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames(),
 		Summary: "the Insert Benchmark: l.i0 l.x l.i1 l.i2 cleanup qr100 qp100 qr500 qp500 qr1000 qp1000",
+		Examples: []string{
+			"--scale tiny",
+			"--scale tiny --steps l.i0,l.x,qp100 --repeat 4 --label a",
+			"--engine postgres --managed --scale tiny --profile cached",
+			"--engine mariadb --managed --mysql-storage-engine rocksdb --scale tiny",
+		},
+		SweepExamples: []string{
+			"--engine postgres --versions 13,15 --scale tiny",
+			"--engine mariadb --profiles default,cached --scale tiny --repeat 3",
+			"--engine sqlite --profiles a=default,b=default --scale tiny --steps l.i0,qp100 --repeat 6",
+		},
 		// The read-write steps: a query, an insert and a delete actor per client.
 		SessionsPerClient: 3,
 		Groups: []workload.StepGroup{

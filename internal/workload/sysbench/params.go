@@ -14,7 +14,7 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// Scale presets (README "The sysbench microbenchmarks").
+// Scale presets (docs/sysbench.md).
 var scales = []string{"tiny", "small", "medium", "large"}
 
 const defaultScale = "small"

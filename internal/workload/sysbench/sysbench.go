@@ -63,6 +63,15 @@ func (*Workload) Meta() workload.Meta {
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL,
 		Steps:   stepNames(allSteps([]int{1}, 0)),
 		Summary: "the sysbench microbenchmarks (point-query … insert, reference order, QPS per group)",
+		Examples: []string{
+			"--scale tiny",
+			"--scale tiny --tests point-query,read-only --threads 1,4",
+			"--engine postgres --managed --scale tiny --prepared=false",
+		},
+		SweepExamples: []string{
+			"--engine postgres --versions 13,15 --scale tiny --tests point-query,insert",
+			"--engine mariadb --profiles default,cached --scale tiny --repeat 3",
+		},
 		Groups: []workload.StepGroup{
 			{Name: groupPoint, Title: "point queries"},
 			{Name: groupRange, Title: "range queries without aggregation"},

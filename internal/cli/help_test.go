@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+// TestWorkloadExamples checks every example of `dbperf run W --help` and `dbperf sweep W
+// --help` as the commands themselves would, short of running: the flags parse and the
+// configuration validates (checkRun: engine, target, parameters, the plan). Each workload has
+// examples of both.
+func TestWorkloadExamples(t *testing.T) {
+	env := Env{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
+		Getenv: func(string) string { return "" }}
+	for _, wl := range catalog.Workloads() {
+		name := wl.Meta().Name
+		if len(wl.Meta().Examples) == 0 || len(wl.Meta().SweepExamples) == 0 {
+			t.Errorf("%s: no examples for run and sweep (workload.Meta.Examples, SweepExamples)", name)
+		}
+		for _, ex := range wl.Meta().Examples {
+			cmd, f, params := newWorkloadCmd(env, wl)
+			if !strings.Contains(cmd.Example, "dbperf run "+name+" "+ex) {
+				t.Errorf("run %s --help does not show %q:\n%s", name, ex, cmd.Example)
+			}
+			if err := cmd.ParseFlags(strings.Fields(ex)); err != nil {
+				t.Errorf("dbperf run %s %s: %v", name, ex, err)
+				continue
+			}
+			if _, _, err := checkRun(cmd, env, wl, params, f); err != nil {
+				t.Errorf("dbperf run %s %s: %v", name, ex, err)
+			}
+		}
+		for _, ex := range wl.Meta().SweepExamples {
+			cmd := newSweepWorkloadCmd(env, wl)
+			if !strings.Contains(cmd.Example, "dbperf sweep "+name+" "+ex) {
+				t.Errorf("sweep %s --help does not show %q:\n%s", name, ex, cmd.Example)
+			}
+			if err := cmd.ParseFlags(strings.Fields(ex)); err != nil {
+				t.Errorf("dbperf sweep %s %s: %v", name, ex, err)
+			}
+		}
+	}
+}
+
+// TestWorkloadHelpFlags: a workload's --help offers only the engines of its kind, and the
+// server flags only when one of them is a server.
+func TestWorkloadHelpFlags(t *testing.T) {
+	env := Env{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
+		Getenv: func(string) string { return "" }}
+	serverFlags := []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine"}
+	for _, wl := range catalog.Workloads() {
+		m := wl.Meta()
+		run, _, _ := newWorkloadCmd(env, wl)
+		sweep := newSweepWorkloadCmd(env, wl)
+		want := map[engine.Kind][]string{engine.KindSQL: {"sqlite", "postgres", "mariadb"}, engine.KindKV: {"rocksdb", "pebble"}}[m.Kind]
+		for _, c := range []*cobra.Command{run, sweep} {
+			eng := c.Flags().Lookup("engine")
+			if eng == nil || eng.DefValue != want[0] || eng.Usage != "engine to benchmark: "+strings.Join(want, ", ") {
+				t.Errorf("%s %s --engine: %+v, want default %s of %v", c.Name(), m.Name, eng, want[0], want)
+			}
+			for _, fl := range serverFlags {
+				if has := c.Flags().Lookup(fl) != nil; has != (m.Kind == engine.KindSQL) {
+					t.Errorf("%s %s: --%s offered %v, want %v", c.Name(), m.Name, fl, has, m.Kind == engine.KindSQL)
+				}
+			}
+		}
+		if has := sweep.Flags().Lookup("versions") != nil; has != (m.Kind == engine.KindSQL) {
+			t.Errorf("sweep %s: --versions offered %v", m.Name, has)
+		}
+	}
+}
