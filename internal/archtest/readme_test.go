@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -45,24 +46,170 @@ func TestShellBlocks(t *testing.T) {
 	}
 }
 
-// TestReadmeCommands runs every command the README shows, in order, as a new user would,
-// against a temporary results store. `make test` is skipped (it is what runs this test)
-// and the Insert Benchmark runs at --scale tiny so the test stays short.
+// docFiles returns, relative to root, the Markdown files whose ```sh blocks
+// TestReadmeCommands runs, in the order it runs them: README.md first, then every regular
+// file docs/*.md, sorted by name (subdirectories of docs/ are not read).
+func docFiles(root string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(root, "README.md")); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "docs"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var docs []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") {
+			docs = append(docs, "docs/"+e.Name())
+		}
+	}
+	sort.Strings(docs)
+	return append([]string{"README.md"}, docs...), nil
+}
+
+// Kinds of command a ```sh block may hold; commandKind says which a line is, "" for one
+// TestReadmeCommands does not know how to run.
+const (
+	cmdMakeRun    = "make run"
+	cmdMakeTest   = "make test"
+	cmdDbperf     = "dbperf"
+	cmdSideBySide = "sidebyside.py"
+)
+
+func commandKind(line string) string {
+	fields := strings.Fields(line)
+	switch {
+	case line == "make test":
+		return cmdMakeTest
+	case line == "make run":
+		return cmdMakeRun
+	case len(fields) > 0 && (fields[0] == "./bin/dbperf" || fields[0] == "dbperf"):
+		return cmdDbperf
+	case len(fields) > 1 && fields[0] == "python3" && fields[1] == "scripts/sidebyside.py":
+		return cmdSideBySide
+	}
+	return ""
+}
+
+func TestDocsBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string // created under a temporary root; a name ending in / is a directory
+		want  []string // nil: docFiles fails
+	}{
+		{"README only", []string{"README.md"}, []string{"README.md"}},
+		{"empty docs", []string{"README.md", "docs/"}, []string{"README.md"}},
+		{
+			"README first, then docs sorted",
+			[]string{"docs/sysbench.md", "README.md", "docs/architecture.md", "docs/Zed.md", "docs/dbbench.md", "docs/insertbench.md"},
+			[]string{"README.md", "docs/Zed.md", "docs/architecture.md", "docs/dbbench.md", "docs/insertbench.md", "docs/sysbench.md"},
+		},
+		{
+			"only regular .md files directly in docs",
+			[]string{"README.md", "docs/b.md", "docs/notes.txt", "docs/a.md.orig", "docs/dir.md/", "docs/sub/c.md", "other/d.md", "e.md"},
+			[]string{"README.md", "docs/b.md"},
+		},
+		{"no README", []string{"docs/a.md"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range tc.files {
+				p := filepath.Join(root, filepath.FromSlash(f))
+				if strings.HasSuffix(f, "/") {
+					if err := os.MkdirAll(p, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("# "+f+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := docFiles(root)
+			if tc.want == nil {
+				if err == nil {
+					t.Fatalf("docFiles = %q, want an error", got)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("docFiles = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDocsCommands checks, without running anything, what TestReadmeCommands will run: the
+// README's first block is the quick start, a second block (the worked example) follows,
+// and every command of every file is one TestReadmeCommands knows.
+func TestDocsCommands(t *testing.T) {
+	root := repoRoot(t)
+	files, err := docFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := shellBlocks(string(md))
+		if f == "README.md" {
+			if len(blocks) < 2 {
+				t.Errorf("README has %d sh blocks, want the quick start and the worked example", len(blocks))
+			} else if q := strings.Join(blocks[0], "\n"); q != "make run\nmake test" {
+				t.Errorf("the README's first block must be exactly the two commands make run and make test, got:\n%s", q)
+			}
+		}
+		for _, block := range blocks {
+			for _, line := range block {
+				if commandKind(line) == "" {
+					t.Errorf("%s: command %q is not one TestReadmeCommands knows how to run", f, line)
+				}
+			}
+		}
+	}
+}
+
+// TestReadmeCommands runs every command of the ```sh blocks of the README and then of
+// docs/*.md (docFiles' order), in order, as a new user would, against a temporary results
+// store. `make test` is skipped (it is what runs this test) and the Insert Benchmark runs
+// at --scale tiny so the test stays short. ```console blocks are shown, not run.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's benchmarks")
 	}
 	root := repoRoot(t)
-	md, err := os.ReadFile(filepath.Join(root, "README.md"))
+	files, err := docFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := shellBlocks(string(md))
-	if len(blocks) < 2 {
-		t.Fatalf("README has %d sh blocks, want the quick start and the worked example", len(blocks))
+	type fileBlock struct {
+		file  string
+		index int // the block's index within its file
+		lines []string
 	}
-	if q := strings.Join(blocks[0], "\n"); q != "make run\nmake test" {
-		t.Fatalf("the README's first block must be exactly the two commands make run and make test, got:\n%s", q)
+	var blocks []fileBlock
+	for _, f := range files {
+		md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb := shellBlocks(string(md))
+		if f == "README.md" {
+			if len(fb) < 2 {
+				t.Fatalf("README has %d sh blocks, want the quick start and the worked example", len(fb))
+			}
+			if q := strings.Join(fb[0], "\n"); q != "make run\nmake test" {
+				t.Fatalf("the README's first block must be exactly the two commands make run and make test, got:\n%s", q)
+			}
+		}
+		for i, b := range fb {
+			blocks = append(blocks, fileBlock{f, i, b})
+		}
 	}
 
 	tmp := t.TempDir()
@@ -81,14 +228,14 @@ func TestReadmeCommands(t *testing.T) {
 		return string(out)
 	}
 	var outputs, written []string
-	workedExample := "" // what the worked example's (the second block's) last command printed
-	for bi, block := range blocks {
-		for _, line := range block {
+	workedExample := "" // what the worked example's (the README's second block's) last command printed
+	for _, block := range blocks {
+		for _, line := range block.lines {
 			fields := strings.Fields(line)
-			switch {
-			case line == "make test":
+			switch commandKind(line) {
+			case cmdMakeTest:
 				continue
-			case line == "make run":
+			case cmdMakeRun:
 				out := run("make", "run", "SCALE=tiny", "BIN="+bin, "RESULTS="+results)
 				for _, step := range []string{"l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"} {
 					if !strings.Contains(out, step) {
@@ -96,7 +243,7 @@ func TestReadmeCommands(t *testing.T) {
 					}
 				}
 				outputs = append(outputs, out)
-			case fields[0] == "./bin/dbperf" || fields[0] == "dbperf":
+			case cmdDbperf:
 				args := fields[1:]
 				for i, a := range args {
 					if a == "small" && i > 0 && args[i-1] == "--scale" {
@@ -109,10 +256,10 @@ func TestReadmeCommands(t *testing.T) {
 				}
 				out := run(bin, args...)
 				outputs = append(outputs, out)
-				if bi == 1 {
+				if block.file == "README.md" && block.index == 1 {
 					workedExample = out
 				}
-			case len(fields) > 1 && fields[0] == "python3" && fields[1] == "scripts/sidebyside.py":
+			case cmdSideBySide:
 				// The side-by-side comparison needs iibench.py and half an hour: check that
 				// the script runs, documents its options, and refuses a missing iibench.py
 				// with one line and exit status 2.
@@ -130,14 +277,14 @@ func TestReadmeCommands(t *testing.T) {
 					t.Errorf("sidebyside.py with a missing iibench.py: %v, output:\n%s", err, out)
 				}
 			default:
-				t.Fatalf("README command %q is not one this test knows how to run: teach TestReadmeCommands", line)
+				t.Fatalf("%s command %q is not one this test knows how to run: teach TestReadmeCommands (and commandKind)", block.file, line)
 			}
 		}
 	}
 	for _, f := range written {
 		b, err := os.ReadFile(f)
 		if err != nil || len(b) == 0 {
-			t.Errorf("README command wrote no %s: %v", f, err)
+			t.Errorf("a README or docs command wrote no %s: %v", f, err)
 		}
 		if strings.HasSuffix(f, ".html") && (strings.Contains(string(b), "http://") || strings.Contains(string(b), "https://")) {
 			t.Errorf("%s references the network", f)

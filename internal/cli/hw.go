@@ -11,7 +11,7 @@ import (
 	"github.com/dbperf/dbperf/internal/runner"
 )
 
-// Keys of the run's env that say what the HW sampling could see (README "What is measured").
+// Keys of the run's env that say what the HW sampling could see (docs/metrics.md).
 const (
 	envServerProcesses = "server_processes" // which processes are "the server", or why none
 	envIODevices       = "io_devices"       // the block devices whose IO is counted

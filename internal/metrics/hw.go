@@ -77,8 +77,8 @@ type ConnCPU struct {
 // figure is the client process's CPU.
 const ConnCPUClientProcess = "client_process"
 
-// Metric names of the HW-efficiency figures per step (reference §2.2; README "What is
-// measured"). "op" is the step's primary op: an inserted row in l.i0/l.i1/l.i2, an indexed
+// Metric names of the HW-efficiency figures per step (reference §2.2; docs/metrics.md).
+// "op" is the step's primary op: an inserted row in l.i0/l.i1/l.i2, an indexed
 // row in l.x, a query in read-write steps.
 const (
 	MetricCPUPerOp       = "cpupq"        // machine CPU µs (busy: not idle, iowait or steal) per op

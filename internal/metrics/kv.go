@@ -2,7 +2,7 @@ package metrics
 
 import "fmt"
 
-// Key-value engines' step metrics (README "Key-value metrics"), stored with the
+// Key-value engines' step metrics (docs/metrics.md, key-value metrics), stored with the
 // HW-efficiency metrics in StepResult.Metrics under these names; db_bench's report.tsv
 // names (reference §4.3) where it has one. A figure the engine does not expose is absent.
 const (

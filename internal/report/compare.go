@@ -807,7 +807,7 @@ func (c Comparison) hwTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "hw", Title: "HW efficiency (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
 		Legend: []string{"cpupq, server_cpupq, client_cpupq: CPU µs per op; cspq, rpq, rkbpq: context switches, device reads, KiB read per op;",
-			"wpi, wkbpi: device writes, KiB written per inserted row; dbgb: database GiB at step end; rss_gb: server's peak GiB (README \"What is measured\")"}}
+			"wpi, wkbpi: device writes, KiB written per inserted row; dbgb: database GiB at step end; rss_gb: server's peak GiB (docs/metrics.md)"}}
 	if relative {
 		t.ID, t.Title = "hw_relative", fmt.Sprintf("HW efficiency relative to %s", base.Name)
 		t.Legend = c.ratioLegend("every HW figure: lower is better", false)
@@ -876,7 +876,7 @@ func (c Comparison) kvTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "kv", Title: "Key-value engine (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
 		Legend: []string{"mb_sec: user MB/s of the primary op; w_amp: (compaction + flush bytes written) / bytes the writers wrote; c_mbps: compaction MB written/s;",
-			"c_wsecs, c_csecs: compaction wall and CPU s; stall_pct: write-stall time % of the step; nstall: stalls; lsm_gb: live SST GiB at the end (README \"Key-value metrics\")"}}
+			"c_wsecs, c_csecs: compaction wall and CPU s; stall_pct: write-stall time % of the step; nstall: stalls; lsm_gb: live SST GiB at the end (docs/metrics.md, key-value metrics)"}}
 	if relative {
 		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
 		t.Legend = c.ratioLegend("mb_sec: higher is better, the others lower", false)

@@ -130,7 +130,7 @@ type jsonStep struct {
 	ClientCPUPerOpUS float64                   `json:"client_cpu_us_per_op"`
 	Note             string                    `json:"note"`
 	// HW holds the HW-efficiency metrics (cpupq, ...; absent when not measured, with the
-	// reason under "absent") and the counters behind them (README "What is measured").
+	// reason under "absent") and the counters behind them (docs/metrics.md).
 	HW map[string]any `json:"hw"`
 	// ConnCPU is the server-side CPU seconds of the step's sessions by role.
 	ConnCPU   map[string]float64 `json:"conn_cpu"`

@@ -447,7 +447,7 @@ func renderHWText(w *bytes.Buffer, r RunReport) error {
 		return err
 	}
 	fmt.Fprintln(w, "per op: µs of CPU (cpupq machine, server, client), context switches, device reads and KiB;")
-	fmt.Fprintln(w, "per inserted row: device writes and KiB; GiB; seconds (README \"What is measured\")")
+	fmt.Fprintln(w, "per inserted row: device writes and KiB; GiB; seconds (docs/metrics.md)")
 	for _, n := range hwNotes(r) {
 		fmt.Fprintf(w, "  %s\n", n)
 	}

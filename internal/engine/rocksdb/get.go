@@ -35,7 +35,7 @@ import (
 // until the session's next Get releases it, so a Get reads no more of the value than the
 // caller does. Measured in one process over a cached tree, alternating in 100 ms slices:
 // 6.02 µs of CPU per Get through rocksdb_get_pinned with the copy, 5.70 pinned, 5.28 for
-// the same Gets in a C++ loop (README "Side by side with db_bench"). No maintained Go
+// the same Gets in a C++ loop (docs/dbbench.md, side by side with db_bench). No maintained Go
 // binding offers it, so it is written here.
 //
 // The noescape and nocallback directives tell cgo that these functions keep no Go
