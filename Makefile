@@ -38,6 +38,7 @@ test-deps:
 
 test: test-deps fmt-check
 	$(GO) vet ./...
+	python3 -m unittest discover -s tools -t . -q
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dbperf
 	DBPERF_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 1 -timeout 20m ./...
 
