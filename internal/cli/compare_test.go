@@ -26,7 +26,7 @@ func TestRepeatReportCompare(t *testing.T) {
 	results := filepath.Join(dir, "r.db")
 	for _, label := range []string{"a", "b"} {
 		code, out, stderr := runCLI(t, nil, "run", "insertbench", "--scale", "tiny", "--steps", "l.i0,l.x,qp100",
-			"--repeat", "5", "--label", label, "--results", results)
+			"--time", "1", "--repeat", "5", "--label", label, "--results", results)
 		if code != 0 {
 			t.Fatalf("run %s: exit %d: %s", label, code, stderr)
 		}
@@ -130,6 +130,7 @@ func TestRepeatReportCompare(t *testing.T) {
 type storedRun struct {
 	label, workload string
 	params          map[string]any
+	env             map[string]string
 	load, query     float64
 	p99             int64
 }
@@ -152,8 +153,12 @@ func writeStore(t *testing.T, runs []storedRun) string {
 		for k, v := range r.params {
 			params[k] = v
 		}
+		env := map[string]string{}
+		for k, v := range r.env {
+			env[k] = v
+		}
 		id, err := st.BeginRun(ctx, store.RunMeta{Workload: r.workload, WorkloadVersion: 3, Engine: "sqlite", EngineVersion: "3.46.1",
-			EngineSettings: map[string]string{}, Label: r.label, Seed: 1, Params: params, Env: map[string]string{}, StartedAt: start})
+			EngineSettings: map[string]string{}, Label: r.label, Seed: 1, Params: params, Env: env, StartedAt: start})
 		if err != nil {
 			t.Fatal(err)
 		}

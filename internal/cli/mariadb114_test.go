@@ -53,7 +53,7 @@ func TestManagedMariaDB114(t *testing.T) {
 	tmp := serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")
 	code, stdout, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "mariadb", "--managed", "--engine-version", "11.4",
-		"--scale", "tiny", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles", "--cache-dir", cache)
+		"--scale", "tiny", "--time", "1", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles", "--cache-dir", cache)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -152,22 +152,30 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory (and a managed server's data) after the run")
+	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
+	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
+	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
+	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	if servers {
-		// Only a SQL workload has server engines to start (--managed) or reach (--dsn).
-		fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
-		fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
-		fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
 		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
-		fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
-		fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	} else {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of the engine (its LSM options): built in (default, zstd) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
+		// A key-value workload has no server to start or reach: the flags stay (so their
+		// use gets checkTarget's one line saying why, not "unknown flag") but --help
+		// does not offer them.
+		for _, n := range serverFlags {
+			_ = fl.MarkHidden(n)
+		}
 	}
 	params.AddFlags(fl)
 	return cmd, &f, params
 }
+
+// serverFlags apply only to server engines: a key-value workload's --help hides them.
+var serverFlags = []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine"}
 
 // kindEngines are the names of the catalog's engines of kind k, the default first, and
 // whether any of them is a server: a workload's --help offers only the engines it can run

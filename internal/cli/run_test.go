@@ -84,7 +84,7 @@ func TestTinyRunEndToEnd(t *testing.T) {
 	}
 	results := filepath.Join(t.TempDir(), "r.db")
 	start := time.Now()
-	code, stdout, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "sqlite", "--scale", "tiny", "--results", results, "--quiet", "--label", "tiny")
+	code, stdout, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "sqlite", "--scale", "tiny", "--time", "2", "--results", results, "--quiet", "--label", "tiny")
 	if code != 0 {
 		t.Fatalf("run: exit %d\nstderr: %s", code, stderr)
 	}

@@ -97,8 +97,9 @@ dbperf sweep --help), then print the relative report of the points, the first th
 		return runSweep(cmd.Context(), env, cmd, wl, params, f, &sw)
 	}
 	fl := cmd.Flags()
-	if _, servers := kindEngines(wl.Meta().Kind); servers {
-		fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
+	fl.StringSliceVar(&sw.versions, "versions", nil, "engine versions, e.g. 13,15 (PostgreSQL: Debian's 15 or installed from Maven Central; MariaDB: 10.11, 11.4); default: the default version")
+	if _, servers := kindEngines(wl.Meta().Kind); !servers {
+		_ = fl.MarkHidden("versions") // runSweep says why a key-value engine has none
 	}
 	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (built in, or in --profiles-dir), e.g. default,cached; default: --profile")
 	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip the points (sequential) or blocks (interleaved) already stored finished")

@@ -178,7 +178,7 @@ func TestSysbenchTinyEndToEnd(t *testing.T) {
 	}
 	results := filepath.Join(t.TempDir(), "r.db")
 	start := time.Now()
-	code, stdout, stderr := runCLI(t, nil, "run", "sysbench", "--scale", "tiny", "--results", results, "--quiet", "--label", "ps")
+	code, stdout, stderr := runCLI(t, nil, "run", "sysbench", "--scale", "tiny", "--time", "0.5", "--results", results, "--quiet", "--label", "ps")
 	if code != 0 || stdout != "" || stderr != "" {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -231,7 +231,7 @@ func TestSysbenchManagedServers(t *testing.T) {
 			common := append([]string{"run", "sysbench", "--managed", "--scale", "tiny", "--quiet", "--results", results,
 				"--workdir", tmp, "--profiles-dir", "../../profiles"}, tc.args...)
 			start := time.Now()
-			code, _, stderr := runCLI(t, nil, append(slices.Clone(common), "--time", "0.5")...)
+			code, _, stderr := runCLI(t, nil, append(slices.Clone(common), "--time", "0.3")...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

@@ -13,6 +13,19 @@ from .common import BadInput, EngineFailed, delta
 from .procfs import machine_busy_sec, tree_cpu_sec
 from .servers import run_sql
 
+# full_write, which both programs need (a write that finishes what a short write left).
+FULL_WRITE_C = r"""
+static int full_write(int fd, const void *b, size_t n) {
+  size_t put = 0;
+  while (put < n) {
+    ssize_t r = write(fd, (const char *)b + put, n - put);
+    if (r < 0) { if (errno == EINTR) continue; return -1; }
+    put += (size_t)r;
+  }
+  return 1;
+}
+"""
+
 ECHO_C = r"""
 /* sidebyside echo server. A request is a 16-byte header -- the nanoseconds of its own
    thread CPU to burn (u64), the request's total length in bytes, header included (u32),
@@ -52,15 +65,7 @@ static int full_read(int fd, void *b, size_t n) {
   }
   return 1;
 }
-static int full_write(int fd, const void *b, size_t n) {
-  size_t put = 0;
-  while (put < n) {
-    ssize_t r = write(fd, (const char *)b + put, n - put);
-    if (r < 0) { if (errno == EINTR) continue; return -1; }
-    put += (size_t)r;
-  }
-  return 1;
-}
+@FULL_WRITE@
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: echo tcp | echo unix PATH\n"); return 2; }
   int tcp = strcmp(argv[1], "tcp") == 0;
@@ -106,6 +111,8 @@ int main(int argc, char **argv) {
 }
 """
 
+ECHO_C = ECHO_C.replace("@FULL_WRITE@\n", FULL_WRITE_C.lstrip("\n"))
+
 RTT_C = r"""
 /* sidebyside round-trip client: one blocking request (written with one write) and reply
    at a time for SECONDS, after 200 warm-up round trips; prints one JSON line with its own
@@ -145,15 +152,7 @@ static int full_read(int fd, void *b, size_t n) {
   }
   return 1;
 }
-static int full_write(int fd, const void *b, size_t n) {
-  size_t put = 0;
-  while (put < n) {
-    ssize_t r = write(fd, (const char *)b + put, n - put);
-    if (r < 0) { if (errno == EINTR) continue; return -1; }
-    put += (size_t)r;
-  }
-  return 1;
-}
+@FULL_WRITE@
 static double tv(struct timeval t) { return t.tv_sec + t.tv_usec / 1e6; }
 static double ts(struct timespec t) { return t.tv_sec + t.tv_nsec / 1e9; }
 int main(int argc, char **argv) {
@@ -202,6 +201,7 @@ int main(int argc, char **argv) {
   return 0;
 }
 """
+RTT_C = RTT_C.replace("@FULL_WRITE@\n", FULL_WRITE_C.lstrip("\n"))
 
 
 class Floor:
