@@ -94,12 +94,8 @@ const (
 	MetricMaxOpSec       = "maxop_s"      // worst response time of the primary op, seconds
 )
 
-// MetricNames lists the HW-efficiency metrics in report order.
-func MetricNames() []string {
-	return []string{MetricCPUPerOp, MetricServerCPUPerOp, MetricClientCPUPerOp, MetricCSPerOp,
-		MetricReadsPerOp, MetricReadKBPerOp, MetricWritesPerRow, MetricWriteKBPerRow,
-		MetricDBGB, MetricRSSGB, MetricMaxOpSec}
-}
+// MetricNames lists the HW-efficiency metrics in report order (HWDefs).
+func MetricNames() []string { return names(HWDefs()) }
 
 // MetricThinkUSPerOp is the mean pause, in µs, that the closed-loop workers took after
 // each operation when the runner's think time was set (runner.Runner.Think), measured

@@ -31,12 +31,8 @@ const (
 	MetricKVPendingCompactionGB = "pending_compaction_gb"
 )
 
-// KVMetricNames are the key-value metrics in report order.
-func KVMetricNames() []string {
-	return []string{MetricKVMBPerSec, MetricKVWAmp, MetricKVCompactMBPerSec, MetricKVCompactWallSec,
-		MetricKVCompactCPUSec, MetricKVStallPct, MetricKVStalls, MetricKVLSMGB, MetricKVIngestGB,
-		MetricKVCompactWriteGB, MetricKVCompactReadGB, MetricKVFlushGB, MetricKVPendingCompactionGB}
-}
+// KVMetricNames are the key-value metrics in report order (KVDefs).
+func KVMetricNames() []string { return names(KVDefs()) }
 
 // MetricKVL0Files is the files in L0 when an interval ended (interval metrics only).
 const MetricKVL0Files = "l0_files"

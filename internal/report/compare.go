@@ -310,11 +310,11 @@ func (c Comparison) metricRatioOptions(step, m string) stats.RatioOptions {
 // timeMetric says whether a metric is a time, a CPU figure or a rate: what a busy machine
 // disturbs.
 func timeMetric(m string) bool {
+	if d, ok := metrics.DefOf(m); ok {
+		return d.Time
+	}
 	switch m {
-	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp, metrics.MetricCSPerOp,
-		metrics.MetricMaxOpSec, MetricP99, rowCPUSec, rowServerCPUSec, rowClientCPUSec,
-		metrics.MetricKVMBPerSec, metrics.MetricKVCompactMBPerSec, metrics.MetricKVCompactWallSec, metrics.MetricKVCompactCPUSec,
-		metrics.MetricKVStallPct, metrics.MetricKVStalls:
+	case MetricP99, rowCPUSec, rowServerCPUSec, rowClientCPUSec:
 		return true
 	}
 	return false
@@ -728,13 +728,33 @@ const (
 // perOpMetric says whether a metric is a rate per op or per row, which a one-op step's
 // single operation makes the whole step's figure.
 func perOpMetric(m string) bool {
-	switch m {
-	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp, metrics.MetricCSPerOp,
-		metrics.MetricReadsPerOp, metrics.MetricReadKBPerOp, metrics.MetricWritesPerRow, metrics.MetricWriteKBPerRow,
-		metrics.MetricKVMBPerSec:
-		return true
+	d, ok := metrics.DefOf(m)
+	return ok && d.PerOpFigure()
+}
+
+// metricHigherBetter says whether a stored metric is better higher (metrics.Def).
+func metricHigherBetter(m string) bool {
+	d, _ := metrics.DefOf(m)
+	return d.HigherBetter
+}
+
+// metricsLegend is a legend's lines naming each metric with what it is (metrics.Def.Legend),
+// a few to a line, the last pointing to the full definitions.
+func metricsLegend(defs []metrics.Def) []string {
+	var lines []string
+	line := ""
+	for _, d := range defs {
+		item := d.Name + ": " + d.Legend
+		if line != "" && len(line)+len(item) > 110 {
+			lines = append(lines, line+";")
+			line = ""
+		}
+		if line != "" {
+			line += "; "
+		}
+		line += item
 	}
-	return false
+	return append(lines, line+" (docs/metrics.md)")
 }
 
 func metricOf(step, metric string) func(RunReport) (float64, bool) {
@@ -791,30 +811,27 @@ func (c Comparison) figureOf(step, m string) func(RunReport) (float64, bool) {
 	return metricOf(step, m)
 }
 
+// metricUnit is a metric's unit (metrics.Def.Unit); the CPU seconds rows of one-op steps
+// are seconds.
 func metricUnit(m string) string {
 	switch m {
-	case metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp:
-		return "µs/op"
-	case metrics.MetricDBGB, metrics.MetricRSSGB:
-		return "GiB"
-	case metrics.MetricMaxOpSec, rowCPUSec, rowServerCPUSec, rowClientCPUSec:
+	case rowCPUSec, rowServerCPUSec, rowClientCPUSec:
 		return "s"
 	}
-	return ""
+	d, _ := metrics.DefOf(m)
+	return d.Unit
 }
 
 func (c Comparison) hwTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "hw", Title: "HW efficiency (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
-		Legend: []string{"cpupq, server_cpupq, client_cpupq: CPU µs per op; cspq, rpq, rkbpq: context switches, device reads, KiB read per op;",
-			"wpi, wkbpi: device writes, KiB written per inserted row; dbgb: database GiB at step end; rss_gb: server's peak GiB (docs/metrics.md)"}}
+		Legend: metricsLegend(metrics.HWDefs())}
 	if relative {
 		t.ID, t.Title = "hw_relative", fmt.Sprintf("HW efficiency relative to %s", base.Name)
 		t.Legend = c.ratioLegend("every HW figure: lower is better", false)
 	}
 	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("no per-op rates; cpu_s, server_cpu_s, client_cpu_s are its CPU seconds (machine, server, dbperf)"))
-	// Every HW metric: lower is better.
-	t.Rows = c.metricRows(hwMetrics(), relative, metricUnit, func(string) bool { return false })
+	t.Rows = c.metricRows(hwMetrics(), relative, metricUnit, metricHigherBetter)
 	return t
 }
 
@@ -849,40 +866,18 @@ func (c Comparison) metricRows(names []string, relative bool, unit func(string) 
 	return out
 }
 
-// kvHigherBetter says which key-value metrics are better higher (throughput); the others
-// (amplification, stalls, compaction work, size) are better lower.
-func kvHigherBetter(m string) bool { return m == metrics.MetricKVMBPerSec }
-
-func kvUnit(m string) string {
-	switch m {
-	case metrics.MetricKVMBPerSec, metrics.MetricKVCompactMBPerSec:
-		return "MB/s"
-	case metrics.MetricKVStallPct:
-		return "%"
-	case metrics.MetricKVStalls:
-		return "count"
-	case metrics.MetricKVCompactWallSec, metrics.MetricKVCompactCPUSec:
-		return "s"
-	case metrics.MetricKVLSMGB, metrics.MetricKVIngestGB, metrics.MetricKVCompactWriteGB, metrics.MetricKVCompactReadGB,
-		metrics.MetricKVFlushGB, metrics.MetricKVPendingCompactionGB:
-		return "GiB"
-	}
-	return ""
-}
-
 // kvTable is the key-value engines' metrics per step (db_bench's report.tsv figures,
 // reference §4.3), absolute or relative to the base; empty for SQL runs.
 func (c Comparison) kvTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "kv", Title: "Key-value engine (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
-		Legend: []string{"mb_sec: user MB/s of the primary op; w_amp: (compaction + flush bytes written) / bytes the writers wrote; c_mbps: compaction MB written/s;",
-			"c_wsecs, c_csecs: compaction wall and CPU s; stall_pct: write-stall time % of the step; nstall: stalls; lsm_gb: live SST GiB at the end (docs/metrics.md, key-value metrics)"}}
+		Legend: metricsLegend(metrics.KVDefs())}
 	if relative {
 		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
 		t.Legend = c.ratioLegend("mb_sec: higher is better, the others lower", false)
 	}
 	t.Legend = appendNonEmpty(t.Legend, c.oneOpLegend("no mb_sec (a rate per op)"))
-	t.Rows = c.metricRows(metrics.KVMetricNames(), relative, kvUnit, kvHigherBetter)
+	t.Rows = c.metricRows(metrics.KVMetricNames(), relative, metricUnit, metricHigherBetter)
 	return t
 }
 

@@ -24,8 +24,11 @@ func HistoryMetrics() []string {
 }
 
 // higherBetter says whether a rise of the metric is an improvement: throughput is, a
-// latency or any cost per op (CPU, IO, size) is not.
-func higherBetter(metric string) bool { return metric == MetricThroughput }
+// latency is not, a stored metric as its definition says (metrics.Def: every cost per op,
+// CPU, IO, size, is better lower).
+func higherBetter(metric string) bool {
+	return metric == MetricThroughput || metricHigherBetter(metric)
+}
 
 // Orders of a history's points.
 const (

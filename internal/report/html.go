@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/report/chart"
@@ -255,7 +254,11 @@ func charts(rep Report, c Comparison) ([]htmlSection, error) {
 	// HW efficiency: one bar chart per metric that some config measured.
 	svgs = nil
 	if hw := tableByID(c, "hw"); hw != nil {
-		for _, m := range []string{metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricWriteKBPerRow, metrics.MetricReadKBPerOp} {
+		for _, d := range metrics.HWDefs() {
+			if !d.Charted {
+				continue
+			}
+			m := d.Name
 			bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
 			for _, r := range hw.Rows {
 				if r.Head[0] == m {
@@ -447,16 +450,16 @@ func hasValue(groups []chart.BarGroup) bool {
 }
 
 func metricAxis(m string) string {
-	switch u := metricUnit(m); u {
-	case "µs/op":
+	d, _ := metrics.DefOf(m)
+	switch {
+	case d.Unit == "µs/op":
 		return m + " (CPU µs per op)"
-	case "":
-		if strings.HasSuffix(m, "pi") {
-			return m + " (per inserted row)"
-		}
+	case d.Unit == "" && d.Basis == metrics.PerRow:
+		return m + " (per inserted row)"
+	case d.Unit == "":
 		return m + " (per op)"
 	default:
-		return m + " (" + u + ")"
+		return m + " (" + d.Unit + ")"
 	}
 }
 

@@ -446,8 +446,9 @@ func renderHWText(w *bytes.Buffer, r RunReport) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "per op: µs of CPU (cpupq machine, server, client), context switches, device reads and KiB;")
-	fmt.Fprintln(w, "per inserted row: device writes and KiB; GiB; seconds (docs/metrics.md)")
+	for _, l := range metricsLegend(metrics.HWDefs()) {
+		fmt.Fprintln(w, l)
+	}
 	for _, n := range hwNotes(r) {
 		fmt.Fprintf(w, "  %s\n", n)
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	// The drivers register themselves: "pgx" (a PostgreSQL store), "sqlite3".
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -279,14 +280,39 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	// WAL lets `dbperf runs` read while a run writes. The mode is stored in the file, so
 	// it is set once here rather than per connection.
-	var journal string
-	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&journal); err != nil {
+	if err := s.setWAL(ctx); err != nil {
 		return fmt.Errorf("results store %s: set WAL journal mode: %w", s.path, err)
 	}
 	if v < SchemaVersion {
 		return s.migrate(ctx)
 	}
 	return nil
+}
+
+// setWAL puts the SQLite file in WAL mode, once. Changing the journal mode needs the file
+// to itself, and SQLite answers "database is locked" at once rather than through the busy
+// timeout when another process holds it (two runs opening a new store at the same moment,
+// the other one creating the schema): the change is tried again until the busy timeout.
+func (s *Store) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for {
+		var journal string
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&journal)
+		if err == nil && strings.EqualFold(journal, "wal") {
+			return nil
+		}
+		if err == nil {
+			err = s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&journal)
+		}
+		if err == nil || !strings.Contains(err.Error(), "database is locked") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 type queryRower interface {

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -722,5 +723,37 @@ func TestParseProcStat(t *testing.T) {
 				t.Errorf("parseProcStat = %+v, %v; want %+v, err %v", got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestOpenNewStoreAtOnce: several processes' first use of one new results store at the
+// same moment (two runs started together) all succeed: one creates the schema while the
+// others wait, and none fails on the journal mode ("database is locked": SQLite does not
+// wait through the busy timeout for that change, setWAL does).
+func TestOpenNewStoreAtOnce(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("r%d.db", round))
+		const n = 6
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := Open(context.Background(), path)
+				if err == nil {
+					_, err = s.BeginRun(context.Background(), testMeta("at once"))
+					s.Close()
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
