@@ -9,15 +9,18 @@ import (
 )
 
 // TestDBBenchEnginesCompared is issue 13's acceptance through the CLI: the key-value suite
-// at --scale tiny on RocksDB and on Pebble, every step ok, then one report comparing the
+// at --scale tiny on RocksDB and on Pebble (the steps it checks), every step ok, then one report comparing the
 // two with w_amp, stall % and the LSM shape; flush_mt_l0 (flush, then compact L0) leaves
 // L0 empty and the memtable empty in the recorded shape; the writing steps' intervals
 // carry the engine's stall and L0 figures, and latencies go to p99.99.
 func TestDBBenchEnginesCompared(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
-	for _, e := range []string{"rocksdb", "pebble"} { // the whole current sequence, as the issue runs it
-		code, _, stderr := runCLI(t, nil, "run", "dbbench", "--engine", e, "--scale", "tiny",
+	// The steps whose figures the report is checked for; the whole current sequence runs on
+	// both engines in internal/workload/dbbench (TestTinyCurrentOnEngines).
+	steps := "fillseq_disable_wal,readrandom,overwritesome,flush_mt_l0,readwhilewriting"
+	for _, e := range []string{"rocksdb", "pebble"} {
+		code, _, stderr := runCLI(t, nil, "run", "dbbench", "--engine", e, "--scale", "tiny", "--steps", steps,
 			"--results", results, "--label", e, "--workdir", filepath.Join(dir, e), "--quiet")
 		if code != 0 {
 			t.Fatalf("run dbbench --engine %s: exit %d: %s", e, code, stderr)
@@ -58,8 +61,8 @@ func TestDBBenchEnginesCompared(t *testing.T) {
 		t.Fatalf("%d runs in the report, want 2", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
-		if len(r.Steps) != 12 {
-			t.Errorf("%s: %d steps, want the current sequence's 12", r.Engine, len(r.Steps))
+		if len(r.Steps) != strings.Count(steps, ",")+1 {
+			t.Errorf("%s: %d steps, want %s", r.Engine, len(r.Steps), steps)
 		}
 		for _, s := range r.Steps {
 			if s.Status != "ok" {

@@ -96,9 +96,9 @@ func TestConformanceManagedServers(t *testing.T) {
 			needServer(t, tc.engine)
 			tmp := serverWorkdir(t)
 			results := filepath.Join(tmp, "r.db")
-			// --time 2: every step still runs and is audited; the query steps' 5 s at tiny
-			// scale would add a minute over the four servers and assert nothing more.
-			args := append([]string{"run", "insertbench", "--managed", "--scale", "tiny", "--time", "2", "--quiet", "--results", results,
+			// --time 1: every step still runs and is audited; the query steps' 5 s at tiny
+			// scale would add a minute and a half over the four servers and assert nothing more.
+			args := append([]string{"run", "insertbench", "--managed", "--scale", "tiny", "--time", "1", "--quiet", "--results", results,
 				"--workdir", tmp, "--profiles-dir", "../../profiles"}, tc.args...)
 			code, _, stderr := runCLI(t, nil, args...)
 			if code != 0 {

@@ -231,7 +231,7 @@ func TestSysbenchManagedServers(t *testing.T) {
 			common := append([]string{"run", "sysbench", "--managed", "--scale", "tiny", "--quiet", "--results", results,
 				"--workdir", tmp, "--profiles-dir", "../../profiles"}, tc.args...)
 			start := time.Now()
-			code, _, stderr := runCLI(t, nil, append(slices.Clone(common), "--time", "0.3")...)
+			code, _, stderr := runCLI(t, nil, append(slices.Clone(common), "--time", "0.2")...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
