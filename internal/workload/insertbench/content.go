@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/workload"
 )
 
 // The audit's content check: every row that must remain holds what the row generator made
@@ -371,7 +372,7 @@ type contentCheck struct {
 }
 
 func (k *contentCheck) close() {
-	_ = closeStmts(k.compareRange, k.countRange, k.nextID, k.compareFirst, k.prefixMax)
+	_ = workload.CloseStmts(k.compareRange, k.countRange, k.nextID, k.compareFirst, k.prefixMax)
 }
 
 // prepare prepares the statements of the check (the diagnosis's when first needed).

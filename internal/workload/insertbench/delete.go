@@ -160,7 +160,7 @@ func (w *deleter) Close() error {
 	w.pair.deleterGone.Store(true)
 	w.pair.pokeInserter()
 	w.pair.actorClosed()
-	return closeStmts(w.del, w.getMin, w.last)
+	return workload.CloseStmts(w.del, w.getMin, w.last)
 }
 
 func (w *deleter) fail(what string, err error) error {

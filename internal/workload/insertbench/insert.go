@@ -249,23 +249,9 @@ func (w *inserter) Op(ctx context.Context) (int64, error) {
 // Close releases the statements (the session belongs to the runner).
 func (w *inserter) Close() error {
 	w.pair.actorClosed()
-	return closeStmts(w.full, w.tail)
+	return workload.CloseStmts(w.full, w.tail)
 }
 
 func (w *inserter) fail(what string, err error) error {
 	return fmt.Errorf("insertbench %s client %d: %s: %w", w.step, w.c.id, what, err)
-}
-
-// closeStmts closes the non-nil statements and returns the first error.
-func closeStmts(stmts ...engine.Stmt) error {
-	var first error
-	for _, st := range stmts {
-		if st == nil {
-			continue
-		}
-		if err := st.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }

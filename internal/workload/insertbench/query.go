@@ -136,7 +136,7 @@ func (w *querier) Op(ctx context.Context) (int64, error) {
 
 // Close releases the statements.
 func (w *querier) Close() error {
-	return closeStmts(w.ranges[0], w.ranges[1], w.ranges[2], w.ids, w.getMin, w.getMax)
+	return workload.CloseStmts(w.ranges[0], w.ranges[1], w.ranges[2], w.ids, w.getMin, w.getMax)
 }
 
 func (w *querier) fail(what string, err error) error {

@@ -158,7 +158,7 @@ func (w *loader) Op(ctx context.Context) (int64, error) {
 }
 
 // Close releases the statements.
-func (w *loader) Close() error { return closeStmts(w.full, w.tail) }
+func (w *loader) Close() error { return workload.CloseStmts(w.full, w.tail) }
 
 // indexer creates one table's secondary index once its loader is done.
 type indexer struct {

@@ -226,17 +226,3 @@ func queryInt(ctx context.Context, s engine.Session, q string) (int64, error) {
 	}
 	return v, err
 }
-
-// closeStmts closes the non-nil statements and returns the first error.
-func closeStmts(stmts ...engine.Stmt) error {
-	var first error
-	for _, st := range stmts {
-		if st == nil {
-			continue
-		}
-		if err := st.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}

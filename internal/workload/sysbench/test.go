@@ -574,7 +574,7 @@ func (w *tester) Close() error {
 	for i := range w.st {
 		all = append(all, w.st[i][:]...)
 	}
-	return closeStmts(append(all, w.begin, w.commit, w.rollback)...)
+	return workload.CloseStmts(append(all, w.begin, w.commit, w.rollback)...)
 }
 
 func (w *tester) fail(err error) error {
