@@ -135,7 +135,10 @@ func TestConnCPUOnRealServers(t *testing.T) {
 			}
 			for _, m := range []string{metrics.MetricCPUPerOp, metrics.MetricServerCPUPerOp, metrics.MetricClientCPUPerOp,
 				metrics.MetricRSSGB, metrics.MetricDBGB, metrics.MetricMaxOpSec} {
-				if v, ok := res.Metrics[m]; !ok || v <= 0 {
+				// The client waits on a few long server-side queries: its own CPU can be
+				// under the kernel's accounting tick and read 0 (seen in CI), so
+				// client_cpupq must be present, not positive.
+				if v, ok := res.Metrics[m]; !ok || v < 0 || v == 0 && m != metrics.MetricClientCPUPerOp {
 					t.Errorf("metric %s = %v, %v", m, v, ok)
 				}
 			}
