@@ -173,48 +173,30 @@ func installMariaDBJar(ctx context.Context, jarURL, root, dir, version string) e
 	if prefix == "" {
 		return fmt.Errorf("%s holds no bin/mariadbd", jarURL)
 	}
-	tmp, err := os.MkdirTemp(root, ".install-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = os.RemoveAll(tmp)
+	return installDir(root, dir, func(tmp string) error {
+		for _, f := range zr.File {
+			rel, found := strings.CutPrefix(f.Name, prefix)
+			if !found || rel == "" {
+				continue
+			}
+			if err := extractZipEntry(f, rel, tmp); err != nil {
+				return fmt.Errorf("unpack %s: %w", f.Name, err)
+			}
 		}
-	}()
-	// Readable by any user the server may run as.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	for _, f := range zr.File {
-		rel, found := strings.CutPrefix(f.Name, prefix)
-		if !found || rel == "" {
-			continue
+		if !mariadbInstalled(tmp) {
+			return fmt.Errorf("%s has no scripts/mariadb-install-db beside bin/mariadbd", jarURL)
 		}
-		if err := extractZipEntry(f, rel, tmp); err != nil {
-			return fmt.Errorf("unpack %s: %w", f.Name, err)
+		// The binary must run here (its shared libraries are the system's) and be the version.
+		out, err := exec.CommandContext(ctx, filepath.Join(tmp, "bin", "mariadbd"), "--version").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("the unpacked mariadbd does not run on this machine: %w: %s", err, strings.TrimSpace(string(out)))
 		}
-	}
-	if !mariadbInstalled(tmp) {
-		return fmt.Errorf("%s has no scripts/mariadb-install-db beside bin/mariadbd", jarURL)
-	}
-	// The binary must run here (its shared libraries are the system's) and be the version.
-	out, err := exec.CommandContext(ctx, filepath.Join(tmp, "bin", "mariadbd"), "--version").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("the unpacked mariadbd does not run on this machine: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	if m := mariadbVerRE.FindStringSubmatch(string(out)); m == nil || m[1] != version {
-		return fmt.Errorf("the unpacked mariadbd says %q, want version %s", strings.TrimSpace(string(out)), version)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if mariadbInstalled(dir) {
-			return nil // installed concurrently by another process
+		if m := mariadbVerRE.FindStringSubmatch(string(out)); m == nil || m[1] != version {
+			return fmt.Errorf("the unpacked mariadbd says %q, want version %s", strings.TrimSpace(string(out)), version)
 		}
-		return err
-	}
-	ok = true
-	return nil
+
+		return nil
+	}, mariadbInstalled)
 }
 
 // extractZipEntry writes the jar entry f as dir/rel: directories, regular files (bin/ and

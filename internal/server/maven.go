@@ -7,7 +7,6 @@ package server
 // Written by hand: no maintained Go library resolves and verifies Maven artifacts.
 
 import (
-	"archive/zip"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -80,64 +79,6 @@ func fetch(ctx context.Context, url string) (*http.Response, error) {
 	return resp, nil
 }
 
-// installJar downloads the jar into root, checks its SHA-1, and unpacks its .txz to dir.
-func installJar(ctx context.Context, jarURL, root, dir string) error {
-	jar, n, err := downloadVerified(ctx, jarURL, root)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(jar.Name())
-	defer jar.Close()
-
-	zr, err := zip.NewReader(jar, n)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", jarURL, err)
-	}
-	var txz *zip.File
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, ".txz") {
-			txz = f
-			break
-		}
-	}
-	if txz == nil {
-		return fmt.Errorf("%s holds no .txz archive", jarURL)
-	}
-	tmp, err := os.MkdirTemp(root, ".install-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = os.RemoveAll(tmp)
-		}
-	}()
-	// Readable by the unprivileged user a root dbperf runs the server as.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	rc, err := txz.Open()
-	if err != nil {
-		return fmt.Errorf("open %s in %s: %w", txz.Name, jarURL, err)
-	}
-	defer rc.Close()
-	if err := extractTxz(rc, tmp); err != nil {
-		return fmt.Errorf("unpack %s: %w", txz.Name, err)
-	}
-	if !isFile(filepath.Join(tmp, "bin", "postgres")) {
-		return fmt.Errorf("%s has no bin/postgres", txz.Name)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if isFile(filepath.Join(dir, "bin", "postgres")) {
-			return nil // installed concurrently by another process
-		}
-		return err
-	}
-	ok = true
-	return nil
-}
-
 // downloadVerified downloads url into a temporary file in dir and checks it against the
 // SHA-1 published beside it (url + ".sha1", as Maven repositories publish). The caller
 // removes and closes the file; on error nothing is left.
@@ -175,4 +116,27 @@ func downloadVerified(ctx context.Context, url, dir string) (*os.File, int64, er
 		return fail(fmt.Errorf("%s: SHA-1 %s does not match the published %s", url, got, want))
 	}
 	return f, n, nil
+}
+
+// installDir fills dir atomically, as every installed server version is: unpack writes
+// into a fresh temporary directory under root, made readable by any user (a root dbperf
+// runs the server as another), and only a complete unpack is renamed to dir. When the
+// rename fails because another process installed the same version meanwhile (installed
+// says dir is complete), that install is kept. A failed unpack leaves nothing behind.
+func installDir(root, dir string, unpack func(tmp string) error, installed func(dir string) bool) error {
+	tmp, err := os.MkdirTemp(root, ".install-*")
+	if err != nil {
+		return err
+	}
+	err = os.Chmod(tmp, 0o755)
+	if err == nil {
+		err = unpack(tmp)
+	}
+	if err == nil {
+		if err = os.Rename(tmp, dir); err != nil && installed(dir) {
+			err = nil // installed concurrently by another process
+		}
+	}
+	_ = os.RemoveAll(tmp) // gone after the rename; else a failed or superfluous unpack
+	return err
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
@@ -149,6 +150,47 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return len(pa) - len(pb)
+}
+
+// installJar downloads the zonky jar into root, checks its SHA-1, and unpacks its .txz
+// to dir (installDir).
+func installJar(ctx context.Context, jarURL, root, dir string) error {
+	jar, n, err := downloadVerified(ctx, jarURL, root)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(jar.Name())
+	defer jar.Close()
+
+	zr, err := zip.NewReader(jar, n)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", jarURL, err)
+	}
+	var txz *zip.File
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, ".txz") {
+			txz = f
+			break
+		}
+	}
+	if txz == nil {
+		return fmt.Errorf("%s holds no .txz archive", jarURL)
+	}
+	installed := func(d string) bool { return isFile(filepath.Join(d, "bin", "postgres")) }
+	return installDir(root, dir, func(tmp string) error {
+		rc, err := txz.Open()
+		if err != nil {
+			return fmt.Errorf("open %s in %s: %w", txz.Name, jarURL, err)
+		}
+		defer rc.Close()
+		if err := extractTxz(rc, tmp); err != nil {
+			return fmt.Errorf("unpack %s: %w", txz.Name, err)
+		}
+		if !installed(tmp) {
+			return fmt.Errorf("%s has no bin/postgres", txz.Name)
+		}
+		return nil
+	}, installed)
 }
 
 // extractTxz unpacks an xz-compressed tar into dir, keeping file modes and symlinks and
