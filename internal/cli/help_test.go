@@ -11,9 +11,10 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 )
 
-// TestWorkloadExamples checks every example of `dbperf run W --help` and `dbperf sweep W
-// --help` as the commands themselves would, short of running: the flags parse and the
-// configuration validates (checkRun: engine, target, parameters, the plan). Each workload has
+// TestWorkloadExamples checks every example of `dbperf run W --help` as the command itself
+// would, short of running: the flags parse and the configuration validates (checkRun:
+// engine, target, parameters, the plan). The examples of `dbperf sweep W --help` are checked
+// to be shown and to parse only: validating a sweep starts its servers. Each workload has
 // examples of both.
 func TestWorkloadExamples(t *testing.T) {
 	env := Env{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
