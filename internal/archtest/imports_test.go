@@ -3,60 +3,19 @@
 package archtest
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/dbperf/dbperf"
-
-// allowed lists, per package (relative to the module), the packages of ours it may import
-// in non-test code. A trailing "/..." allows every package below. Keep in sync with
-// docs/architecture.md.
-func allowed() map[string][]string {
-	return map[string][]string{
-		"cmd/dbperf":                    {"internal/cli"},
-		"internal/cli":                  {"internal/..."},
-		"internal/config":               {},
-		"internal/catalog":              {"internal/workload/...", "internal/engine/...", "internal/workload", "internal/engine"},
-		"internal/engine":               {},
-		"internal/engine/drvconn":       {"internal/engine"},
-		"internal/engine/blockconn":     {},
-		"internal/engine/sqlite":        {"internal/engine", "internal/engine/drvconn"},
-		"internal/engine/postgres":      {"internal/engine", "internal/engine/blockconn"},
-		"internal/engine/mariadb":       {"internal/engine", "internal/engine/blockconn", "internal/engine/drvconn"},
-		"internal/engine/enginetest":    {"internal/engine"},
-		"internal/engine/pebble":        {"internal/engine"},
-		"internal/engine/rocksdb":       {"internal/engine"},
-		"internal/engine/kvtest":        {"internal/engine"},
-		"internal/server":               {},
-		"internal/workload":             {"internal/engine", "internal/config"},
-		"internal/workload/insertbench": {"internal/workload", "internal/engine", "internal/config"},
-		"internal/workload/sysbench":    {"internal/workload", "internal/engine", "internal/config"},
-		"internal/workload/dbbench":     {"internal/workload", "internal/engine", "internal/config"},
-		"internal/metrics":              {"internal/hwstat"},
-		"internal/hwstat":               {},
-		"internal/runner":               {"internal/engine", "internal/workload", "internal/metrics", "internal/hwstat"},
-		"internal/store":                {"internal/metrics"},
-		"internal/stats":                {},
-		"internal/changepoint":          {},
-		"internal/report":               {"internal/store", "internal/stats", "internal/metrics", "internal/report/chart", "internal/changepoint"},
-		"internal/report/chart":         {},
-		"internal/web":                  {"internal/store", "internal/report", "internal/changepoint"},
-		"internal/browsertest":          {},
-		"internal/progress":             {"internal/metrics"},
-		"internal/archtest":             {},
-	}
-}
-
-// testHelpers are the packages only tests may import: non-test code importing them fails
-// whatever its row allows.
-var testHelpers = map[string]bool{"internal/browsertest": true, "internal/engine/enginetest": true}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -70,84 +29,185 @@ func repoRoot(t *testing.T) string {
 	return dir
 }
 
-func permits(rules []string, imp string) bool {
-	for _, r := range rules {
-		if base, ok := strings.CutSuffix(r, "/..."); ok {
-			if imp == base || strings.HasPrefix(imp, base+"/") {
-				return true
-			}
-		} else if imp == r {
-			return true
-		}
+// archRows returns the rows of archDoc's package table, failing the test when the table
+// does not parse.
+func archRows(t *testing.T, root string) []tableRow {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(root, archDoc))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return false
+	rows, err := parseTable(archDoc, string(md))
+	if err != nil {
+		t.Fatalf("%v\n(how to write a row: the paragraph under the table)", err)
+	}
+	return rows
 }
 
-func TestImportDirections(t *testing.T) {
-	root := repoRoot(t)
-	rules := allowed()
-	seen := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+// A goPkg is one directory of the module with .go files.
+type goPkg struct {
+	first string // its first .go file (relative to the module), to name it in messages
+	// imports maps each package of ours (relative to the module) that its non-test files
+	// import to those files, relative to the module.
+	imports map[string][]string
+}
+
+// goPackages returns the module's packages by directory (relative to the module): every
+// directory with .go files, _test.go files alone included, outside hidden, "_", testdata,
+// bin and nested-module directories. Non-test files are read for their imports only
+// (go/parser's ImportsOnly), whatever their build constraints say. Files that do not parse
+// are returned as errors beside the packages.
+func goPackages(root string) (map[string]*goPkg, []error, error) {
+	pkgs := map[string]*goPkg{}
+	var bad []error
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+			if p == root {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin" {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(p, ".go") {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		rel = filepath.ToSlash(rel)
-		pkgRules, ok := rules[rel]
-		if !ok {
-			t.Errorf("package %s is not in archtest's import rules: add it there and to docs/architecture.md", rel)
+		relFile, _ := filepath.Rel(root, p)
+		relFile = filepath.ToSlash(relFile)
+		dir := filepath.ToSlash(filepath.Dir(relFile))
+		pkg := pkgs[dir]
+		if pkg == nil {
+			pkg = &goPkg{first: relFile, imports: map[string][]string{}}
+			pkgs[dir] = pkg
+		}
+		if strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		seen[rel] = true
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
 		if err != nil {
-			return err
+			bad = append(bad, fmt.Errorf("%s: %w", relFile, err))
+			return nil
 		}
 		for _, is := range f.Imports {
 			imp, _ := strconv.Unquote(is.Path.Value)
-			ours, ok := strings.CutPrefix(imp, module+"/")
-			if !ok {
-				continue
-			}
-			if !permits(pkgRules, ours) {
-				t.Errorf("%s imports %s, which its row in docs/architecture.md does not allow", filepath.Base(path), ours)
-			}
-			if testHelpers[ours] {
-				t.Errorf("%s imports %s, a helper for tests only", filepath.Base(path), ours)
+			if ours, ok := strings.CutPrefix(imp, module+"/"); ok && !slices.Contains(pkg.imports[ours], relFile) {
+				pkg.imports[ours] = append(pkg.imports[ours], relFile)
 			}
 		}
 		return nil
 	})
+	return pkgs, bad, err
+}
+
+// short is how a third cell names a package of ours: relative to internal/.
+func short(pkg string) string {
+	if s, ok := strings.CutPrefix(pkg, "internal/"); ok {
+		return s
+	}
+	return pkg
+}
+
+// TestImportDirections checks the module against docs/architecture.md's package table:
+// every package has a row, every row names a package (or is marked as not Go), every name
+// in a third cell is a package, and every import of ours in a package's non-test files is
+// one its row permits. _test.go files are not checked: a test may import any package of
+// ours, and a package whose role begins with "test helper" may be imported by _test.go
+// files (and other test helpers) only.
+func TestImportDirections(t *testing.T) {
+	root := repoRoot(t)
+	rows := archRows(t, root)
+	pkgs, bad, err := goPackages(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, must := range []string{"cmd/dbperf", "internal/cli", "internal/runner", "internal/store", "internal/report"} {
-		if !seen[must] {
+	for _, err := range bad {
+		t.Error(err)
+	}
+	byPkg := map[string]tableRow{}
+	for _, r := range rows {
+		byPkg[r.pkg] = r
+		where := fmt.Sprintf("%s:%d", archDoc, r.line)
+		if r.nonGo != "" {
+			if fi, err := os.Stat(filepath.Join(root, r.pkg)); err != nil || !fi.IsDir() {
+				t.Errorf("%s: the row of %s (%s) names no directory: fix the path or remove the row", where, r.pkg, r.nonGo)
+			} else if pkgs[r.pkg] != nil {
+				t.Errorf("%s: the row of %s says (%s), but %s is a Go package: remove the marker and list what it may import", where, r.pkg, r.nonGo, r.pkg)
+			}
+			continue
+		}
+		if pkgs[r.pkg] == nil {
+			t.Errorf("%s: the row of %s names no Go package (no directory with .go files): fix the path, remove the row, or mark what is not Go after its path, as `tools/sidebyside` (Python)", where, r.pkg)
+		}
+		for _, name := range r.may {
+			base, tree := strings.CutSuffix(name, "/...")
+			exists := pkgs[base] != nil
+			for p := range pkgs {
+				exists = exists || tree && strings.HasPrefix(p, base+"/")
+			}
+			if !exists {
+				t.Errorf("%s: the third cell of %s (%q) names %s, which is no package of the module: fix or remove the name", where, r.pkg, r.cell, short(name))
+			}
+		}
+	}
+
+	dirs := make([]string, 0, len(pkgs))
+	for d := range pkgs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		pkg := pkgs[dir]
+		imps := make([]string, 0, len(pkg.imports))
+		for imp := range pkg.imports {
+			imps = append(imps, imp)
+		}
+		sort.Strings(imps)
+		r, ok := byPkg[dir]
+		if !ok {
+			cell := cellNone
+			if len(imps) > 0 {
+				names := make([]string, len(imps))
+				for i, imp := range imps {
+					names[i] = short(imp)
+				}
+				cell = strings.Join(names, ", ")
+			}
+			t.Errorf("package %s (%s) has no row in %s's package table: add the row \"| `%s` | <its role> | %s |\"", dir, pkg.first, archDoc, dir, cell)
+			continue
+		}
+		if r.nonGo != "" {
+			continue // reported above
+		}
+		for _, imp := range imps {
+			files := pkg.imports[imp]
+			if h, ok := byPkg[imp]; ok && h.testHelper && !r.testHelper {
+				t.Errorf("%s imports %s, a helper for tests only (its role, %s:%d, begins \"test helper\"): import it from _test.go files only",
+					strings.Join(files, ", "), imp, archDoc, h.line)
+				continue
+			}
+			if !r.permits(imp) {
+				fix := fmt.Sprintf("add %s to that row's third cell if %s may depend on it", short(imp), dir)
+				if !strings.HasPrefix(imp, "internal/") {
+					fix = "only \"all\" permits a package outside internal/"
+				}
+				t.Errorf("%s imports %s, which the row of %s (%s:%d, may import %q) does not permit: %s, or remove the import",
+					strings.Join(files, ", "), imp, dir, archDoc, r.line, r.cell, fix)
+			}
+		}
+	}
+
+	for _, must := range []string{"cmd/dbperf", "internal/cli", "internal/runner", "internal/store", "internal/report", "internal/archtest"} {
+		if pkgs[must] == nil {
 			t.Errorf("package %s was not found: is the walk broken?", must)
 		}
-	}
-}
-
-func TestPermits(t *testing.T) {
-	r := []string{"internal/engine", "internal/workload/..."}
-	for imp, want := range map[string]bool{
-		"internal/engine": true, "internal/engine/sqlite": false,
-		"internal/workload": true, "internal/workload/insertbench": true, "internal/store": false,
-	} {
-		if got := permits(r, imp); got != want {
-			t.Errorf("permits(%q) = %v, want %v", imp, got, want)
-		}
-	}
-	if !slices.Contains(allowed()["internal/runner"], "internal/metrics") {
-		t.Error("runner must be allowed to use metrics")
 	}
 }

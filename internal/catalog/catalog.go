@@ -1,6 +1,6 @@
 // Package catalog lists the workloads and engines dbperf knows, explicitly (no init()
 // registration, no global maps), and says which combinations work. The cli asks it after
-// the config is validated; adding an engine or a workload is one line here.
+// the config is validated; adding an engine, a server engine or a workload is one line here.
 package catalog
 
 import (
@@ -13,6 +13,9 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/engine/rocksdb"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
+	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/dbbench"
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
@@ -42,6 +45,27 @@ func Engines(o EngineOptions) []engine.Engine {
 		rocksdb.New(),
 		pebble.New(),
 	}
+}
+
+// Servers returns every server engine dbperf starts (--managed, `dbperf server`), each
+// serving the client engine of its name.
+func Servers() []server.Engine {
+	return []server.Engine{
+		pgserver.New(),
+		mariadbserver.New(),
+	}
+}
+
+// Server finds the server engine of a client engine's name.
+func Server(name string) (server.Engine, error) {
+	var names []string
+	for _, s := range Servers() {
+		if s.Name() == name {
+			return s, nil
+		}
+		names = append(names, s.Name())
+	}
+	return nil, fmt.Errorf("dbperf manages %s servers, not %q", strings.Join(names, " and "), name)
 }
 
 // Workload finds a workload by name.

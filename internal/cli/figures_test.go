@@ -17,6 +17,7 @@ import (
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -89,7 +90,7 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	in, err := server.StartMariaDB(sctx, server.Options{WorkDir: tmp, Profile: "noperf", ProfilesDir: profiles, StorageEngine: "innodb"})
+	in, err := mariadbserver.Start(sctx, server.Options{WorkDir: tmp, Profile: "noperf", ProfilesDir: profiles, StorageEngine: "innodb"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Found from the unix socket of the DSN, and from the TCP port for a TCP DSN.
-	tcp, err := mariadb.New("innodb").Open(ctx, engine.Target{DSN: in.TCPDSN()})
+	tcp, err := mariadb.New("innodb").Open(ctx, engine.Target{DSN: in.TCPDSN})
 	if err != nil {
 		t.Fatal(err)
 	}

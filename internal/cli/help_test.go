@@ -65,7 +65,7 @@ func TestWorkloadHelpFlags(t *testing.T) {
 			if eng == nil || eng.DefValue != want[0] || eng.Usage != "engine to benchmark: "+strings.Join(want, ", ") {
 				t.Errorf("%s %s --engine: %+v, want default %s of %v", c.Name(), m.Name, eng, want[0], want)
 			}
-			for _, fl := range serverFlags {
+			for _, fl := range serverOnlyFlags() {
 				if shown(c, fl) != (m.Kind == engine.KindSQL) {
 					t.Errorf("%s %s --help: --%s shown %v, want %v", c.Name(), m.Name, fl, shown(c, fl), m.Kind == engine.KindSQL)
 				}

@@ -10,11 +10,12 @@ import (
 
 	"github.com/dbperf/dbperf/internal/changepoint"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
-// historyFormats are the values of history --format.
-func historyFormats() []string { return []string{"text", "md", "json", "html"} }
+// historyFormats are the values of history --format (render.HistoryFormats).
+func historyFormats() []string { return render.Names(render.HistoryFormats()) }
 
 func newHistoryCmd(env Env) *cobra.Command {
 	var results, workload, engine, profile, order, format, out string
@@ -44,8 +45,9 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var errs []string
-			if !slices.Contains(historyFormats(), format) {
-				errs = append(errs, fmt.Sprintf("--format %q is not supported: use one of %s", format, strings.Join(historyFormats(), ", ")))
+			f, ferr := render.Lookup(render.HistoryFormats(), format)
+			if ferr != nil {
+				errs = append(errs, "--"+ferr.Error())
 			}
 			for _, m := range metricsFlag {
 				if !slices.Contains(report.HistoryMetrics(), m) {
@@ -101,21 +103,11 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 			if err != nil {
 				return badInput(err)
 			}
-			render := func(w io.Writer) error {
-				switch format {
-				case "md":
-					return report.RenderHistoryMarkdown(w, h)
-				case "json":
-					return report.RenderHistoryJSON(w, h)
-				case "html":
-					return report.RenderHistoryHTML(w, h)
-				}
-				return report.RenderHistoryText(w, h)
-			}
+			write := func(w io.Writer) error { return f.Render(w, h, render.Options{}) }
 			if out == "" || out == "-" {
-				err = render(env.Out)
+				err = write(env.Out)
 			} else {
-				err = writeFileAtomic(out, render)
+				err = writeFileAtomic(out, write)
 			}
 			if err != nil {
 				return err

@@ -20,6 +20,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
@@ -221,9 +222,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 			// Ctrl-C: every run of the block keeps what it measured.
 			for _, q := range i.points {
 				for _, r := range q.recs {
-					if r.status == store.RunOK {
-						r.status, r.firstErr = store.RunInterrupted, "interrupted"
-					}
+					r.steps.Stop(metrics.StatusInterrupted, "interrupted")
 				}
 			}
 			if err := finish(); err != nil {
@@ -264,9 +263,11 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 		}
 		fmt.Fprintf(i.env.Out, "  %s on %s%s\n", what, strings.Join(where, ", "), at)
 	}
+	// Each run's steps follow runner.Sequence's policy (a step after a failed or
+	// interrupted one is stored skipped); the sink's error is the store's.
 	errs := make([]error, len(tr.points))
 	if len(tr.points) == 1 {
-		errs[0] = recs[0].step(ctx, i.env, i.points[tr.points[0]].run, i.prog, tr.step, steps[0])
+		errs[0] = recs[0].steps.Step(ctx, i.points[tr.points[0]].run, tr.step, steps[0], recs[0].sink(i.env.Err, i.prog))
 	} else {
 		// The duet: every point's trial at once, each on its own CPUs, with no live line
 		// (the points would share it).
@@ -276,7 +277,7 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 			go func() {
 				defer wg.Done()
 				quiet := progress.New(i.env.Out, false, true)
-				errs[j] = recs[j].step(ctx, i.env, i.points[pj].run, quiet, tr.step, steps[j])
+				errs[j] = recs[j].steps.Step(ctx, i.points[pj].run, tr.step, steps[j], recs[j].sink(i.env.Err, quiet))
 			}()
 		}
 		wg.Wait()
@@ -286,15 +287,13 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 	}
 	for j, pj := range tr.points {
 		p, rec := i.points[pj], recs[j]
-		switch rec.status {
-		case store.RunInterrupted:
+		switch rec.steps.Status() {
+		case metrics.StatusInterrupted:
 			interrupted = what + " on " + p.name()
-		case store.RunFailed:
+		case metrics.StatusFailed:
 			// A failed step skips the point's following steps in every run of the block.
 			for _, r := range p.recs {
-				if r.status == store.RunOK {
-					r.status, r.firstErr = rec.status, rec.firstErr
-				}
+				r.steps.Stop(metrics.StatusFailed, rec.steps.Err())
 			}
 		}
 	}
@@ -330,8 +329,8 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 			return nil, badInput(err)
 		}
 		// An earlier failure of the point in this block applies to the new run too.
-		if n > 0 && p.recs[0].status != store.RunOK {
-			rec.status, rec.firstErr = p.recs[0].status, p.recs[0].firstErr
+		if n > 0 && p.recs[0].steps.Stopped() {
+			rec.steps.Stop(p.recs[0].steps.Status(), p.recs[0].steps.Err())
 		}
 		p.recs = append(p.recs, rec)
 	}

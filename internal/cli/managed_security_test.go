@@ -8,13 +8,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/dbperf/dbperf/internal/server/servertest"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,17 +24,8 @@ import (
 // succeeded; the test is skipped when it does not run as root.
 func asNobody(t *testing.T, argv ...string) bool {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot run a process as another user")
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody: %v", err)
-	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: servertest.NobodyCred(t)}
 	return cmd.Run() == nil
 }
 

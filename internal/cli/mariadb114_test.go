@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
+	"github.com/dbperf/dbperf/internal/server/servertest"
 )
 
 // mariadb114Cache is the cache dir the server package's tests install MariaDB 11.4 into
@@ -20,30 +18,7 @@ func mariadb114Cache(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("starts database servers")
 	}
-	cache := os.Getenv("DBPERF_CACHE_DIR")
-	if cache == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache = filepath.Join(d, "dbperf")
-	}
-	if have, _ := server.InstalledMariaDB(cache); len(have) == 0 {
-		if os.Getenv("DBPERF_OFFLINE") != "" {
-			t.Skip("DBPERF_OFFLINE is set and MariaDB 11.4 is not installed")
-		}
-		c, err := net.DialTimeout("tcp", "repo1.maven.org:443", 10*time.Second)
-		if err != nil {
-			t.Skipf("Maven Central unreachable, cannot install MariaDB 11.4: %v", err)
-		}
-		c.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if _, err := server.InstallMariaDB(ctx, "", cache, "11.4"); err != nil {
-		t.Fatal(err)
-	}
-	return cache
+	return servertest.InstallReal(t, mariadbserver.New(), "11.4")
 }
 
 // The Insert Benchmark at tiny scale on managed MariaDB 11.4 from Maven Central, through
@@ -134,7 +109,7 @@ func TestMariaDB114BadInput(t *testing.T) {
 		{[]string{"server", "start", "mariadb", "--engine-version", "11.4", "--mysql-storage-engine", "rocksdb", "--workdir", dir, "--cache-dir", dir},
 			"MariaDB 11.4 from Maven Central has no RocksDB plugin"},
 		{[]string{"server", "install", "mariadb@10.11", "--cache-dir", dir}, "MariaDB 10.11 is Debian's package"},
-		{[]string{"server", "install", "mariadb@11.4-beta", "--cache-dir", dir}, "install takes postgres@VERSION or mariadb@VERSION"},
+		{[]string{"server", "install", "mariadb@11.4-beta", "--cache-dir", dir}, `install mariadb: invalid version "11.4-beta" (want e.g. 11.4 or 11.4.5)`},
 	} {
 		code, stdout, stderr := runCLI(t, nil, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")

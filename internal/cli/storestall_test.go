@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/server"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -375,7 +376,7 @@ func startStorePostgres(t *testing.T) *server.Instance {
 	_ = os.Chmod(dir, 0o755)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	in, err := server.StartPostgres(ctx, server.Options{WorkDir: filepath.Join(dir, "pg")})
+	in, err := pgserver.Start(ctx, server.Options{WorkDir: filepath.Join(dir, "pg")})
 	if err != nil {
 		t.Fatal(err)
 	}

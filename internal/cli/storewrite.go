@@ -144,15 +144,16 @@ func call(ctx context.Context, fn func(context.Context) error) error {
 	}
 }
 
-// runRecord is one stored run being written: its steps are run and stored one at a
-// time (runRecord.step), possibly interleaved with other runs' steps. It keeps what it
-// wrote, for a spill file.
+// runRecord is one stored run being written. Its steps run as steps.Step or steps.Run
+// (runner.Sequence: which step runs, which is skipped, the run's status), which hand
+// them to the record's stepSink one at a time, possibly interleaved with other runs'
+// steps; the record only writes them. It keeps what it wrote, for a spill file.
 type runRecord struct {
-	st       *store.Store
-	id       int64
-	status   string // store.RunOK until a step fails or is interrupted
-	firstErr string // why the following steps are skipped
-	stored   int    // steps finished and stored
+	st *store.Store
+	id int64
+	// steps is the policy of the run's steps and their outcome: the run's status
+	// (status) and first error.
+	steps *runner.Sequence
 
 	opts   storeOpts
 	sctx   context.Context // store writes: cancelled storeGrace after Ctrl-C (graceContext)
@@ -176,7 +177,7 @@ func beginRun(ctx context.Context, st *store.Store, meta store.RunMeta, opts sto
 	if meta.StartedAt.IsZero() {
 		meta.StartedAt = time.Now()
 	}
-	rec := &runRecord{st: st, status: store.RunOK, opts: opts, meta: meta}
+	rec := &runRecord{st: st, steps: new(runner.Sequence), opts: opts, meta: meta}
 	rec.sctx, rec.cancel = graceContext(ctx)
 	err := rec.write(func(c context.Context) error {
 		id, err := st.BeginRun(c, meta)
@@ -230,7 +231,7 @@ func (rec *runRecord) write(fn func(context.Context) error) error {
 // step of the run had been run.
 func (rec *runRecord) storeFailed(what string, err error, done bool) error {
 	code := ExitStepFailed
-	if rec.status == store.RunInterrupted || rec.sctx.Err() != nil {
+	if rec.status() == store.RunInterrupted || rec.sctx.Err() != nil {
 		code = ExitInterrupted
 	}
 	kept := "nothing measured was lost"
@@ -285,7 +286,7 @@ func (rec *runRecord) spill(done bool) (string, error) {
 		}
 		end = res.StartedAt.Add(time.Duration(res.Seconds * float64(time.Second)))
 	}
-	status := rec.status
+	status := rec.status()
 	if !done && status == store.RunOK {
 		status = store.RunFailed
 	}
@@ -298,13 +299,38 @@ func (rec *runRecord) spill(done bool) (string, error) {
 	return path, st.Close()
 }
 
-// step runs step (the run's seq-th) with r and stores it, or records it skipped when an
-// earlier step of the run failed or was interrupted. The error is the store's only: a
-// failed step is a result (rec.status).
-func (rec *runRecord) step(ctx context.Context, env Env, r *runner.Runner, prog *progress.Progress, seq int, step workload.Step) error {
-	if rec.status != store.RunOK {
-		return rec.skip(seq, step.Name(), step.Group())
+// status is the run's status as stored: store.RunOK until a step fails or is interrupted
+// (runner.Sequence).
+func (rec *runRecord) status() string {
+	switch rec.steps.Status() {
+	case metrics.StatusFailed:
+		return store.RunFailed
+	case metrics.StatusInterrupted:
+		return store.RunInterrupted
 	}
+	return store.RunOK
+}
+
+// sink is the runner.StepSink that stores the run's steps as a runner.Sequence runs
+// them: progress goes to prog, a failed step's error to errOut.
+func (rec *runRecord) sink(errOut io.Writer, prog *progress.Progress) *stepSink {
+	return &stepSink{rec: rec, errOut: errOut, prog: prog}
+}
+
+// stepSink stores the steps of one run (runner.StepSink). Every error it returns is the
+// exit error of a failed results store (runRecord.storeFailed): the run stops.
+type stepSink struct {
+	rec    *runRecord
+	errOut io.Writer
+	prog   *progress.Progress
+	cur    *keptStep // the step begun last
+	stepID int64     // its row in the store
+}
+
+// BeginStep stores the step's start; its intervals go to the store (an intervalWriter)
+// and to the terminal.
+func (s *stepSink) BeginStep(seq int, step workload.Step) (runner.Observer, error) {
+	rec := s.rec
 	k := &keptStep{seq: seq, name: step.Name(), group: step.Group(), started: time.Now()}
 	var stepID int64
 	err := rec.write(func(c context.Context) error {
@@ -315,33 +341,37 @@ func (rec *runRecord) step(ctx context.Context, env Env, r *runner.Runner, prog 
 		return err
 	})
 	if err != nil {
-		return rec.storeFailed("at the start of step "+k.name, err, false)
+		return nil, rec.storeFailed("at the start of step "+k.name, err, false)
 	}
 	rec.kept = append(rec.kept, k)
 	k.iw = newIntervalWriter(rec, stepID)
-	res := r.Run(ctx, step, &observer{iw: k.iw, prog: prog})
-	prog.Finish(res)
+	s.cur, s.stepID = k, stepID
+	return &observer{iw: k.iw, prog: s.prog}, nil
+}
+
+// FinishStep shows the step's result, waits for its intervals to be written and stores
+// the result.
+func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResult) error {
+	rec, k := s.rec, s.cur
+	s.prog.Finish(res)
 	k.res = &res
-	switch res.Status {
-	case metrics.StatusInterrupted:
-		rec.status, rec.firstErr = store.RunInterrupted, "interrupted during "+step.Name()
-	case metrics.StatusFailed:
-		rec.status, rec.firstErr = store.RunFailed, "step "+step.Name()+" failed"
-		fmt.Fprintf(env.Err, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
+	if res.Status == metrics.StatusFailed {
+		fmt.Fprintf(s.errOut, "dbperf: step %s failed: %s\n", step.Name(), res.Error)
 	}
 	if err := k.iw.close(); err != nil {
 		return rec.storeFailed("during step "+k.name, err, false)
 	}
+	stepID := s.stepID
 	if err := rec.write(func(c context.Context) error { return rec.st.FinishStep(c, stepID, res) }); err != nil {
 		return rec.storeFailed("at the end of step "+k.name, err, false)
 	}
-	rec.stored++
 	return nil
 }
 
-// skip records a step that was not run because of an earlier failure.
-func (rec *runRecord) skip(seq int, name, group string) error {
-	res := metrics.StepResult{Name: name, Status: metrics.StatusSkipped, Error: "not run: " + rec.firstErr, StartedAt: time.Now()}
+// SkipStep stores a step that was not run because of an earlier failure.
+func (s *stepSink) SkipStep(seq int, step workload.Step, res metrics.StepResult) error {
+	rec := s.rec
+	name, group := step.Name(), step.Group()
 	rec.kept = append(rec.kept, &keptStep{seq: seq, name: name, group: group, started: res.StartedAt, res: &res})
 	err := rec.write(func(c context.Context) error {
 		id, err := rec.st.BeginStep(c, rec.id, seq, name, group, res.StartedAt)
@@ -359,7 +389,8 @@ func (rec *runRecord) skip(seq int, name, group string) error {
 // finish stores the run's end and status.
 func (rec *runRecord) finish() error {
 	defer rec.cancel()
-	if err := rec.write(func(c context.Context) error { return rec.st.FinishRun(c, rec.id, rec.status, time.Now()) }); err != nil {
+	status := rec.status()
+	if err := rec.write(func(c context.Context) error { return rec.st.FinishRun(c, rec.id, status, time.Now()) }); err != nil {
 		return rec.storeFailed("at the end of the run", err, true)
 	}
 	return nil
@@ -367,8 +398,8 @@ func (rec *runRecord) finish() error {
 
 // failure is the exit error of a finished run with a failed step (nil otherwise).
 func (rec *runRecord) failure() error {
-	if rec.status == store.RunFailed {
-		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", rec.id, rec.firstErr)}
+	if rec.status() == store.RunFailed {
+		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", rec.id, rec.steps.Err())}
 	}
 	return nil
 }

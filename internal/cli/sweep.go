@@ -336,7 +336,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		}
 		cmp := report.Compare(report.Build(runs), groups, 0)
 		fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (dbperf report %s/… to compare them again)\n", prefix, len(groups), sw.design, prefix)
-		if err := report.RenderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 			return err
 		}
 	}

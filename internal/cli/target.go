@@ -10,15 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
-
-// storageEngines are the values of --mysql-storage-engine (sysbench's flag name).
-func storageEngines() []string { return []string{"innodb", "rocksdb"} }
 
 // checkTarget validates how the engine is reached: embedded engines take neither --dsn nor
 // --managed; server engines need exactly one of them.
@@ -41,12 +39,16 @@ func checkTarget(cfg *config.Run, meta engine.Meta) error {
 		add("--engine-version picks the binaries of a managed server: add --managed")
 	}
 	if cfg.StorageEngine != "" {
-		if meta.Name != "mariadb" {
-			add("--mysql-storage-engine applies to --engine mariadb only")
-		} else if !slices.Contains(storageEngines(), cfg.StorageEngine) {
-			add("--mysql-storage-engine %q: use innodb or rocksdb", cfg.StorageEngine)
-		} else if cfg.StorageEngine == "rocksdb" && cfg.Managed && !server.MariaDBFromDebian(cfg.EngineVersion) {
-			add("%v", myRocksVersion(cfg.EngineVersion))
+		if len(meta.StorageEngines) == 0 {
+			add("--mysql-storage-engine applies to --engine %s only", strings.Join(storageEngineOwners(), ", "))
+		} else if !slices.Contains(meta.StorageEngines, cfg.StorageEngine) {
+			add("--mysql-storage-engine %q: use %s", cfg.StorageEngine, strings.Join(meta.StorageEngines, " or "))
+		} else if cfg.Managed {
+			if srv, err := catalog.Server(meta.Name); err == nil {
+				if err := srv.Check(serverOptions(cfg, "")); err != nil {
+					add("--mysql-storage-engine %v; use another --engine-version or storage engine", err)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -155,86 +157,46 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 	return t, nil
 }
 
-// startServer starts a managed server under base.
-func startServer(ctx context.Context, cfg *config.Run, engineName, base string) (*server.Instance, error) {
-	o := server.Options{
+// storageEngineOwners names the engines that offer storage engines (MariaDB).
+func storageEngineOwners() []string {
+	var out []string
+	for _, e := range catalog.Engines(catalog.EngineOptions{}) {
+		if len(e.Meta().StorageEngines) > 0 {
+			out = append(out, e.Meta().Name)
+		}
+	}
+	return out
+}
+
+// serverOptions are the options of the managed server of cfg, under base.
+func serverOptions(cfg *config.Run, base string) server.Options {
+	return server.Options{
 		WorkDir: base, Version: cfg.EngineVersion, Profile: cfg.Profile,
 		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, StorageEngine: cfg.StorageEngine,
 	}
-	if o.StorageEngine == "" {
-		o.StorageEngine = "innodb"
-	}
-	if err := ensureVersion(ctx, engineName, o.Version, o.CacheDir); err != nil {
+}
+
+// startServer starts a managed server under base, installing its version on first use.
+func startServer(ctx context.Context, cfg *config.Run, engineName, base string) (*server.Instance, error) {
+	srv, err := catalog.Server(engineName)
+	if err != nil {
 		return nil, err
 	}
-	switch engineName {
-	case "postgres":
-		return server.StartPostgres(ctx, o)
-	case "mariadb":
-		return server.StartMariaDB(ctx, o)
+	o := serverOptions(cfg, base)
+	if err := server.Ensure(ctx, srv, o.CacheDir, o.Version); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("dbperf cannot start a %s server: use --dsn", engineName)
+	return srv.Start(ctx, o)
 }
 
-// myRocksVersion is the one line for MyRocks asked on a MariaDB other than Debian's 10.11.
-func myRocksVersion(version string) error {
-	return fmt.Errorf("--mysql-storage-engine rocksdb needs MariaDB 10.11 (Debian's, with mariadb-plugin-rocksdb): MariaDB %s from Maven Central has no RocksDB plugin; use --engine-version 10.11 or innodb", version)
-}
-
-// ensureVersion installs a server version from Maven Central on first use, so
-// `--engine-version 13` (postgres) or `--engine-version 11.4` (mariadb) works without a
-// separate `dbperf server install`. Debian's versions (postgres 15, mariadb 10.11) need
-// nothing.
+// ensureVersion installs version of the server engine engineName on first use
+// (server.Ensure), so a sweep's --versions are all there before its first point runs.
 func ensureVersion(ctx context.Context, engineName, version, cacheDir string) error {
-	switch engineName {
-	case "postgres":
-		return ensurePostgres(ctx, version, cacheDir)
-	case "mariadb":
-		return ensureMariaDB(ctx, version, cacheDir)
-	}
-	return nil
-}
-
-// ensurePostgres installs a PostgreSQL version from Maven Central on first use.
-// Debian's 15 ("" or "15") needs nothing.
-func ensurePostgres(ctx context.Context, version, cacheDir string) error {
-	if version == "" || version == "15" {
-		return nil
-	}
-	have, err := server.InstalledPostgres(cacheDir)
+	srv, err := catalog.Server(engineName)
 	if err != nil {
 		return err
 	}
-	for _, v := range have {
-		if v == version || strings.HasPrefix(v, version+".") {
-			return nil
-		}
-	}
-	if _, err := server.InstallPostgres(ctx, server.DefaultMavenBase, cacheDir, version); err != nil {
-		return fmt.Errorf("postgres %s is not installed and installing it failed: %w", version, err)
-	}
-	return nil
-}
-
-// ensureMariaDB installs a MariaDB version from Maven Central on first use. Debian's
-// 10.11 ("", "10.11", "10.11.N") needs nothing.
-func ensureMariaDB(ctx context.Context, version, cacheDir string) error {
-	if server.MariaDBFromDebian(version) {
-		return nil
-	}
-	have, err := server.InstalledMariaDB(cacheDir)
-	if err != nil {
-		return err
-	}
-	for _, v := range have {
-		if v == version || strings.HasPrefix(v, version+".") {
-			return nil
-		}
-	}
-	if _, err := server.InstallMariaDB(ctx, server.DefaultMavenBase, cacheDir, version); err != nil {
-		return fmt.Errorf("mariadb %s is not installed and installing it failed: %w", version, err)
-	}
-	return nil
+	return server.Ensure(ctx, srv, cacheDir, version)
 }
 
 // readDSN is the DSN --dsn names: the value itself, or for @FILE the first line of FILE

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/server"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 )
 
 // TestTeamStore is issue 14's first acceptance point: two tiny runs written into a
@@ -30,7 +31,7 @@ func TestTeamStore(t *testing.T) {
 	_ = os.Chmod(dir, 0o755) // reachable by the server's user when the tests run as root
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	in, err := server.StartPostgres(ctx, server.Options{WorkDir: filepath.Join(dir, "pg")})
+	in, err := pgserver.Start(ctx, server.Options{WorkDir: filepath.Join(dir, "pg")})
 	if err != nil {
 		t.Fatal(err)
 	}

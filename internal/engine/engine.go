@@ -21,6 +21,10 @@ type Meta struct {
 	Kind Kind
 	// Embedded engines run inside the dbperf process: their CPU is the client's CPU.
 	Embedded bool
+	// StorageEngines are the storage engines a server offers (--mysql-storage-engine), the
+	// default first: MariaDB's innodb and rocksdb. Runs of an engine that has them are
+	// stored as "<name>/<storage engine>" so reports never mix them up.
+	StorageEngines []string
 }
 
 // Target says where the engine's data lives or how to reach it.

@@ -1,13 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/stats"
@@ -37,6 +33,9 @@ type BenchTable struct {
 	NeedN, NeedPairs int
 	// Threshold is the relative change a verdict calls higher or lower.
 	Threshold float64
+	// MedianCIRuns is how many runs a config needs for a confidence interval of its
+	// median (stats.Summarize); with fewer, a config's ± is the distance to its min or max.
+	MedianCIRuns int
 	// Notes are the comparison's notes about steps of the table measured on a busy
 	// machine (NoteBusy): their intervals are widened.
 	Notes []string
@@ -65,7 +64,8 @@ func CompareBench(rep Report, groups []Group, base int, metric string) (BenchTab
 		return BenchTable{}, fmt.Errorf("base %d: there are %d configs", base, len(groups))
 	}
 	c := Compare(rep, groups, base)
-	t := BenchTable{Metric: metric, Base: base, NeedN: c.NeedN, NeedPairs: c.NeedPairs, Threshold: stats.DefaultThreshold}
+	t := BenchTable{Metric: metric, Base: base, NeedN: c.NeedN, NeedPairs: c.NeedPairs, Threshold: stats.DefaultThreshold,
+		MedianCIRuns: medianCIRuns()}
 	for _, g := range c.Groups {
 		t.Configs = append(t.Configs, g.Name)
 	}
@@ -73,7 +73,7 @@ func CompareBench(rep Report, groups []Group, base int, metric string) (BenchTab
 		// A one-op step as the report shows it: its duration instead of a rate, and no
 		// per-op figure (a per-op figure of one op is the whole step's).
 		oneOp := c.IsOneOp(step)
-		if c.isCleanup(step) || oneOp && (metric == MetricP99 || perOpMetric(metric)) {
+		if c.isCleanup(step) || oneOp && (metric == MetricP99 || PerOpMetric(metric)) {
 			continue
 		}
 		get := historyValue(step, metric)
@@ -113,7 +113,7 @@ func CompareBench(rep Report, groups []Group, base int, metric string) (BenchTab
 // isCleanup says whether some run's step of that name is a cleanup.
 func (c Comparison) isCleanup(step string) bool {
 	cleanup := false
-	c.eachStep(step, func(s StepReport) { cleanup = cleanup || s.Kind == "cleanup" })
+	c.EachStep(step, func(s StepReport) { cleanup = cleanup || s.Kind == "cleanup" })
 	return cleanup
 }
 
@@ -130,7 +130,7 @@ func benchUnit(c Comparison, step, metric string) string {
 
 // medianCIRuns is how many values stats.Summarize needs for a confidence interval of the
 // median (fewer give the range min–max instead).
-var medianCIRuns = sync.OnceValue(func() int {
+func medianCIRuns() int {
 	for n := 2; n <= 50; n++ {
 		vs := make([]float64, n)
 		for i := range vs {
@@ -141,154 +141,4 @@ var medianCIRuns = sync.OnceValue(func() int {
 		}
 	}
 	return 0
-})
-
-// RenderBench writes BenchTables like benchstat: per metric a table of step, each
-// config's "median ± x% (n=N)" (± the larger distance from the median to the ends of its
-// 95% confidence interval; one run: the value alone), then per other config its ratio
-// to the base as a change with the 95% interval ("+4.1% [+1.2% +7.0%]", "~" when the
-// verdict is the same, "?" when unstable, the estimate in parentheses when there are too
-// few runs for a verdict) and the minimum detectable effect; a legend at the end.
-func RenderBench(w io.Writer, tables []BenchTable) error {
-	var buf bytes.Buffer
-	tooFew, noMedianCI := false, false
-	var paired, notes []string
-	var t0 BenchTable
-	for ti, t := range tables {
-		if ti > 0 {
-			buf.WriteString("\n")
-		}
-		t0 = t
-		for _, n := range t.Notes {
-			if !slices.Contains(notes, n) {
-				notes = append(notes, n)
-			}
-		}
-		var others []string
-		head := []string{"step"}
-		for ci, name := range t.Configs {
-			head = append(head, name)
-			if ci != t.Base {
-				others = append(others, name)
-			}
-		}
-		for ci, name := range t.Configs {
-			if ci != t.Base {
-				head = append(head, name+" vs "+t.Configs[t.Base], "mde")
-			}
-		}
-		rows := [][]string{head}
-		for _, r := range t.Rows {
-			line := []string{r.Step}
-			for _, s := range r.Configs {
-				line = append(line, summaryText(s, r.Unit))
-				noMedianCI = noMedianCI || s.N > 1 && !s.HasCI
-			}
-			for ci, rp := range r.Ratios {
-				if ci == t.Base {
-					continue
-				}
-				line = append(line, ratioText(rp), mdeText(rp))
-				if rp != nil && rp.Estimate > 0 {
-					tooFew = tooFew || rp.Verdict == stats.VerdictNone
-					if name := t.Configs[ci] + " vs " + t.Configs[t.Base]; rp.Paired && !slices.Contains(paired, name) {
-						paired = append(paired, name)
-					}
-				}
-			}
-			rows = append(rows, line)
-		}
-		var units []string
-		for _, r := range t.Rows {
-			if r.Unit != "" && !slices.Contains(units, r.Unit) {
-				units = append(units, r.Unit)
-			}
-		}
-		title := t.Metric
-		if len(units) > 0 && t.Metric != MetricP99 { // p99's values carry their unit
-			title += " (" + strings.Join(units, ", ") + ")"
-		}
-		fmt.Fprintf(&buf, "%s: %s vs %s (base)\n", title, Printable(strings.Join(others, ", ")), Printable(t.Configs[t.Base]))
-		if len(t.Rows) == 0 {
-			fmt.Fprintf(&buf, "  no step of these runs has %s\n", t.Metric)
-			continue
-		}
-		writeAligned(&buf, rows, nil, 1)
-	}
-	if len(tables) > 0 {
-		ci := "  median ± the larger distance to the ends of its 95% confidence interval, n runs"
-		if noMedianCI {
-			ci += fmt.Sprintf(" (fewer than %d runs: to the min or max instead)", medianCIRuns())
-		}
-		fmt.Fprintln(&buf, ci)
-		fmt.Fprintln(&buf, "  X vs BASE: X's figure ÷ the base's as a change, with its 95% confidence interval (Hodges–Lehmann);"+
-			" mde: the smallest change these runs would detect (80% power)")
-		pct := 100 * t0.Threshold
-		fmt.Fprintf(&buf, "  ~ the same: the interval lies within ±%g%%; ? unstable: the interval is wider than that yet shows"+
-			" no change beyond it (more noise than the threshold at these n); no mark: higher or lower by more than %g%%\n", pct, pct)
-		if len(paired) > 0 {
-			fmt.Fprintf(&buf, "  paired by block (the runs of one sweep's block ran side by side): %s\n", Printable(strings.Join(paired, ", ")))
-		}
-		if tooFew {
-			fmt.Fprintf(&buf, "  (+x%%) no verdict: too few runs for an interval; a verdict needs %d runs per config, or %d trial pairs"+
-				" (dbperf run … --repeat %d --label NAME)\n", t0.NeedN, t0.NeedPairs, t0.NeedN)
-		}
-		for _, n := range notes {
-			fmt.Fprintf(&buf, "  %s\n", Printable(n))
-		}
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("report: write comparison: %w", err)
-	}
-	return nil
-}
-
-// summaryText is a config's cell: "median ± x% (n=N)", the value alone for one run, "-"
-// for none.
-func summaryText(s stats.Summary, unit string) string {
-	if s.N == 0 {
-		return "-"
-	}
-	v := formatValue(s.Median, unit)
-	if s.N > 1 && s.Median != 0 {
-		half := math.Max(s.Hi-s.Median, s.Median-s.Lo) / math.Abs(s.Median) * 100
-		v += " ± " + benchPct(half)
-	}
-	return fmt.Sprintf("%s (n=%d)", v, s.N)
-}
-
-// ratioText is a ratio as a change: "+4.1% [+1.2% +7.0%]", then "~" when the verdict is
-// the same, "?" when unstable; "(+4.1%)" without a verdict; "-" without a ratio.
-func ratioText(r *stats.Ratio) string {
-	if r == nil || !(r.Estimate > 0) {
-		return "-"
-	}
-	change := func(x float64) string { return fmt.Sprintf("%+.1f%%", (x-1)*100) }
-	if r.Verdict == stats.VerdictNone || !r.HasCI {
-		return "(" + change(r.Estimate) + ")"
-	}
-	s := fmt.Sprintf("%s [%s %s]", change(r.Estimate), change(r.Lo), change(r.Hi))
-	switch r.Verdict {
-	case stats.VerdictSame:
-		s += " ~"
-	case stats.VerdictUnstable:
-		s += " ?"
-	}
-	return s
-}
-
-// mdeText is a ratio's minimum detectable effect, "-" when it has none.
-func mdeText(r *stats.Ratio) string {
-	if r == nil || !r.HasMDE || !(r.Estimate > 0) {
-		return "-"
-	}
-	return benchPct(r.MDEPct)
-}
-
-// benchPct is a percentage with one decimal below 10, none above.
-func benchPct(p float64) string {
-	if p >= 10 {
-		return fmt.Sprintf("%.0f%%", p)
-	}
-	return fmt.Sprintf("%.1f%%", p)
 }

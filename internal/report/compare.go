@@ -86,12 +86,31 @@ type Rel struct {
 	Steps int
 }
 
+// Class is the relative cell's class: from the ratio's verdict alone, better or worse as
+// HigherBetter says.
+func (r Rel) Class() Class { return classOf(r.Verdict, r.HigherBetter) }
+
+// Significant says whether the ratio's verdict is a change (higher or lower).
+func (r Rel) Significant() bool {
+	return r.Verdict == stats.VerdictHigher || r.Verdict == stats.VerdictLower
+}
+
 // Row is one line of a table: leading header cells then one Cell per column.
 type Row struct {
 	Head  []string
 	Cells []Cell
 	// Base marks the base group's row; Target the target row of the background table.
 	Base, Target bool
+}
+
+// Shown is how a renderer marks a cell of the row (colour, marker, HTML class): as its
+// Class, except a blank cell and the base's row (what the others are relative to, its
+// SLA misses included), which are not marked.
+func (r Row) Shown(c Cell) Class {
+	if !c.Present || r.Base {
+		return ClassNone
+	}
+	return c.Class
 }
 
 // Table is one comparison table.
@@ -106,6 +125,57 @@ type Table struct {
 	Rows        []Row
 	// Legend explains units and markers.
 	Legend []string
+}
+
+// MDELines say, under a relative table, the smallest change its trials can detect (80%
+// power, stats.Ratio.MDEPct): per config and column for the tables whose rows are configs,
+// as a range for the metric tables (each cell's is in JSON, CSV and the HTML tooltips).
+func (t Table) MDELines() []string {
+	const lead = "smallest change these trials can detect (80% power)"
+	switch t.ID {
+	case "relative", "geomean":
+		var out []string
+		for _, r := range t.Rows {
+			if r.Base {
+				continue
+			}
+			var parts []string
+			for i, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					parts = append(parts, fmt.Sprintf("%s %s", t.Columns[i], FormatPct(c.Rel.MDEPct)))
+				}
+			}
+			if len(parts) > 0 {
+				out = append(out, fmt.Sprintf("%s, %s: %s", lead, strings.Join(r.Head, " "), strings.Join(parts, ", ")))
+			}
+		}
+		return out
+	case "by_group":
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					return []string{lead + ": per step under the relative table, per group under the geomean table"}
+				}
+			}
+		}
+	case "hw_relative", "kv_relative":
+		lo, hi, any := math.Inf(1), math.Inf(-1), false
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.Rel != nil && c.Rel.HasMDE {
+					lo, hi, any = math.Min(lo, c.Rel.MDEPct), math.Max(hi, c.Rel.MDEPct), true
+				}
+			}
+		}
+		if any {
+			span := FormatPct(lo)
+			if FormatPct(hi) != span {
+				span = strings.TrimSuffix(FormatPct(lo), "%") + "–" + FormatPct(hi)
+			}
+			return []string{fmt.Sprintf("%s: %s across the cells (each cell's: mde_pct in JSON and CSV, the HTML page's tooltips)", lead, span)}
+		}
+	}
+	return nil
 }
 
 // Comparison is stored runs compared group by group.
@@ -200,7 +270,20 @@ func (g GroupReport) Describe() string {
 		ids[i] = fmt.Sprint(id)
 	}
 	return fmt.Sprintf("%s on %s, %s %s", strings.Join(workloads, "+"), strings.Join(engines, ", "),
-		plural(len(g.RunIDs), "run"), strings.Join(ids, " "))
+		Plural(len(g.RunIDs), "run"), strings.Join(ids, " "))
+}
+
+// Compared is rep's comparison: rep.Comparison, or when it has none every run compared
+// as its own config ("run N"), the first the base.
+func (rep Report) Compared() Comparison {
+	if rep.Comparison != nil {
+		return *rep.Comparison
+	}
+	var groups []Group
+	for _, r := range rep.Runs {
+		groups = append(groups, Group{Name: fmt.Sprintf("run %d", r.ID), RunIDs: []int64{r.ID}})
+	}
+	return Compare(rep, groups, 0)
 }
 
 // Compare builds the comparison tables of rep's runs grouped as groups, against groups[base].
@@ -291,6 +374,10 @@ func needTrials(paired bool) int {
 // and CPU seconds instead of per-op figures.
 func (c Comparison) IsOneOp(step string) bool { return c.oneOps[step] }
 
+// Widen is how much the intervals of a step's ratios are widened because some run was
+// measured on a busy machine (stats.RatioOptions.Widen; 0: not widened).
+func (c Comparison) Widen(step string) float64 { return c.widen[step] }
+
 // ratioOptions are the options of a step's throughput (or duration) ratios: the defaults,
 // widened when the step was measured on a busy machine (noiseWiden).
 func (c Comparison) ratioOptions(step string) stats.RatioOptions {
@@ -320,8 +407,8 @@ func timeMetric(m string) bool {
 	return false
 }
 
-// stepOf finds a run's step by name (only steps that ran: ok, failed or interrupted).
-func stepOf(r RunReport, name string) (StepReport, bool) {
+// Step finds the run's step by name (only steps that ran: ok, failed or interrupted).
+func (r RunReport) Step(name string) (StepReport, bool) {
 	for _, s := range r.Steps {
 		if s.Name == name && s.Status != metrics.StatusSkipped {
 			return s, true
@@ -393,7 +480,7 @@ func ratioCell(r stats.Ratio, higherBetter bool) Cell {
 // throughputOf is a run's step throughput: the primary label's rate.
 func throughputOf(step string) func(RunReport) (float64, bool) {
 	return func(r RunReport) (float64, bool) {
-		s, ok := stepOf(r, step)
+		s, ok := r.Step(step)
 		if !ok {
 			return 0, false
 		}
@@ -408,7 +495,7 @@ func throughputOf(step string) func(RunReport) (float64, bool) {
 // durationOf is a run's step duration in seconds (steps that finished ok).
 func durationOf(step string) func(RunReport) (float64, bool) {
 	return func(r RunReport) (float64, bool) {
-		s, ok := stepOf(r, step)
+		s, ok := r.Step(step)
 		if !ok || s.Status != metrics.StatusOK || !(s.Seconds > 0) {
 			return 0, false
 		}
@@ -428,16 +515,17 @@ func (c Comparison) StepFigure(step string) (get func(RunReport) (float64, bool)
 // throughputUnit is the unit of a step's throughput in any run that has it.
 func (c Comparison) throughputUnit(step string) string {
 	unit := ""
-	c.eachStep(step, func(s StepReport) {
+	c.EachStep(step, func(s StepReport) {
 		if p, ok := s.PrimaryOp(); ok && unit == "" {
-			unit = unitPerSec(p.LabelStats)
+			unit = p.RateUnit()
 		}
 	})
+
 	return unit
 }
 
-// oneOpSteps are the compared one-op steps, in step order.
-func (c Comparison) oneOpSteps() []string {
+// OneOpSteps are the compared steps of one operation per client (IsOneOp), in step order.
+func (c Comparison) OneOpSteps() []string {
 	var out []string
 	for _, s := range c.Steps {
 		if c.oneOps[s] {
@@ -449,7 +537,7 @@ func (c Comparison) oneOpSteps() []string {
 
 // oneOpLegend says how the one-op steps are shown in a table ("" when there are none).
 func (c Comparison) oneOpLegend(how string) string {
-	steps := c.oneOpSteps()
+	steps := c.OneOpSteps()
 	if len(steps) == 0 {
 		return ""
 	}
@@ -612,29 +700,31 @@ func (c Comparison) byGroupTable() Table {
 	return t
 }
 
-// eachStep calls fn with every run's step of that name, config by config.
-func (c Comparison) eachStep(step string, fn func(StepReport)) {
+// EachStep calls fn with every run's step of that name (that ran), config by config.
+func (c Comparison) EachStep(step string, fn func(StepReport)) {
 	for _, g := range c.Groups {
 		for _, r := range g.Runs {
-			if s, ok := stepOf(r, step); ok {
+			if s, ok := r.Step(step); ok {
 				fn(s)
 			}
 		}
 	}
 }
 
-// backgroundColumns are (step, role) pairs of the background writers, in step order.
-func (c Comparison) backgroundColumns() [][2]string {
+// BackgroundColumns are the (step, role) pairs of the background writers, in step order:
+// the columns of the background table.
+func (c Comparison) BackgroundColumns() [][2]string {
 	var cols [][2]string
 	for _, step := range c.Steps {
 		var roles []string
-		c.eachStep(step, func(s StepReport) {
+		c.EachStep(step, func(s StepReport) {
 			for _, b := range s.Background {
 				if !slices.Contains(roles, bgName(b)) {
 					roles = append(roles, bgName(b))
 				}
 			}
 		})
+
 		for _, role := range roles {
 			cols = append(cols, [2]string{step, role})
 		}
@@ -649,8 +739,9 @@ func bgName(b Background) string {
 	return b.Label
 }
 
-func backgroundOf(r RunReport, step, role string) (Background, bool) {
-	s, ok := stepOf(r, step)
+// BackgroundOf is the run's background writer of that role (or label) in a step.
+func (r RunReport) BackgroundOf(step, role string) (Background, bool) {
+	s, ok := r.Step(step)
 	if !ok {
 		return Background{}, false
 	}
@@ -663,7 +754,7 @@ func backgroundOf(r RunReport, step, role string) (Background, bool) {
 }
 
 func (c Comparison) backgroundTable() Table {
-	cols := c.backgroundColumns()
+	cols := c.BackgroundColumns()
 	t := Table{ID: "background", Title: "Background writers: achieved rate (rows/s)", HeadColumns: []string{"config"},
 		Legend: []string{fmt.Sprintf("the SLA is met at %.0f%% of the target; below it the cell is marked (sla-miss)", 100*SLAFraction)}}
 	for _, col := range cols {
@@ -677,7 +768,7 @@ func (c Comparison) backgroundTable() Table {
 		var tg []float64
 		for _, g := range c.Groups {
 			tg = append(tg, values(g, func(r RunReport) (float64, bool) {
-				b, ok := backgroundOf(r, col[0], col[1])
+				b, ok := r.BackgroundOf(col[0], col[1])
 				return b.TargetPerSec, ok
 			})...)
 		}
@@ -691,7 +782,7 @@ func (c Comparison) backgroundTable() Table {
 			var achieved []float64
 			miss := false
 			for _, r := range g.Runs {
-				if b, ok := backgroundOf(r, col[0], col[1]); ok {
+				if b, ok := r.BackgroundOf(col[0], col[1]); ok {
 					achieved = append(achieved, b.AchievedPerSec)
 					miss = miss || b.SLA != SLAOK
 				}
@@ -725,9 +816,9 @@ const (
 	rowClientCPUSec = "client_cpu_s"
 )
 
-// perOpMetric says whether a metric is a rate per op or per row, which a one-op step's
-// single operation makes the whole step's figure.
-func perOpMetric(m string) bool {
+// PerOpMetric says whether a metric is a rate per op or per row, which a one-op step's
+// single operation makes the whole step's figure: such a step has none.
+func PerOpMetric(m string) bool {
 	d, ok := metrics.DefOf(m)
 	return ok && d.PerOpFigure()
 }
@@ -738,9 +829,9 @@ func metricHigherBetter(m string) bool {
 	return d.HigherBetter
 }
 
-// metricsLegend is a legend's lines naming each metric with what it is (metrics.Def.Legend),
+// MetricsLegend is a legend's lines naming each metric with what it is (metrics.Def.Legend),
 // a few to a line, the last pointing to the full definitions.
-func metricsLegend(defs []metrics.Def) []string {
+func MetricsLegend(defs []metrics.Def) []string {
 	var lines []string
 	line := ""
 	for _, d := range defs {
@@ -759,7 +850,7 @@ func metricsLegend(defs []metrics.Def) []string {
 
 func metricOf(step, metric string) func(RunReport) (float64, bool) {
 	return func(r RunReport) (float64, bool) {
-		s, ok := stepOf(r, step)
+		s, ok := r.Step(step)
 		if !ok {
 			return 0, false
 		}
@@ -772,7 +863,7 @@ func metricOf(step, metric string) func(RunReport) (float64, bool) {
 // the server's (when seen, not embedded) or dbperf's own.
 func cpuSecondsOf(step, row string) func(RunReport) (float64, bool) {
 	return func(r RunReport) (float64, bool) {
-		s, ok := stepOf(r, step)
+		s, ok := r.Step(step)
 		if !ok {
 			return 0, false
 		}
@@ -805,7 +896,7 @@ func (c Comparison) figureOf(step, m string) func(RunReport) (float64, bool) {
 			return cpuSecondsOf(step, m)
 		}
 		return none
-	case c.oneOps[step] && perOpMetric(m):
+	case c.oneOps[step] && PerOpMetric(m):
 		return none
 	}
 	return metricOf(step, m)
@@ -825,7 +916,7 @@ func metricUnit(m string) string {
 func (c Comparison) hwTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "hw", Title: "HW efficiency (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
-		Legend: metricsLegend(metrics.HWDefs())}
+		Legend: MetricsLegend(metrics.HWDefs())}
 	if relative {
 		t.ID, t.Title = "hw_relative", fmt.Sprintf("HW efficiency relative to %s", base.Name)
 		t.Legend = c.ratioLegend("every HW figure: lower is better", false)
@@ -871,7 +962,7 @@ func (c Comparison) metricRows(names []string, relative bool, unit func(string) 
 func (c Comparison) kvTable(relative bool) Table {
 	base := c.Groups[c.Base]
 	t := Table{ID: "kv", Title: "Key-value engine (absolute)", HeadColumns: []string{"metric", "config"}, Columns: c.Steps,
-		Legend: metricsLegend(metrics.KVDefs())}
+		Legend: MetricsLegend(metrics.KVDefs())}
 	if relative {
 		t.ID, t.Title = "kv_relative", fmt.Sprintf("Key-value engine relative to %s", base.Name)
 		t.Legend = c.ratioLegend("mb_sec: higher is better, the others lower", false)
@@ -945,7 +1036,7 @@ func (c Comparison) connCPUTable() Table {
 			row := Row{Head: []string{role, g.Name}, Base: gi == c.Base}
 			for _, step := range c.Steps {
 				row.Cells = append(row.Cells, cellOf(values(g, func(r RunReport) (float64, bool) {
-					s, ok := stepOf(r, step)
+					s, ok := r.Step(step)
 					if !ok {
 						return 0, false
 					}
@@ -989,19 +1080,20 @@ func (c Comparison) latencyTable() Table {
 			continue // one op: its percentiles would all be that op's time
 		}
 		var labels []string
-		c.eachStep(step, func(s StepReport) {
+		c.EachStep(step, func(s StepReport) {
 			for _, o := range s.Ops {
 				if !slices.Contains(labels, o.Label) && o.Statements > 0 {
 					labels = append(labels, o.Label)
 				}
 			}
 		})
+
 		for _, label := range labels {
 			for gi, g := range c.Groups {
 				row := Row{Head: []string{step, label, g.Name}, Base: gi == c.Base}
 				for _, pct := range latencyColumns() {
 					row.Cells = append(row.Cells, cellOf(values(g, func(r RunReport) (float64, bool) {
-						s, ok := stepOf(r, step)
+						s, ok := r.Step(step)
 						if !ok {
 							return 0, false
 						}

@@ -277,7 +277,7 @@ func historyValue(step, metric string) func(RunReport) (float64, bool) {
 		return throughputOf(step)
 	case MetricP99:
 		return func(r RunReport) (float64, bool) {
-			s, ok := stepOf(r, step)
+			s, ok := r.Step(step)
 			if !ok {
 				return 0, false
 			}
@@ -367,8 +367,5 @@ type Regression struct {
 
 func (r Regression) String() string {
 	return fmt.Sprintf("%s: %s %s changed %+.1f%% (%s → %s) at run %d (p=%.3g)", r.Series, r.Step, r.Metric,
-		r.Change.ChangePct, fmtNum(r.Change.MeanBefore), fmtNum(r.Change.MeanAfter), r.Change.RunID, r.Change.PValue)
+		r.Change.ChangePct, FormatNum(r.Change.MeanBefore), FormatNum(r.Change.MeanAfter), r.Change.RunID, r.Change.PValue)
 }
-
-// fmtNum formats a figure with about three significant digits, never in e-notation.
-func fmtNum(v float64) string { return formatMetric(v) }

@@ -1,9 +1,6 @@
 package report
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/dbperf/dbperf/internal/metrics"
 )
 
@@ -113,30 +110,31 @@ func buildIntervalHW(h *metrics.HW, seconds float64) *IntervalHW {
 	if h == nil {
 		return nil
 	}
-	out := &IntervalHW{ServerKnown: h.Server.Known, ServerCPUSec: finite(h.Server.CPUSec), IOKnown: h.IOKnown()}
+	out := &IntervalHW{ServerKnown: h.Server.Known, ServerCPUSec: Finite(h.Server.CPUSec), IOKnown: h.IOKnown()}
 	if t := h.CPU.SpanSec(); t > 0 {
-		out.CPUBusyPct = finite(100 * h.CPU.BusySec() / t)
-		out.CPUUserPct = finite(100 * (h.CPU.UserSec + h.CPU.NiceSec) / t)
-		out.CPUSystemPct = finite(100 * h.CPU.SystemSec / t)
-		out.CPUIOWaitPct = finite(100 * h.CPU.IOWaitSec / t)
+		out.CPUBusyPct = Finite(100 * h.CPU.BusySec() / t)
+		out.CPUUserPct = Finite(100 * (h.CPU.UserSec + h.CPU.NiceSec) / t)
+		out.CPUSystemPct = Finite(100 * h.CPU.SystemSec / t)
+		out.CPUIOWaitPct = Finite(100 * h.CPU.IOWaitSec / t)
 		if h.Server.Known {
-			out.ServerCPUPct = finite(100 * h.Server.CPUSec / t)
+			out.ServerCPUPct = Finite(100 * h.Server.CPUSec / t)
 		}
 	}
 	if seconds > 0 {
-		out.ContextSwitchesPerSec = finite(float64(h.ContextSwitches) / seconds)
+		out.ContextSwitchesPerSec = Finite(float64(h.ContextSwitches) / seconds)
 		if out.IOKnown {
-			out.ReadOpsPerSec = finite(float64(h.ReadOps) / seconds)
-			out.ReadKBPerSec = finite(float64(h.ReadBytes) / 1024 / seconds)
-			out.WriteOpsPerSec = finite(float64(h.WriteOps) / seconds)
-			out.WriteKBPerSec = finite(float64(h.WriteBytes) / 1024 / seconds)
+			out.ReadOpsPerSec = Finite(float64(h.ReadOps) / seconds)
+			out.ReadKBPerSec = Finite(float64(h.ReadBytes) / 1024 / seconds)
+			out.WriteOpsPerSec = Finite(float64(h.WriteOps) / seconds)
+			out.WriteKBPerSec = Finite(float64(h.WriteBytes) / 1024 / seconds)
 		}
 	}
 	return out
 }
 
-// hwNotes are a run's one-line explanations of what the HW figures cover.
-func hwNotes(r RunReport) []string {
+// HWNotes are the run's one-line explanations of what its HW figures cover: which
+// server processes and devices were sampled.
+func (r RunReport) HWNotes() []string {
 	var notes []string
 	if v := r.Env[envServerProcesses]; v != "" {
 		notes = append(notes, "server processes: "+v)
@@ -148,13 +146,4 @@ func hwNotes(r RunReport) []string {
 		notes = append(notes, "device IO: "+r.Env[envIODevicesNote])
 	}
 	return notes
-}
-
-// connCPUCell is "role 1.23s" per role, e.g. for the text report.
-func connCPUCells(cs []metrics.ConnCPU) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, fmt.Sprintf("%s %.2fs", strings.ReplaceAll(c.Role, "_", " "), c.CPUSec))
-	}
-	return out
 }

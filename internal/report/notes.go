@@ -99,7 +99,7 @@ func paramInt(v any) int {
 // busyShare is how busy the machine was with other work during a run's step: its
 // other_cpu_pct + steal_pct, ok false when neither was measured.
 func busyShare(r RunReport, step string) (pct float64, ok bool) {
-	s, found := stepOf(r, step)
+	s, found := r.Step(step)
 	if !found {
 		return 0, false
 	}
@@ -198,7 +198,7 @@ func (c Comparison) noiseWiden(step string) float64 {
 // did nothing, steps measured on a busy machine, too few trials for a verdict.
 func (c Comparison) notes() []Note {
 	var out []Note
-	if steps := c.oneOpSteps(); len(steps) > 0 {
+	if steps := c.OneOpSteps(); len(steps) > 0 {
 		what := "one operation each"
 		if len(steps) == 1 {
 			what = "one operation per client"
@@ -246,11 +246,11 @@ func (c Comparison) busyNotes() []Note {
 			if r := runs[step][0]; r.pct > top.pct {
 				top, topStep = r, step
 			}
-			widened = append(widened, fmt.Sprintf("%s %s", step, pctText(100*c.widen[step])))
+			widened = append(widened, fmt.Sprintf("%s %s", step, FormatPct(100*c.widen[step])))
 		}
 		return []Note{{Kind: NoteBusy, Steps: steps, SharePct: top.pct,
 			Text: fmt.Sprintf("other processes and steal took over %.0f%% of the CPU in %d of %d steps, up to %s (%s, run %d (%s)); the intervals of their throughput and CPU ratios are widened by how much more of it one config's runs lost than the base's (the difference of the mean shares), and their verdicts with them: %s",
-				metrics.NoisyOtherCPUPct, len(steps), len(c.Steps), pctText(top.pct), topStep, top.id, top.group, strings.Join(widened, ", "))}}
+				metrics.NoisyOtherCPUPct, len(steps), len(c.Steps), FormatPct(top.pct), topStep, top.id, top.group, strings.Join(widened, ", "))}}
 	}
 	var out []Note
 	for _, step := range steps {
@@ -261,11 +261,11 @@ func (c Comparison) busyNotes() []Note {
 				parts = append(parts, fmt.Sprintf("%d more runs over %.0f%%", len(rs)-i, metrics.NoisyOtherCPUPct))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s in run %d (%s)", pctText(r.pct), r.id, r.group))
+			parts = append(parts, fmt.Sprintf("%s in run %d (%s)", FormatPct(r.pct), r.id, r.group))
 		}
 		out = append(out, Note{Kind: NoteBusy, Steps: []string{step}, SharePct: rs[0].pct,
 			Text: fmt.Sprintf("%s: other processes and steal took over %.0f%% of the CPU: %s; the intervals of its throughput and CPU ratios are widened by %s (how much more of the CPU one config's runs lost than the base's: the difference of their mean shares), and their verdicts with them",
-				step, metrics.NoisyOtherCPUPct, strings.Join(parts, ", "), pctText(100*c.widen[step]))})
+				step, metrics.NoisyOtherCPUPct, strings.Join(parts, ", "), FormatPct(100*c.widen[step]))})
 	}
 	return out
 }
@@ -281,7 +281,7 @@ func (c Comparison) noOpWriteNotes(step string) []Note {
 	}
 	var labels []string
 	sums := map[string]*sum{}
-	c.eachStep(step, func(s StepReport) {
+	c.EachStep(step, func(s StepReport) {
 		for _, o := range s.Ops {
 			if !writeLabel(s, o) || o.Events <= 0 {
 				continue
@@ -298,6 +298,7 @@ func (c Comparison) noOpWriteNotes(step string) []Note {
 			sm.runs++
 		}
 	})
+
 	var out []Note
 	for _, l := range labels {
 		sm := sums[l]
@@ -315,7 +316,7 @@ func (c Comparison) noOpWriteNotes(step string) []Note {
 		}
 		out = append(out, Note{Kind: NoteNoOpWrites, Steps: []string{step}, Label: l, SharePct: share,
 			Text: fmt.Sprintf("%s: at least %s of the %s (label %s) affected no row (%s rows for %s %s%s); its rate is mostly no-op statements",
-				step, pctText(share), noun, l, thousands(sm.rows), thousands(sm.events), ops, over)})
+				step, FormatPct(share), noun, l, thousands(sm.rows), thousands(sm.events), ops, over)})
 	}
 	return out
 }
@@ -348,14 +349,6 @@ func statementNoun(label string) string {
 		}
 	}
 	return "operations"
-}
-
-// pctText prints a share in percent: whole percents from 10 up, else one decimal.
-func pctText(p float64) string {
-	if math.Abs(p) >= 10 {
-		return fmt.Sprintf("%.0f%%", p)
-	}
-	return fmt.Sprintf("%.1f%%", p)
 }
 
 // thousands prints n with commas between thousands: 86662 → "86,662".

@@ -1,12 +1,16 @@
 // Package report is the last stage of the flow: it reads stored runs (store.Run values,
 // never an engine) and projects them into a Report — per run, per step: throughput,
 // per-label rates and latencies, background SLA verdicts computed from the stored
-// intervals, client CPU per op, audit — which the renderers format as text or JSON.
-// Build computes every derived number; renderers only format.
+// intervals, client CPU per op, audit — and compares them (Compare, CompareBench,
+// BuildHistory). It decides everything a report says: every derived number, every
+// verdict and cell class, the text of every note and legend. Its renderers (package
+// render, which imports this one and never the other way round) only format.
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -92,6 +96,56 @@ type Op struct {
 	EventsPerSec float64
 }
 
+// Measured says some op of the label finished: its rate and latencies mean something (a
+// renderer shows "-", never a 0 that was not measured).
+func (o Op) Measured() bool { return o.Events > 0 }
+
+// Single says the label is one op (a cleanup's wait, l.x's index build): its rate and
+// percentiles would all be that op's time, so only its duration is shown.
+func (o Op) Single() bool { return o.Events == 1 }
+
+// RateUnit is the unit of the label's rate: rows/s where it counts rows, q/s for queries,
+// else ops/s.
+func (o Op) RateUnit() string {
+	switch {
+	case o.Unit == metrics.UnitRows:
+		return "rows/s"
+	case o.Role == "query" || strings.HasSuffix(o.Label, "query"):
+		return "q/s"
+	}
+	return "ops/s"
+}
+
+// Notes are what the run's tables cannot show, a line each: a step's error, its audit's
+// details, that an interrupted step has no totals, a step's note.
+func (r RunReport) Notes() []string {
+	var notes []string
+	for _, s := range r.Steps {
+		if s.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s %s: %s", s.Name, s.Status, s.Error))
+		}
+		if s.Audit.Detail != "" {
+			audit := s.Audit.Status
+			if audit == "" {
+				audit = "-"
+			}
+			notes = append(notes, fmt.Sprintf("%s audit %s: %s", s.Name, audit, s.Audit.Detail))
+		}
+		if s.Status == metrics.StatusInterrupted && len(s.Ops) == 0 && len(s.Intervals) > 0 {
+			notes = append(notes, fmt.Sprintf("%s interrupted: no step totals (the process ended mid-step); %s stored, see --format json",
+				s.Name, Plural(len(s.Intervals), "interval")))
+		}
+		if s.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s note: %s", s.Name, s.Note))
+		}
+	}
+	return notes
+}
+
+// IsOneOp says whether the run's step is one operation per client (a cleanup, an index
+// build): its per-op figures would be the whole step's, so it has none.
+func (r RunReport) IsOneOp(s StepReport) bool { return oneOp(r, s) }
+
 // IntervalReport is one interval of a step.
 type IntervalReport struct {
 	Seq          int
@@ -141,7 +195,7 @@ func buildRun(r store.Run) RunReport {
 
 func buildStep(st store.Step, env map[string]string) StepReport {
 	res := st.Result
-	secs := finite(res.Seconds)
+	secs := Finite(res.Seconds)
 	sr := StepReport{
 		Seq:              st.Seq,
 		Name:             res.Name,
@@ -152,8 +206,8 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 		Kind:             res.Kind,
 		Primary:          res.Primary,
 		Audit:            res.Audit,
-		ClientCPUSec:     finite(res.ClientCPUSec),
-		ClientCPUPerOpUS: finite(res.ClientCPUPerOpUS()),
+		ClientCPUSec:     Finite(res.ClientCPUSec),
+		ClientCPUPerOpUS: Finite(res.ClientCPUPerOpUS()),
 		Note:             res.Note,
 		HW:               buildHW(res, env),
 		Intervals:        make([]IntervalReport, 0, len(st.Intervals)),
@@ -169,7 +223,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 			Seq:          iv.Seq,
 			StartSec:     iv.Start.Seconds(),
 			EndSec:       iv.End.Seconds(),
-			ClientCPUSec: finite(iv.ClientCPUSec),
+			ClientCPUSec: Finite(iv.ClientCPUSec),
 			HW:           buildIntervalHW(iv.HW, iv.Seconds()),
 			Metrics:      iv.Metrics,
 		}
@@ -182,7 +236,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 }
 
 func op(l metrics.LabelStats, seconds float64) Op {
-	l.TargetPerSec = finite(l.TargetPerSec)
+	l.TargetPerSec = Finite(l.TargetPerSec)
 	return Op{LabelStats: l, Count: l.Count(), PerSec: perSec(l.Count(), seconds), EventsPerSec: perSec(l.Events, seconds)}
 }
 
@@ -191,11 +245,11 @@ func perSec(count int64, seconds float64) float64 {
 	if !(seconds > 0) {
 		return 0
 	}
-	return finite(float64(count) / seconds)
+	return Finite(float64(count) / seconds)
 }
 
-// finite maps NaN and ±Inf to 0 so that no renderer ever emits them.
-func finite(x float64) float64 {
+// Finite maps NaN and ±Inf to 0 so that no renderer ever emits them.
+func Finite(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
 	}

@@ -34,7 +34,7 @@ type Background struct {
 
 // background judges a background label from its step total and the step's intervals.
 func background(l metrics.LabelStats, stepSeconds float64, ivs []metrics.Interval) Background {
-	target := finite(l.TargetPerSec)
+	target := Finite(l.TargetPerSec)
 	b := Background{
 		Label:                   l.Label,
 		Role:                    l.Role,

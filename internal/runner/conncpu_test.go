@@ -13,6 +13,8 @@ import (
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -65,9 +67,9 @@ func TestConnCPUOnRealServers(t *testing.T) {
 		eng              engine.Engine
 	}{
 		{"postgres", "/usr/lib/postgresql/15/bin/postgres", "SELECT count(*) FROM generate_series(1, 3000000)",
-			server.StartPostgres, postgres.New()},
+			pgserver.Start, postgres.New()},
 		{"mariadb", "/usr/sbin/mariadbd", "SELECT BENCHMARK(3000000, MD5('dbperf'))",
-			server.StartMariaDB, mariadb.New(mariadb.InnoDB)},
+			mariadbserver.Start, mariadb.New(mariadb.InnoDB)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := os.Stat(tc.bin); err != nil {

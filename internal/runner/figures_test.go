@@ -17,6 +17,7 @@ import (
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/server"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -204,7 +205,7 @@ func startPostgres(t *testing.T) (*server.Instance, engine.SQL) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	in, err := server.StartPostgres(ctx, server.Options{WorkDir: dir, Profile: "default",
+	in, err := pgserver.Start(ctx, server.Options{WorkDir: dir, Profile: "default",
 		ProfilesDir: filepath.Join("..", "..", "profiles")})
 	if err != nil {
 		t.Fatal(err)

@@ -96,7 +96,17 @@ func TestNoiseFigures(t *testing.T) {
 		other = 100 * max((b.all-a.all)-(b.own-a.own), 0) / capacity
 		steal = 100 * (b.m.steal - a.m.steal) / capacity
 		if _, ok := res.Metrics[metrics.MetricOtherCPUPct]; !ok {
-			t.Fatalf("no %s: %v", metrics.MetricOtherCPUPct, res.Metrics)
+			// Left out only for the reasons Noise gives: the machine's process CPU could
+			// not be read consistently, or the figure is within its error of the busy
+			// threshold (other work on the machine, as when test packages run at once).
+			hw := res.HW.CPU
+			span := hw.SpanSec()
+			near := span > 0 && math.Abs(other+steal-metrics.NoisyOtherCPUPct) < 100*hw.TasksSlackSec/span+5
+			if hw.TasksSec > 0 && !near {
+				t.Fatalf("no %s though the processes were read and the test reads %.1f%%: %v", metrics.MetricOtherCPUPct, other, res.Metrics)
+			}
+			t.Skipf("no %s: the step's processes unread (%v) or its figure too close to the %.0f%% threshold (the test reads %.1f%%)",
+				metrics.MetricOtherCPUPct, hw.TasksSec <= 0, metrics.NoisyOtherCPUPct, other)
 		}
 		if s, ok := res.Metrics[metrics.MetricStealPct]; !ok || s < 0 || math.Abs(s-steal) > 2+0.3*steal {
 			t.Errorf("%s %v (present %v), the test's reading %.1f", metrics.MetricStealPct, s, ok, steal)

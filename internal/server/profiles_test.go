@@ -26,7 +26,7 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 				t.Errorf("%s %s comes from %q", engine, p.Name, p.Source())
 			}
 		}
-		text, src, err := readProfile("", engine, "default")
+		text, src, err := ReadProfile("", engine, "default")
 		if err != nil || src.Path != "" || !strings.Contains(text, "dbperf") {
 			t.Errorf("%s default: %v %+v %q", engine, err, src, text)
 		}
@@ -51,10 +51,10 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Errorf("ListProfiles = %+v, want %+v", ps, want)
 	}
 	// The directory's file wins; the others still come from the binary.
-	if text, src, err := readProfile(dir, "postgres", "default"); err != nil || text != "work_mem = 1MB # mine\n" || src.Path != want[1].Path {
+	if text, src, err := ReadProfile(dir, "postgres", "default"); err != nil || text != "work_mem = 1MB # mine\n" || src.Path != want[1].Path {
 		t.Errorf("overridden default: %q %+v %v", text, src, err)
 	}
-	if text, src, err := readProfile(dir, "postgres", "cached"); err != nil || src.Path != "" || !strings.Contains(text, "shared_buffers = 4GB") {
+	if text, src, err := ReadProfile(dir, "postgres", "cached"); err != nil || src.Path != "" || !strings.Contains(text, "shared_buffers = 4GB") {
 		t.Errorf("built-in cached beside a dir: %+v %v", src, err)
 	}
 	// A directory without the engine's subdirectory adds nothing and takes nothing away.
@@ -62,18 +62,18 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Errorf("mariadb with a postgres-only dir: %v %v", names, err)
 	}
 	// Unknown names list what there is and where; a missing directory is one clear line.
-	_, _, err = readProfile(dir, "postgres", "nosuch")
+	_, _, err = ReadProfile(dir, "postgres", "nosuch")
 	if err == nil || !strings.Contains(err.Error(), "cached, default, mine") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
 		t.Errorf("unknown profile: %v", err)
 	}
-	_, _, err = readProfile("", "mariadb", "nosuch")
+	_, _, err = ReadProfile("", "mariadb", "nosuch")
 	if err == nil || !strings.Contains(err.Error(), `unknown mariadb profile "nosuch" (available: cached, default; built into dbperf`) {
 		t.Errorf("unknown built-in profile: %v", err)
 	}
 	missing := filepath.Join(dir, "nope")
 	for _, f := range []func() error{
 		func() error { _, err := ListProfiles(missing, "postgres"); return err },
-		func() error { _, _, err := readProfile(missing, "postgres", "default"); return err },
+		func() error { _, _, err := ReadProfile(missing, "postgres", "default"); return err },
 	} {
 		if err := f(); err == nil || !strings.Contains(err.Error(), "--profiles-dir") || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("missing profiles dir: %v", err)
@@ -98,7 +98,7 @@ func TestRepositoryProfilesAreTheBuiltInOnes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", engine, p.Name, err)
 			}
-			built, _, err := readProfile("", engine, p.Name)
+			built, _, err := ReadProfile("", engine, p.Name)
 			if err != nil || built != string(disk) {
 				t.Errorf("%s %s: the repository's profiles/ differs from the built-in one (%v)", engine, p.Name, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,7 +42,7 @@ func TestStopPIDStopsAndKills(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(done) }()
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
-	if err := StopPID("mariadb", cmd.Process.Pid, 300*time.Millisecond); err != nil {
+	if err := StopPID(termEngine{}, cmd.Process.Pid, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -52,7 +53,14 @@ func TestStopPIDStopsAndKills(t *testing.T) {
 	if time.Since(start) < 300*time.Millisecond {
 		t.Error("StopPID killed before the grace period")
 	}
-	if err := StopPID("postgres", cmd.Process.Pid, time.Second); err != nil {
+	if err := StopPID(termEngine{}, cmd.Process.Pid, time.Second); err != nil {
 		t.Errorf("stopping a process that is gone: %v", err)
 	}
 }
+
+// termEngine is an Engine stopped by SIGTERM, for StopPID: its other methods are not called.
+type termEngine struct{ Engine }
+
+func (termEngine) Name() string { return "test" }
+
+func (termEngine) StopSignal() (syscall.Signal, time.Duration) { return syscall.SIGTERM, time.Minute }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/server"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 )
 
 // pgAdmin reaches the throwaway PostgreSQL server TestMain starts ("" when there are no
@@ -38,7 +39,7 @@ func runWithServer(m *testing.M) int {
 	_ = os.Chmod(work, 0o755) // reachable by the server's user when the tests run as root
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	in, err := server.StartPostgres(ctx, server.Options{WorkDir: work})
+	in, err := pgserver.Start(ctx, server.Options{WorkDir: work})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start postgres:", err)
 		return 1

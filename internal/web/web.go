@@ -1,7 +1,7 @@
 // Package web is `dbperf serve`: a read-only web page over a results store to browse the
 // runs, open one, tick runs or labels and compare them. The pages are rendered on the
 // server with html/template; a run and a comparison are the HTML report itself
-// (report.RenderHTML, the page `dbperf report --format html` writes), so the page shows
+// (render.HTML, the page `dbperf report --format html` writes), so the page shows
 // the same tables and charts with the same numbers. Nothing is fetched from the network
 // and no script runs: every page's state is in its URL, so a link can be shared.
 package web
@@ -23,6 +23,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/changepoint"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -352,7 +353,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request, refs []string, b
 	cmp := report.Compare(rep, groups, baseIdx)
 	rep.Comparison = &cmp
 	var buf bytes.Buffer
-	if err := report.RenderHTML(&buf, rep); err != nil {
+	if err := render.HTML(&buf, rep); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
@@ -416,7 +417,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := report.RenderHistoryHTMLLinked(&buf, h, "/run/"); err != nil {
+	if err := render.HistoryHTML(&buf, h, "/run/"); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}

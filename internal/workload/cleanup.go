@@ -19,25 +19,64 @@ const (
 // qr100 and the sysbench suite after its load and its read-write tests: one actor asks the
 // engine to do its cleanup (engine.Maintainer: PostgreSQL VACUUM ANALYZE and CHECKPOINT,
 // InnoDB's dirty-page flush, MyRocks' memtable flush and compaction, SQLite's checkpoint
-// and ANALYZE) on the workload's tables, and the step lasts at least a wait. A workload's
-// cleanup step holds one and returns its Load and Note; the zero value is ready to use.
+// and ANALYZE) on the workload's tables, and the step lasts at least a wait. It is the
+// Load and the Note (Noter) of a workload's CleanupStep.
 type Cleanup struct {
+	// Tables are the tables to clean up.
+	Tables []string
+	// Wait is how long the step lasts at least.
+	Wait time.Duration
+	// Who names the workload and step in an engine's error ("insertbench cleanup").
+	Who string
+
 	mu   sync.Mutex
 	note string
 }
 
-// Load is the cleanup's load on tables, lasting at least wait; who names the workload and
-// step in an engine's error ("insertbench cleanup").
-func (c *Cleanup) Load(hh engine.Handle, tables []string, wait time.Duration, who string) (Load, error) {
+// StepCore is what a workload's own step base gives each of its steps: Name, Group and
+// Prepare (a workload's step base embeds StepBase and adds its Prepare).
+type StepCore interface {
+	Name() string
+	Group() string
+	Prepare(ctx context.Context, h engine.Handle) error
+}
+
+// CleanupStep is a workload's writeback-debt cleanup step, whole: its name, group and
+// Prepare are the workload's step base's (StepCore), its Load and Note the Cleanup's, and
+// its Verify the workload's Audit, if any.
+type CleanupStep struct {
+	StepCore
+	Cleanup
+	// Audit, when not nil, is the step's Verify (the workload's audit after every step);
+	// nil: a cleanup changes no row, and there is nothing to check.
+	Audit func(ctx context.Context, h engine.Handle) (string, error)
+}
+
+var (
+	_ Step  = (*CleanupStep)(nil)
+	_ Noter = (*CleanupStep)(nil)
+)
+
+// Verify is the Audit, or nothing to check.
+func (s *CleanupStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	if s.Audit == nil {
+		return "", nil
+	}
+	return s.Audit(ctx, h)
+}
+
+// Load is the cleanup's load: a single cleanup actor; the step then idles until Wait has
+// passed.
+func (c *Cleanup) Load(_ context.Context, hh engine.Handle) (Load, error) {
 	h, err := engine.AsSQL(hh)
 	if err != nil {
 		return Load{}, err
 	}
 	g := Group{
 		Label: LabelCleanup, Role: LabelCleanup, Unit: UnitOps, UntilDone: true,
-		Workers: []Worker{&cleaner{c: c, h: h, tables: tables, who: who}},
+		Workers: []Worker{&cleaner{c: c, h: h}},
 	}
-	return Load{Kind: KindCleanup, Primary: LabelCleanup, Groups: []Group{g}, MinDuration: wait}, nil
+	return Load{Kind: KindCleanup, Primary: LabelCleanup, Groups: []Group{g}, MinDuration: c.Wait}, nil
 }
 
 // Note is what the engine reported doing (Noter).
@@ -55,11 +94,9 @@ func (c *Cleanup) setNote(n string) {
 
 // cleaner runs the engine's Maintainer once.
 type cleaner struct {
-	c      *Cleanup
-	h      engine.SQL
-	tables []string
-	who    string
-	done   bool
+	c    *Cleanup
+	h    engine.SQL
+	done bool
 }
 
 var _ Worker = (*cleaner)(nil)
@@ -81,9 +118,9 @@ func (w *cleaner) Op(ctx context.Context) (int64, error) {
 		w.c.setNote(fmt.Sprintf("engine (%s dialect) has no writeback-debt cleanup; waited only", w.h.Dialect().Name()))
 		return 0, nil
 	}
-	detail, err := m.ReduceDebt(ctx, w.tables)
+	detail, err := m.ReduceDebt(ctx, w.c.Tables)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", w.who, err)
+		return 0, fmt.Errorf("%s: %w", w.c.Who, err)
 	}
 	w.c.setNote(detail)
 	return 0, nil

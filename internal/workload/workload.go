@@ -2,6 +2,36 @@
 // Steps, each with a Prepare, a Load (groups of workers plus a stop rule) that the runner
 // times, and a Verify (the audit). Workloads never read a clock and never time anything:
 // the runner does. It sits after config/catalog and before the runner in the flow.
+//
+// # The kit
+//
+// The package is also the kit every workload is built from, so that no workload copies
+// another's plumbing. A new workload implements only what is its own:
+//
+//   - Meta (its name, steps, step groups, examples), NewParams and Plan (Workload);
+//   - its Params: a struct embedding ParamsBase, with its parameters; AddFlags, which
+//     registers each flag bound to the parameter it sets (BindFlags, then Flags.Int,
+//     Seconds, Parsed, …: name, default and help text as --help shows them); a preset
+//     function (scale name → parameters, Scales.Unknown for a name it does not know);
+//     Resolve, which is ApplyScale, whatever --time and the like mean for the workload,
+//     ApplyFlags, Threads where --clients N means --threads N, then Validate; Validate,
+//     collecting every problem (Problems: Add, Join, Steps for --steps, NeedsData for a
+//     selection without the step that creates the data); and Stored (Stored with the
+//     parameters no flag sets);
+//   - its steps: a step base embedding StepBase (Name, Group) and the plan its steps
+//     share, with the Prepare its steps have in common; the steps' Load and Verify; its
+//     workers.
+//
+// It gets: ParamsBase (Scale, Scales — StandardScales unless it defines its own —,
+// ReportInterval, the flag binding), Flags (registration, application after the preset,
+// refused values as one-line problems, the stored key of every flag's parameter),
+// Seconds, Threads, Problems, PlanParams (the start of every Plan: configuration and
+// parameters checked and validated), StepBase, Baseline (a SQL workload's once-per-run
+// measurement of tables it did not create, and its reset when its load creates them),
+// SQLDialect, CleanupStep and Cleanup (the writeback-debt cleanup step, whole), Indexer
+// (a worker building a table's indexes in one op), CloseStmts, Stream (deterministic
+// random streams). Package workloadtest resolves and plans a workload as `dbperf run`
+// does, for its tests.
 package workload
 
 import (

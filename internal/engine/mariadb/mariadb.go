@@ -60,7 +60,7 @@ var (
 
 // Meta names the engine. It is a server: its CPU is not the client's.
 func (*Engine) Meta() engine.Meta {
-	return engine.Meta{Name: "mariadb", Kind: engine.KindSQL}
+	return engine.Meta{Name: "mariadb", Kind: engine.KindSQL, StorageEngines: []string{InnoDB, RocksDB}}
 }
 
 // Open connects to the server named by t.DSN (forms: see config), checks the connection and

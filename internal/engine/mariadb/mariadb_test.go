@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine/drvconn"
 	"github.com/dbperf/dbperf/internal/engine/enginetest"
 	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
 )
 
 // Tests share one managed server per storage engine. Both servers start together, in the
@@ -70,7 +72,7 @@ func startServers() {
 			defer close(st.done)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			st.in, st.err = server.StartMariaDB(ctx, server.Options{
+			st.in, st.err = mariadbserver.Start(ctx, server.Options{
 				WorkDir: dir, ProfilesDir: "../../../profiles", Profile: "default", StorageEngine: storage,
 			})
 		}()
@@ -170,7 +172,7 @@ func createPi(t *testing.T, h engine.SQL, s engine.Session, table string, n int)
 }
 
 func TestMariaDBMeta(t *testing.T) {
-	if m := New("").Meta(); m != (engine.Meta{Name: "mariadb", Kind: engine.KindSQL}) {
+	if m := New("").Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "mariadb", Kind: engine.KindSQL, StorageEngines: []string{"innodb", "rocksdb"}}) {
 		t.Fatalf("Meta() = %+v", m)
 	}
 	if New("").StorageEngine != InnoDB || New("RocksDB").StorageEngine != RocksDB {

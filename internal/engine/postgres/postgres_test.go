@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/engine/enginetest"
 	"github.com/dbperf/dbperf/internal/server"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 )
 
 // testDSN reaches the managed server TestMain starts ("" when none could be: no binaries).
@@ -37,7 +39,7 @@ func runWithServer(m *testing.M) int {
 	_ = os.Chmod(work, 0o755) // reachable by the server's user when the tests run as root
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	in, err := server.StartPostgres(ctx, server.Options{WorkDir: work, ProfilesDir: "../../../profiles"})
+	in, err := pgserver.Start(ctx, server.Options{WorkDir: work, ProfilesDir: "../../../profiles"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start postgres:", err)
 		return 1
@@ -74,7 +76,7 @@ func queryString(t *testing.T, s engine.Session, q string) string {
 }
 
 func TestPostgresMeta(t *testing.T) {
-	if m := New().Meta(); m != (engine.Meta{Name: "postgres", Kind: engine.KindSQL}) {
+	if m := New().Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "postgres", Kind: engine.KindSQL}) {
 		t.Fatalf("Meta() = %+v", m)
 	}
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func open(t *testing.T) engine.SQL {
 
 func TestMeta(t *testing.T) {
 	m := New().Meta()
-	if m != (engine.Meta{Name: "sqlite", Kind: engine.KindSQL, Embedded: true}) {
+	if !reflect.DeepEqual(m, engine.Meta{Name: "sqlite", Kind: engine.KindSQL, Embedded: true}) {
 		t.Fatalf("Meta() = %+v", m)
 	}
 }

@@ -15,7 +15,6 @@ package dbbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -65,7 +64,7 @@ var _ workload.Workload = (*Workload)(nil)
 
 // Meta names the workload, its steps (the current sequence) and its step groups.
 func (*Workload) Meta() workload.Meta {
-	p, _ := Preset(defaultScale)
+	p, _ := Preset(scales().Default)
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindKV,
 		Steps:   stepNames(currentSpecs(p)),
 		Summary: "db_bench-style key-value suite (benchmark_compare.sh's sequence, all3.sh's, LSM shapes) on rocksdb and pebble",
@@ -90,14 +89,8 @@ func (*Workload) Meta() workload.Meta {
 
 // Plan returns the steps of the sequence, or exactly --steps of it, in order. It is pure.
 func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
-	if cfg == nil {
-		return nil, errors.New("dbbench plan: no configuration")
-	}
-	prm, ok := params.(*Params)
-	if !ok || prm == nil {
-		return nil, fmt.Errorf("dbbench plan: parameters of type %T, want *dbbench.Params", params)
-	}
-	if err := prm.Validate(cfg); err != nil {
+	prm, err := workload.PlanParams[*Params](Name, cfg, params)
+	if err != nil {
 		return nil, err
 	}
 	pl := &plan{seed: cfg.Seed, p: *prm, unreached: map[string]string{}}
@@ -107,7 +100,7 @@ func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step,
 	}
 	steps := make([]workload.Step, 0, len(specs))
 	for _, s := range specs {
-		base := stepBase{spec: s, p: pl}
+		base := stepBase{StepBase: workload.NewStepBase(s.name, s.group), spec: s, p: pl}
 		switch s.op {
 		case opFill:
 			steps = append(steps, &fillStep{stepBase: base})
@@ -156,20 +149,16 @@ func (p *plan) unreachedWhy(state string) string {
 	return p.unreached[state]
 }
 
-// stepBase holds what every step has: its spec and the shared plan. Its Prepare opens
-// the engine with the step's options.
+// stepBase holds what every step has: its name and group (catalog.go's; no group for
+// revrange and overwritesome), its spec and the shared plan. Its Prepare opens the engine
+// with the step's options.
 type stepBase struct {
+	workload.StepBase
 	spec stepSpec
 	p    *plan
 	// streams are the workers' random streams by role and index (stream).
 	streams map[string]*rand.Rand
 }
-
-// Name is the step's name (catalog.go).
-func (s *stepBase) Name() string { return s.spec.name }
-
-// Group is the step's group in Meta.Groups ("" for revrange and overwritesome).
-func (s *stepBase) Group() string { return s.spec.group }
 
 // options are the LSM options the step runs with: the run's, fillseq_disable_wal's
 // (§4.1 row 1: the vector memtable, which also means no concurrent memtable writes, no

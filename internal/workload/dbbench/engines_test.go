@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
@@ -17,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/dbbench"
+	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
 
 // These tests run whole tiny sequences through the runner on real engines: every sequence
@@ -27,22 +26,6 @@ type quiet struct{}
 
 func (quiet) StepStarted(string, workload.Load) {}
 func (quiet) Interval(string, metrics.Interval) {}
-
-// params resolves the tiny preset with args as `dbperf run dbbench` would.
-func params(t *testing.T, args ...string) (*config.Run, *dbbench.Params) {
-	t.Helper()
-	cfg := &config.Run{Seed: 7, Scale: "tiny"}
-	fs := pflag.NewFlagSet("dbbench", pflag.ContinueOnError)
-	p := dbbench.New().NewParams().(*dbbench.Params)
-	p.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Resolve(cfg, fs.Changed); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, p
-}
 
 // runSequence runs every step of the plan on kv and checks what §4.1 promises: every
 // step ok (or skipped with a reason), the fill wrote --num keys, after flush_mt_l0 (and
@@ -100,7 +83,7 @@ func label(res metrics.StepResult, name string) metrics.LabelStats {
 func TestSequencesOnPebble(t *testing.T) {
 	for _, seq := range []string{"current", "legacy", "shape"} {
 		t.Run(seq, func(t *testing.T) {
-			cfg, p := params(t, "--sequence", seq, "--duration", "0.2", "--settle-time", "0.2", "--num", "5000")
+			cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--sequence", seq, "--duration", "0.2", "--settle-time", "0.2", "--num", "5000")
 			kv := openPebble(t, p.KVOptions())
 			res := runSequence(t, kv, cfg, p)
 			if seq == "current" {
@@ -122,7 +105,7 @@ func TestSequencesOnPebble(t *testing.T) {
 // a shape command is noted as skipped, and the shape sequence skips the reads of a shape
 // it could not make.
 func TestUnsupported(t *testing.T) {
-	cfg, p := params(t, "--sequence", "shape", "--duration", "0.1", "--num", "3000")
+	cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--sequence", "shape", "--duration", "0.1", "--num", "3000")
 	kv := openPebble(t, p.KVOptions())
 	kv.unsupported["flush"] = true
 	res := runSequence(t, kv, cfg, p)
@@ -136,7 +119,7 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("readrandom.compact_all.bloom: %s %q", r.Status, r.Error)
 	}
 
-	cfg, p = params(t, "--duration", "0.1", "--settle-time", "0.1", "--num", "3000")
+	cfg, p = workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--duration", "0.1", "--settle-time", "0.1", "--num", "3000")
 	kv = openPebble(t, p.KVOptions())
 	kv.unsupported["multiget"] = true
 	kv.unsupported["compact0"] = true
@@ -162,7 +145,7 @@ func TestTinyCurrentOnEngines(t *testing.T) {
 		}
 		ran++
 		t.Run(eng.Meta().Name, func(t *testing.T) {
-			cfg, p := params(t)
+			cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New())
 			dir := t.TempDir()
 			h, err := eng.Open(context.Background(), engine.Target{Dir: dir, KV: p.KVOptions()})
 			if err != nil {
@@ -190,7 +173,7 @@ func TestTinyCurrentOnEngines(t *testing.T) {
 // (every 16th byte for byte, every one's length), so a tree whose values were all
 // replaced by others of the same length fails it, and the untouched tree passes.
 func TestReadsCatchChangedValues(t *testing.T) {
-	cfg, p := params(t, "--duration", "0.3", "--num", "3000")
+	cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--duration", "0.3", "--num", "3000")
 	cfg.Steps = []string{"fillseq_disable_wal", "readrandom"}
 	steps, err := dbbench.New().Plan(cfg, p)
 	if err != nil {

@@ -17,11 +17,11 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// Scale presets (docs/dbbench.md).
-var scales = []string{"tiny", "small", "reference", "large"}
-
-// defaultScale is benchmark_compare.sh's own defaults (§4.1).
-const defaultScale = "reference"
+// scales are the suite's scale presets (docs/dbbench.md); the default, reference, is
+// benchmark_compare.sh's own defaults (§4.1).
+func scales() workload.Scales {
+	return workload.Scales{Names: []string{"tiny", "small", "reference", "large"}, Default: "reference"}
+}
 
 // Sequences (--sequence).
 const (
@@ -38,8 +38,10 @@ var compressions = []string{"none", "snappy", "lz4", "zstd"}
 // Params are the db_bench-style suite's parameters. The cli registers their flags on
 // `dbperf run dbbench`; Resolve applies the scale preset and the flags given, and
 // Validate (called by Resolve and Plan) is the one place they are checked.
+//
+// Scale and ReportInterval are workload.ParamsBase's; its scales are its own (Scales).
 type Params struct {
-	Scale    string
+	workload.ParamsBase
 	Sequence string
 	// Num keys, KeySize and ValueSize bytes (db_bench --num, --key_size, --value_size).
 	Num       int64
@@ -63,27 +65,6 @@ type Params struct {
 	// KV are the LSM options every step opens the engine with (fillseq_disable_wal adds
 	// its own, §4.1 row 1).
 	KV engine.KVOptions
-
-	flags paramFlags
-}
-
-// paramFlags are the values of the workload's own flags, applied by Resolve when given.
-type paramFlags struct {
-	sequence                           string
-	num                                int64
-	keySize, valueSize, threads        int
-	duration, settle, writeRate        float64
-	seekNexts, multireadBatch          int
-	compression, bottommost            string
-	minLevelToCompress                 int
-	writeBuffer, targetFile, levelBase string
-	maxWriteBuffers                    int
-	levelMultiplier                    float64
-	numLevels                          int
-	l0Compaction, l0Slowdown, l0Stop   int
-	maxBackgroundJobs                  int
-	cacheSize                          string
-	blockSize, bloomBits               int
 }
 
 var (
@@ -115,7 +96,7 @@ func referenceKV() engine.KVOptions {
 
 // Preset returns the parameters of a scale preset.
 func Preset(scale string) (*Params, error) {
-	p := &Params{Scale: scale, Sequence: seqCurrent, KeySize: 20, ValueSize: 400, WriteRateMB: 2,
+	p := &Params{ParamsBase: workload.ParamsBase{Scale: scale}, Sequence: seqCurrent, KeySize: 20, ValueSize: 400, WriteRateMB: 2,
 		SeekNexts: 10, MultireadBatch: 10, KV: referenceKV()}
 	switch scale {
 	case "tiny": // tests and CI: a whole sequence in seconds, still several levels deep
@@ -133,52 +114,57 @@ func Preset(scale string) (*Params, error) {
 		p.KV.WriteBufferSize, p.KV.TargetFileSizeBase, p.KV.MaxBytesForLevelBase = 16*mib, 16*mib, 64*mib
 		p.KV.MaxBackgroundJobs, p.KV.BlockCacheSize = 4, 20*gib
 	default:
-		return p, fmt.Errorf("--scale: unknown scale %q: use one of %s", scale, strings.Join(scales, ", "))
+		return p, scales().Unknown(scale)
 	}
 	return p, nil
 }
 
 // AddFlags registers the suite's own flags.
-func (p *Params) AddFlags(fl *pflag.FlagSet) {
-	f := &p.flags
-	fl.StringVar(&f.sequence, "sequence", seqCurrent, "step sequence: current (benchmark_compare.sh), legacy (all3.sh) or shape (reads at each LSM shape, with and without bloom filters)")
-	fl.Int64Var(&f.num, "num", 0, "keys (db_bench --num; default: the scale's)")
-	fl.IntVar(&f.keySize, "key-size", 20, "key bytes (legacy sequence: 8 unless given)")
-	fl.IntVar(&f.valueSize, "value-size", 400, "value bytes (compressible to half their size)")
-	fl.IntVar(&f.threads, "threads", 0, "threads of the multi-threaded steps; the *whilewriting steps add one writer (--clients N is --threads N; default: the scale's)")
-	fl.Float64Var(&f.duration, "duration", 0, "seconds each timed read and read-write step runs (--time is the same; default: the scale's)")
-	fl.Float64Var(&f.settle, "settle-time", 0, "seconds revrange runs after the fill so its compaction debt drains (default: the scale's, 300 at reference)")
-	fl.Float64Var(&f.writeRate, "write-rate-mb", 2, "MB/s (2^20 bytes) of the background writer of the *whilewriting steps and legacy rate-limited overwrites")
-	fl.IntVar(&f.seekNexts, "seek-nexts", 10, "Next (Prev) calls after each seek of fwdrange, revrange and the range steps")
-	fl.IntVar(&f.multireadBatch, "multiread-batch", 10, "keys per MultiGet of multireadrandom")
-	fl.StringVar(&f.compression, "compression", "lz4", "compression of every level: "+strings.Join(compressions, ", "))
-	fl.StringVar(&f.bottommost, "bottommost-compression", "disable", "compression of the last level: as above, disable (none there either) or \"\" (as --compression)")
-	fl.IntVar(&f.minLevelToCompress, "min-level-to-compress", -1, "levels above this one are not compressed (-1: every level)")
-	fl.StringVar(&f.writeBuffer, "write-buffer-size", "", "memtable size, e.g. 32MB or 256KiB (MB = 2^20; default: the scale's, 32MB at reference)")
-	fl.IntVar(&f.maxWriteBuffers, "max-write-buffer-number", 8, "memtables at most, active and immutable")
-	fl.StringVar(&f.targetFile, "target-file-size-base", "", "SST file size of L1 (default: the scale's, 32MB at reference)")
-	fl.StringVar(&f.levelBase, "max-bytes-for-level-base", "", "L1's target size (default: the scale's, 128MB at reference)")
-	fl.Float64Var(&f.levelMultiplier, "level-multiplier", 8, "size ratio of adjacent levels (fanout)")
-	fl.IntVar(&f.numLevels, "num-levels", 8, "levels of the LSM tree")
-	fl.IntVar(&f.l0Compaction, "l0-compaction-trigger", 4, "L0 files that start a compaction")
-	fl.IntVar(&f.l0Slowdown, "l0-slowdown-trigger", 20, "L0 files that slow writes down")
-	fl.IntVar(&f.l0Stop, "l0-stop-trigger", 30, "L0 files that stop writes")
-	fl.IntVar(&f.maxBackgroundJobs, "max-background-jobs", 0, "flushes and compactions at once (default: the scale's, 8 at reference)")
-	fl.StringVar(&f.cacheSize, "cache-size", "", "block cache size, e.g. 1GB (default: the scale's)")
-	fl.IntVar(&f.blockSize, "block-size", 8192, "SST data block bytes")
-	fl.IntVar(&f.bloomBits, "bloom-bits", 10, "bloom filter bits per key (0: no filter)")
+func (p *Params) AddFlags(fl *workload.FlagSet) { p.bindFlags(p.BindFlags(fl)) }
+
+// bindFlags registers the suite's flags on f, bound to p's parameters: the command's,
+// and a key-value engine's profile's (applyProfile).
+func (p *Params) bindFlags(f *workload.Flags) {
+	o := &p.KV
+	f.String(&p.Sequence, "sequence", seqCurrent, "step sequence: current (benchmark_compare.sh), legacy (all3.sh) or shape (reads at each LSM shape, with and without bloom filters)")
+	f.Int64(&p.Num, "num", 0, "keys (db_bench --num; default: the scale's)")
+	f.Int(&p.KeySize, "key-size", 20, "key bytes (legacy sequence: 8 unless given)")
+	f.Int(&p.ValueSize, "value-size", 400, "value bytes (compressible to half their size)")
+	f.Int(&p.Threads, "threads", 0, "threads of the multi-threaded steps; the *whilewriting steps add one writer (--clients N is --threads N; default: the scale's)")
+	f.Seconds(&p.Duration, "duration", "seconds each timed read and read-write step runs (--time is the same; default: the scale's)")
+	f.Seconds(&p.SettleTime, "settle-time", "seconds revrange runs after the fill so its compaction debt drains (default: the scale's, 300 at reference)")
+	f.Float64(&p.WriteRateMB, "write-rate-mb", 2, "MB/s (2^20 bytes) of the background writer of the *whilewriting steps and legacy rate-limited overwrites")
+	f.Int(&p.SeekNexts, "seek-nexts", 10, "Next (Prev) calls after each seek of fwdrange, revrange and the range steps")
+	f.Int(&p.MultireadBatch, "multiread-batch", 10, "keys per MultiGet of multireadrandom")
+	f.String(&o.Compression, "compression", "lz4", "compression of every level: "+strings.Join(compressions, ", "))
+	f.String(&o.BottommostCompression, "bottommost-compression", "disable", "compression of the last level: as above, disable (none there either) or \"\" (as --compression)")
+	f.Int(&o.MinLevelToCompress, "min-level-to-compress", -1, "levels above this one are not compressed (-1: every level)")
+	f.Parsed(&o.WriteBufferSize, "write-buffer-size", "", "memtable size, e.g. 32MB or 256KiB (MB = 2^20; default: the scale's, 32MB at reference)", parseSize)
+	f.Int(&o.MaxWriteBufferNum, "max-write-buffer-number", 8, "memtables at most, active and immutable")
+	f.Parsed(&o.TargetFileSizeBase, "target-file-size-base", "", "SST file size of L1 (default: the scale's, 32MB at reference)", parseSize)
+	f.Parsed(&o.MaxBytesForLevelBase, "max-bytes-for-level-base", "", "L1's target size (default: the scale's, 128MB at reference)", parseSize)
+	f.Float64(&o.LevelMultiplier, "level-multiplier", 8, "size ratio of adjacent levels (fanout)")
+	f.Int(&o.NumLevels, "num-levels", 8, "levels of the LSM tree")
+	f.Int(&o.L0CompactionTrigger, "l0-compaction-trigger", 4, "L0 files that start a compaction")
+	f.Int(&o.L0SlowdownTrigger, "l0-slowdown-trigger", 20, "L0 files that slow writes down")
+	f.Int(&o.L0StopTrigger, "l0-stop-trigger", 30, "L0 files that stop writes")
+	f.Int(&o.MaxBackgroundJobs, "max-background-jobs", 0, "flushes and compactions at once (default: the scale's, 8 at reference)")
+	f.Parsed(&o.BlockCacheSize, "cache-size", "", "block cache size, e.g. 1GB (default: the scale's)", parseSize)
+	f.Int(&o.BlockSize, "block-size", 8192, "SST data block bytes")
+	f.Int(&o.BloomBitsPerKey, "bloom-bits", 10, "bloom filter bits per key (0: no filter)")
+}
+
+// parseSize parses a size flag's bytes, e.g. 32MB or 256KiB (MB = 2^20).
+func parseSize(s string) (int64, error) {
+	n, err := units.RAMInBytes(s)
+	if err != nil {
+		return 0, errors.New("not a size: give bytes or a number with a unit, e.g. 32MB or 256KiB (MB = 2^20)")
+	}
+	return n, nil
 }
 
 // Scales lists the presets; reference (benchmark_compare.sh's defaults) is the default.
-func (*Params) Scales() ([]string, string) { return slices.Clone(scales), defaultScale }
-
-// ReportInterval is 1 s for tiny and small scales and 5 s otherwise.
-func (p *Params) ReportInterval() time.Duration {
-	if p.Scale == "tiny" || p.Scale == "small" {
-		return time.Second
-	}
-	return 5 * time.Second
-}
+func (*Params) Scales() ([]string, string) { return scales().List() }
 
 // KVOptions are the LSM options the engine opens with (workload.KVOptioner).
 func (p *Params) KVOptions() engine.KVOptions { return p.KV }
@@ -187,75 +173,27 @@ func (p *Params) KVOptions() engine.KVOptions { return p.KV }
 // then --time, --clients and the flags the user set, then validates. --clients N means
 // --threads N, and cfg.Clients becomes --threads.
 func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	scale := cfg.Scale
-	if scale == "" {
-		scale = defaultScale
-	}
-	flags := p.flags
-	preset, err := Preset(scale)
-	if err != nil {
-		errs = append(errs, err)
-		preset, _ = Preset(defaultScale) // go on, so the other checks report only real problems
-	}
-	*p = *preset
-	p.flags = flags
-	if err := p.applyProfile(cfg, set); err != nil {
-		errs = append(errs, err)
-	}
-	if set("sequence") {
-		p.Sequence = flags.sequence
-	}
-	if p.Sequence == seqLegacy {
+	var pr workload.Problems
+	pr.Join(workload.ApplyScale(p, cfg, Preset))
+	pr.Join(p.applyProfile(cfg, set))
+	threads, duration := p.Threads, p.Duration
+	pr.Join(p.ApplyFlags(set))
+	if p.Sequence == seqLegacy && !set("key-size") {
 		p.KeySize = 8 // all3.sh's key_size
 	}
-	ints := []struct {
-		flag string
-		v    int
-		dst  *int
-	}{
-		{"key-size", flags.keySize, &p.KeySize}, {"value-size", flags.valueSize, &p.ValueSize},
-		{"seek-nexts", flags.seekNexts, &p.SeekNexts}, {"multiread-batch", flags.multireadBatch, &p.MultireadBatch},
-	}
-	for _, d := range ints {
-		if set(d.flag) {
-			*d.dst = d.v
-		}
-	}
-	p.applyLSM(flags, set, add, "--%s %q")
-	if set("num") {
-		p.Num = flags.num
-	}
-	switch {
-	case set("threads") && set("clients"):
-		add("--threads and --clients both given: --clients %d is --threads %d; give one", cfg.Clients, cfg.Clients)
-	case set("threads"):
-		p.Threads = flags.threads
-	case set("clients"):
-		p.Threads = cfg.Clients
-	}
+	pr.Join(workload.Threads(set, cfg, &p.Threads, threads, func(n int) int { return n }))
 	switch {
 	case set("duration") && cfg.Time != 0:
-		add("--duration and --time both given: --time is --duration for this workload; give one")
-	case set("duration"):
-		p.Duration = seconds(flags.duration)
+		p.Duration = duration
+		pr.Add("--duration and --time both given: --time is --duration for this workload; give one")
 	case cfg.Time != 0:
 		p.Duration = cfg.Time
 	}
-	if set("settle-time") {
-		p.SettleTime = seconds(flags.settle)
-	}
-	if set("write-rate-mb") {
-		p.WriteRateMB = flags.writeRate
-	}
-	if err := p.Validate(cfg); err != nil {
-		errs = append(errs, err)
-	}
+	pr.Join(p.Validate(cfg))
 	if p.Threads >= 1 {
 		cfg.Clients = p.Threads
 	}
-	return errors.Join(errs...)
+	return pr.Err()
 }
 
 // lsmFlags are the flags that set the engine's LSM options (engine.KVOptions): the ones a
@@ -265,60 +203,6 @@ var lsmFlags = []string{"compression", "bottommost-compression", "min-level-to-c
 	"num-levels", "l0-compaction-trigger", "l0-slowdown-trigger", "l0-stop-trigger", "max-background-jobs",
 	"cache-size", "block-size", "bloom-bits"}
 
-// applyLSM sets the LSM options whose flags set says were given. badSize formats an
-// unparsable size from its flag name and text.
-func (p *Params) applyLSM(f paramFlags, set func(string) bool, add func(string, ...any), badSize string) {
-	ints := []struct {
-		flag string
-		v    int
-		dst  *int
-	}{
-		{"min-level-to-compress", f.minLevelToCompress, &p.KV.MinLevelToCompress},
-		{"max-write-buffer-number", f.maxWriteBuffers, &p.KV.MaxWriteBufferNum},
-		{"num-levels", f.numLevels, &p.KV.NumLevels},
-		{"l0-compaction-trigger", f.l0Compaction, &p.KV.L0CompactionTrigger},
-		{"l0-slowdown-trigger", f.l0Slowdown, &p.KV.L0SlowdownTrigger},
-		{"l0-stop-trigger", f.l0Stop, &p.KV.L0StopTrigger},
-		{"max-background-jobs", f.maxBackgroundJobs, &p.KV.MaxBackgroundJobs},
-		{"block-size", f.blockSize, &p.KV.BlockSize},
-		{"bloom-bits", f.bloomBits, &p.KV.BloomBitsPerKey},
-	}
-	for _, d := range ints {
-		if set(d.flag) {
-			*d.dst = d.v
-		}
-	}
-	if set("compression") {
-		p.KV.Compression = f.compression
-	}
-	if set("bottommost-compression") {
-		p.KV.BottommostCompression = f.bottommost
-	}
-	if set("level-multiplier") {
-		p.KV.LevelMultiplier = f.levelMultiplier
-	}
-	for _, sz := range []struct {
-		flag, v string
-		dst     *int64
-	}{
-		{"write-buffer-size", f.writeBuffer, &p.KV.WriteBufferSize},
-		{"target-file-size-base", f.targetFile, &p.KV.TargetFileSizeBase},
-		{"max-bytes-for-level-base", f.levelBase, &p.KV.MaxBytesForLevelBase},
-		{"cache-size", f.cacheSize, &p.KV.BlockCacheSize},
-	} {
-		if !set(sz.flag) {
-			continue
-		}
-		n, err := units.RAMInBytes(sz.v)
-		if err != nil {
-			// The preset's value stays, so the range checks do not repeat the problem.
-			add(badSize+": not a size: give bytes or a number with a unit, e.g. 32MB or 256KiB (MB = 2^20)", sz.flag, sz.v)
-			continue
-		}
-		*sz.dst = n
-	}
-}
-
 // applyProfile applies a key-value engine's profile: "option = value" lines (# starts a
 // comment) naming LSM flags (lsmFlags), parsed as those flags are. A flag given on the
 // command line may not repeat an option of the profile: which one wins would be a guess.
@@ -326,12 +210,12 @@ func (p *Params) applyProfile(cfg *config.Run, set func(string) bool) error {
 	if strings.TrimSpace(cfg.KVProfile) == "" {
 		return nil
 	}
-	var errs []error
+	var pr workload.Problems
 	name := cfg.Profile
-	var scratch Params
 	fs := pflag.NewFlagSet("profile "+name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	scratch.AddFlags(fs)
+	prof := workload.NewFlags(fs)
+	p.bindFlags(prof)
 	for n, line := range strings.Split(cfg.KVProfile, "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
@@ -344,37 +228,28 @@ func (p *Params) applyProfile(cfg *config.Run, set func(string) bool) error {
 		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 		switch {
 		case !ok || key == "":
-			errs = append(errs, fmt.Errorf("profile %s line %d: %q is not \"option = value\"", name, n+1, line))
+			pr.Add("profile %s line %d: %q is not \"option = value\"", name, n+1, line)
 			continue
 		case !slices.Contains(lsmFlags, key):
-			errs = append(errs, fmt.Errorf("profile %s line %d: %q is not an LSM option; use one of %s", name, n+1, key, strings.Join(lsmFlags, ", ")))
+			pr.Add("profile %s line %d: %q is not an LSM option; use one of %s", name, n+1, key, strings.Join(lsmFlags, ", "))
 			continue
 		case fs.Changed(key):
-			errs = append(errs, fmt.Errorf("profile %s line %d: %s is set twice", name, n+1, key))
+			pr.Add("profile %s line %d: %s is set twice", name, n+1, key)
 			continue
 		case set(key):
-			errs = append(errs, fmt.Errorf("--%s and profile %s's %s both given: drop one (or use another profile)", key, name, key))
+			pr.Add("--%s and profile %s's %s both given: drop one (or use another profile)", key, name, key)
 			continue
 		}
 		if err := fs.Set(key, val); err != nil {
-			errs = append(errs, fmt.Errorf("profile %s line %d: %s = %q: %v", name, n+1, key, val, err))
+			pr.Add("profile %s line %d: %s = %q: %v", name, n+1, key, val, err)
 		}
 	}
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	p.applyLSM(scratch.flags, fs.Changed, add, "profile "+name+": %s = %q")
-	return errors.Join(errs...)
-}
-
-// seconds converts a flag's seconds; a positive value never rounds to "none".
-func seconds(s float64) time.Duration {
-	d := time.Duration(s * float64(time.Second))
-	if s > 0 && d == 0 {
-		d = 1
-	}
-	if s < 0 && d == 0 {
-		d = -1
-	}
-	return d
+	// The preset's value stays where a size does not parse, so the range checks do not
+	// repeat the problem.
+	pr.Join(prof.ApplyAs(fs.Changed, func(flag, value string, why error) error {
+		return fmt.Errorf("profile %s: %s = %q: %w", name, flag, value, why)
+	}))
+	return pr.Err()
 }
 
 // maxNum keeps the key index within what KeySize bytes encode and what a permutation
@@ -389,8 +264,8 @@ func maxNum(keySize int) int64 {
 // Validate checks every parameter against the shared configuration, every problem at
 // once, one line each naming the flag. Resolve and Plan both call it.
 func (p *Params) Validate(cfg *config.Run) error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var pr workload.Problems
+	add := pr.Add
 	if !slices.Contains(sequences, p.Sequence) {
 		add("--sequence %q: use one of %s", p.Sequence, strings.Join(sequences, ", "))
 	}
@@ -468,20 +343,10 @@ func (p *Params) Validate(cfg *config.Run) error {
 	}
 	if slices.Contains(sequences, p.Sequence) && p.Threads >= 1 && p.SeekNexts >= 0 {
 		names := stepNames(specsOf(p))
-		for i, s := range cfg.Steps {
-			switch {
-			case !slices.Contains(names, s):
-				add("--steps: unknown step %q: --sequence %s has %s", s, p.Sequence, strings.Join(names, ","))
-			case slices.Index(cfg.Steps, s) < i:
-				add("--steps: step %q is listed twice", s)
-			}
-		}
-		if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, names[0]) && cfg.WorkDir == "" {
-			add("--steps %s needs the keys the %s step writes: add %s to --steps, or pass --workdir DIR holding a database kept with --keep",
-				strings.Join(cfg.Steps, ","), names[0], names[0])
-		}
+		pr.Steps(cfg, names, "--sequence "+p.Sequence+" has")
+		pr.NeedsData(cfg, names[0], "the keys the "+names[0]+" step writes", false)
 	}
-	return errors.Join(errs...)
+	return pr.Err()
 }
 
 // writeRate is the background writer's ops/s: --write-rate-mb MB/s over key + value bytes.
@@ -489,40 +354,13 @@ func (p *Params) writeRate() float64 {
 	return p.WriteRateMB * float64(mib) / float64(p.KeySize+p.ValueSize)
 }
 
-// Stored are the resolved parameters stored with the run.
+// Stored are the resolved parameters stored with the run: the scale and every flag's
+// (workload.Stored: the LSM options too), and the options no flag sets.
 func (p *Params) Stored() map[string]any {
-	o := p.KV
-	return map[string]any{
-		"scale":                    p.Scale,
-		"sequence":                 p.Sequence,
-		"num":                      p.Num,
-		"key_size":                 p.KeySize,
-		"value_size":               p.ValueSize,
-		"threads":                  p.Threads,
-		"duration_sec":             p.Duration.Seconds(),
-		"settle_time_sec":          p.SettleTime.Seconds(),
-		"write_rate_mb":            p.WriteRateMB,
-		"seek_nexts":               p.SeekNexts,
-		"multiread_batch":          p.MultireadBatch,
-		"compression_ratio":        compressionRatio,
-		"compression":              o.Compression,
-		"bottommost_compression":   o.BottommostCompression,
-		"min_level_to_compress":    o.MinLevelToCompress,
-		"write_buffer_size":        o.WriteBufferSize,
-		"max_write_buffer_number":  o.MaxWriteBufferNum,
-		"target_file_size_base":    o.TargetFileSizeBase,
-		"max_bytes_for_level_base": o.MaxBytesForLevelBase,
-		"level_multiplier":         o.LevelMultiplier,
-		"num_levels":               o.NumLevels,
-		"dynamic_level_bytes":      o.DynamicLevelBytes,
-		"l0_compaction_trigger":    o.L0CompactionTrigger,
-		"l0_slowdown_trigger":      o.L0SlowdownTrigger,
-		"l0_stop_trigger":          o.L0StopTrigger,
-		"max_background_jobs":      o.MaxBackgroundJobs,
-		"cache_size":               o.BlockCacheSize,
-		"block_size":               o.BlockSize,
-		"bloom_bits":               o.BloomBitsPerKey,
-		"bytes_per_sync":           o.BytesPerSync,
-		"sync":                     o.Sync,
-	}
+	return workload.Stored(p, map[string]any{
+		"compression_ratio":   compressionRatio,
+		"dynamic_level_bytes": p.KV.DynamicLevelBytes,
+		"bytes_per_sync":      p.KV.BytesPerSync,
+		"sync":                p.KV.Sync,
+	})
 }

@@ -169,8 +169,8 @@ func auditChecks(ctx context.Context, s engine.Session, d engine.Dialect, table 
 // rpc rows per statement, and stores the expectations of every table that passed, for the
 // next audit and for a later run on the same data.
 func (p *plan) auditAll(ctx context.Context, h engine.SQL, step string, rpc int) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.baseline.Lock()
+	defer p.baseline.Unlock()
 	s, err := h.NewSession(ctx)
 	if err != nil {
 		return "", fmt.Errorf("insertbench %s audit: %w", step, err)
@@ -265,8 +265,8 @@ func (p *plan) checkStored(ctx context.Context, s engine.Session, d engine.Diale
 // markOpen records in the database that step is about to change the tables whose
 // expectations are stored (see auditstate.go).
 func (p *plan) markOpen(ctx context.Context, h engine.SQL, step string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.baseline.Lock()
+	defer p.baseline.Unlock()
 	var tables []string
 	for _, c := range p.clients {
 		if c.model != nil {

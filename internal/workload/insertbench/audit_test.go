@@ -276,7 +276,7 @@ func BenchmarkAudit(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/audit")
 			})
 			b.Run("verify", func(b *testing.B) {
-				st := &stepBase{name: stepIndex, p: p}
+				st := &stepBase{StepBase: workload.NewStepBase(stepIndex, ""), p: p}
 				for range b.N {
 					if _, err := st.Verify(ctx, bs.h); err != nil {
 						b.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	dbmetrics "github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
+	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
+	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -65,17 +67,17 @@ func benchEngines() []benchEngine {
 			return &benchSetup{h: h.(engine.SQL)}
 		}},
 		{"postgres", func(b testing.TB) *benchSetup {
-			return benchServer(b, "/usr/lib/postgresql/15/bin/postgres", server.StartPostgres, server.Options{}, postgres.New())
+			return benchServer(b, "/usr/lib/postgresql/15/bin/postgres", pgserver.Start, server.Options{}, postgres.New())
 		}},
 		{"mariadb-innodb", func(b testing.TB) *benchSetup {
-			return benchServer(b, "/usr/sbin/mariadbd", server.StartMariaDB,
+			return benchServer(b, "/usr/sbin/mariadbd", mariadbserver.Start,
 				server.Options{StorageEngine: mariadb.InnoDB}, mariadb.New(mariadb.InnoDB))
 		}},
 		{"mariadb-rocksdb", func(b testing.TB) *benchSetup {
 			if _, err := os.Stat("/usr/lib/mysql/plugin/ha_rocksdb.so"); err != nil {
 				b.Skip("MyRocks plugin not installed (apt-get install mariadb-plugin-rocksdb)")
 			}
-			return benchServer(b, "/usr/sbin/mariadbd", server.StartMariaDB,
+			return benchServer(b, "/usr/sbin/mariadbd", mariadbserver.Start,
 				server.Options{StorageEngine: mariadb.RocksDB}, mariadb.New(mariadb.RocksDB))
 		}},
 	}
@@ -136,9 +138,9 @@ func (bs *benchSetup) load(b *testing.B, rows int64, index bool) *plan {
 	b.Helper()
 	p := bs.plan(b, rows)
 	r := &runner.Runner{Handle: bs.h, Interval: time.Hour}
-	steps := []workload.Step{&writeStep{stepBase: stepBase{name: stepLoad, p: p}, create: true, rpc: 1000, quota: rows}}
+	steps := []workload.Step{&writeStep{stepBase: stepBase{StepBase: workload.NewStepBase(stepLoad, ""), p: p}, create: true, rpc: 1000, quota: rows}}
 	if index {
-		steps = append(steps, &indexStep{stepBase: stepBase{name: stepIndex, p: p}})
+		steps = append(steps, &indexStep{stepBase: stepBase{StepBase: workload.NewStepBase(stepIndex, ""), p: p}})
 	}
 	for _, s := range steps {
 		if res := r.Run(context.Background(), s, nopObserver{}); res.Status != dbmetrics.StatusOK {
@@ -152,7 +154,7 @@ func (bs *benchSetup) load(b *testing.B, rows int64, index bool) *plan {
 // key only.
 func (bs *benchSetup) benchInsert(b *testing.B) {
 	p := bs.plan(b, int64(b.N)*rpcLoad)
-	st := &writeStep{stepBase: stepBase{name: stepLoad, p: p}, create: true, rpc: rpcLoad, quota: int64(b.N) * rpcLoad}
+	st := &writeStep{stepBase: stepBase{StepBase: workload.NewStepBase(stepLoad, ""), p: p}, create: true, rpc: rpcLoad, quota: int64(b.N) * rpcLoad}
 	bs.queryPlan = nil
 	bs.measure(b, st, nil)
 }
@@ -164,7 +166,7 @@ func (bs *benchSetup) benchInsert(b *testing.B) {
 func (bs *benchSetup) benchInsertDelete(b *testing.B) {
 	bs.queryPlan = nil
 	p := bs.load(b, 50_000, true)
-	st := &writeStep{stepBase: stepBase{name: stepWrite1, p: p}, deletes: true, rpc: rpcWrite1, quota: int64(b.N) * rpcWrite1}
+	st := &writeStep{stepBase: stepBase{StepBase: workload.NewStepBase(stepWrite1, ""), p: p}, deletes: true, rpc: rpcWrite1, quota: int64(b.N) * rpcWrite1}
 	bs.measureAll(b, st, nil, true)
 }
 

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/dbperf/dbperf/internal/engine"
 	"strings"
 	"testing"
+
+	"github.com/dbperf/dbperf/internal/engine"
 )
 
 func testShape(t testing.TB) *Params {

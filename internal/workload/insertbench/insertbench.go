@@ -4,11 +4,13 @@
 // the runner runs each step's Prepare, Load (worker groups it times) and Verify (the audit).
 // It composes every statement from the engine's Dialect and never reads a clock.
 //
-// Files: insertbench.go (plan, shared state), gen.go (row generation, §1.4), sql.go
-// (statement shapes), insert.go / delete.go / query.go (the actors), load.go (l.i0, l.i1,
-// l.i2), index.go (l.x), cleanup.go, rw.go (qr*, qp*), audit.go (the audit after every step),
-// content.go (its check of the rows' contents against the generator), auditstate.go (its
-// expectations, kept in the benchmark database for a later run on the same data).
+// Files: insertbench.go (plan, shared state, the cleanup step: the kit's
+// workload.CleanupStep), params.go (flags, presets, validation), gen.go (row generation,
+// §1.4), sql.go (statement shapes), insert.go / delete.go / query.go (the actors), load.go
+// (l.i0, l.i1, l.i2), index.go (l.x), rw.go (qr*, qp*), audit.go (the audit after every
+// step), content.go (its check of the rows' contents against the generator),
+// auditstate.go (its expectations, kept in the benchmark database for a later run on the
+// same data).
 package insertbench
 
 import (
@@ -16,10 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dbperf/dbperf/internal/config"
@@ -145,6 +144,56 @@ func New() *Workload { return &Workload{} }
 
 var _ workload.Workload = (*Workload)(nil)
 
+// Plan returns the selected steps (cfg.Steps, all when empty) in the spec's order, whatever
+// order they were listed in. It is pure: it validates, derives the parameters of every
+// step and builds the shared immutable data (the data buffer), but does no I/O.
+func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
+	prm, err := workload.PlanParams[*Params](Name, cfg, params)
+	if err != nil {
+		return nil, err
+	}
+	selected, _ := selectSteps(cfg)
+	ib := *prm
+	ib.RowsPerCommit = maps.Clone(ib.RowsPerCommit)
+
+	p := &plan{
+		seed:     cfg.Seed,
+		ib:       ib,
+		baseline: workload.Baseline{Created: selected[stepLoad]},
+		data:     NewDataBuffer(cfg.Seed),
+	}
+	for i := 1; i <= cfg.Clients; i++ {
+		c := &client{id: i, table: "pi" + strconv.Itoa(i)}
+		p.clients = append(p.clients, c)
+		p.tables = append(p.tables, c.table)
+	}
+
+	var steps []workload.Step
+	for _, st := range stepTable() {
+		if !selected[st.name] {
+			continue
+		}
+		base := stepBase{StepBase: workload.NewStepBase(st.name, st.group), p: p}
+		switch {
+		case st.name == stepLoad:
+			steps = append(steps, &writeStep{stepBase: base, create: true,
+				rpc: rpcOf(&ib, st), quota: ib.Rows})
+		case st.name == stepIndex:
+			steps = append(steps, &indexStep{stepBase: base})
+		case st.name == stepWrite1 || st.name == stepWrite2:
+			steps = append(steps, &writeStep{stepBase: base, deletes: ib.Delete,
+				rpc: rpcOf(&ib, st), quota: writeQuota(st.name, ib.Rows2)})
+		case st.name == stepCleanup:
+			// The cleanup (spec "Cleanup per engine", reference §1.10), then the audit.
+			steps = append(steps, &workload.CleanupStep{StepCore: &base, Audit: base.Verify,
+				Cleanup: workload.Cleanup{Tables: p.tables, Wait: ib.CleanupWait, Who: Name + " " + st.name}})
+		default:
+			steps = append(steps, newRWStep(base, st, &ib))
+		}
+	}
+	return steps, nil
+}
+
 // Meta names the workload and lists its steps in run order.
 func (*Workload) Meta() workload.Meta {
 	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL, Steps: stepNames(),
@@ -166,84 +215,25 @@ func (*Workload) Meta() workload.Meta {
 			{Name: groupWrite, Title: "write (l.*)"},
 			{Name: groupRange, Title: "range (qr*)"},
 			{Name: groupPoint, Title: "point (qp*)"},
-		}}
-}
-
-// Plan returns the selected steps (cfg.Steps, all when empty) in the spec's order, whatever
-// order they were listed in. It is pure: it validates, derives the parameters of every
-// step and builds the shared immutable data (the data buffer), but does no I/O.
-func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
-	if cfg == nil {
-		return nil, errors.New("insertbench plan: no configuration")
+		},
 	}
-	prm, ok := params.(*Params)
-	if !ok || prm == nil {
-		return nil, fmt.Errorf("insertbench plan: parameters of type %T, want *insertbench.Params", params)
-	}
-	if err := prm.Validate(cfg); err != nil {
-		return nil, err
-	}
-	selected, _ := selectSteps(cfg.Steps)
-	ib := *prm
-	ib.RowsPerCommit = maps.Clone(ib.RowsPerCommit)
-
-	p := &plan{
-		seed:    cfg.Seed,
-		ib:      ib,
-		hasLoad: selected[stepLoad],
-		data:    NewDataBuffer(cfg.Seed),
-	}
-	for i := 1; i <= cfg.Clients; i++ {
-		c := &client{id: i, table: "pi" + strconv.Itoa(i)}
-		p.clients = append(p.clients, c)
-		p.tables = append(p.tables, c.table)
-	}
-
-	var steps []workload.Step
-	for _, st := range stepTable() {
-		if !selected[st.name] {
-			continue
-		}
-		base := stepBase{name: st.name, group: st.group, p: p}
-		switch {
-		case st.name == stepLoad:
-			steps = append(steps, &writeStep{stepBase: base, create: true,
-				rpc: rpcOf(&ib, st), quota: ib.Rows})
-		case st.name == stepIndex:
-			steps = append(steps, &indexStep{stepBase: base})
-		case st.name == stepWrite1 || st.name == stepWrite2:
-			steps = append(steps, &writeStep{stepBase: base, deletes: ib.Delete,
-				rpc: rpcOf(&ib, st), quota: writeQuota(st.name, ib.Rows2)})
-		case st.name == stepCleanup:
-			steps = append(steps, &cleanupStep{stepBase: base})
-		default:
-			steps = append(steps, newRWStep(base, st, &ib))
-		}
-	}
-	return steps, nil
 }
 
 // selectSteps resolves cfg.Steps into a set; empty selects every step.
-func selectSteps(names []string) (map[string]bool, error) {
-	all := stepNames()
+func selectSteps(cfg *config.Run) (map[string]bool, error) {
 	sel := map[string]bool{}
-	if len(names) == 0 {
-		for _, n := range all {
+	if len(cfg.Steps) == 0 {
+		for _, n := range stepNames() {
 			sel[n] = true
 		}
 		return sel, nil
 	}
-	var errs []error
-	for _, n := range names {
-		switch {
-		case !slices.Contains(all, n):
-			errs = append(errs, fmt.Errorf("--steps: unknown step %q: insertbench has %s", n, strings.Join(all, ",")))
-		case sel[n]:
-			errs = append(errs, fmt.Errorf("--steps: step %q is listed twice", n))
-		}
+	var pr workload.Problems
+	pr.Steps(cfg, stepNames(), Name+" has")
+	for _, n := range cfg.Steps {
 		sel[n] = true
 	}
-	return sel, errors.Join(errs...)
+	return sel, pr.Err()
 }
 
 // writeQuota is a client's rows for l.i1 (4/5 of rows2, rounded half up as the reference's
@@ -264,12 +254,11 @@ type plan struct {
 	clients []*client
 	tables  []string
 	data    *DataBuffer
-	// hasLoad: l.i0 is in the run; it creates the tables, so every table starts empty.
-	hasLoad bool
 
-	// mu guards the baseline and the audit's state (client.model, client.noContent, buffers).
-	mu           sync.Mutex
-	baselineDone bool
+	// baseline is the tables' before the run's first step (Created: l.i0 is in the run;
+	// it creates the tables, so every table starts empty). Its lock guards the audit's
+	// state too (client.model, client.noContent, buffers).
+	baseline workload.Baseline
 	// buffers are the data buffers of other seeds than the run's (stored segments).
 	buffers map[int64]*DataBuffer
 }
@@ -306,28 +295,17 @@ func rpcOf(ib *Params, st stepSpec) int {
 	return st.rpc
 }
 
-// stepBase holds what every step has: its name and the shared plan. Its Prepare records the
-// baseline and its Verify is the audit (spec "Audit after every step").
+// stepBase holds what every step has: its name, group and the shared plan. Its Prepare
+// records the baseline and its Verify is the audit (spec "Audit after every step").
 type stepBase struct {
-	name  string
-	group string
-	p     *plan
+	workload.StepBase
+	p *plan
 }
-
-// Name is the spec's step name.
-func (s *stepBase) Name() string { return s.name }
-
-// Group is the step's group in Meta.Groups ("" for the cleanup).
-func (s *stepBase) Group() string { return s.group }
 
 // Prepare records the tables' row counts as the audit's baseline when the run did not
 // start with l.i0 (once, at the first step).
-func (s *stepBase) Prepare(ctx context.Context, hh engine.Handle) error {
-	h, sqlErr := engine.AsSQL(hh)
-	if sqlErr != nil {
-		return sqlErr
-	}
-	return s.p.ensureBaseline(ctx, h, s.name)
+func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
+	return s.p.ensureBaseline(ctx, h, s.Name())
 }
 
 // Verify audits every client's table (a step without insert actors).
@@ -336,34 +314,30 @@ func (s *stepBase) Verify(ctx context.Context, hh engine.Handle) (string, error)
 	if sqlErr != nil {
 		return "", sqlErr
 	}
-	return s.p.auditAll(ctx, h, s.name, 0)
+	return s.p.auditAll(ctx, h, s.Name(), 0)
 }
 
 // prepareWrites is the Prepare of a step that inserts or deletes: the baseline, then the
 // stored expectations are marked open until the step's audit passes.
 func (s *stepBase) prepareWrites(ctx context.Context, h engine.SQL) error {
-	if err := s.p.ensureBaseline(ctx, h, s.name); err != nil {
+	if err := s.p.ensureBaseline(ctx, h, s.Name()); err != nil {
 		return err
 	}
-	return s.p.markOpen(ctx, h, s.name)
+	return s.p.markOpen(ctx, h, s.Name())
 }
 
 // ensureBaseline counts every table once when the run does not create them (no l.i0), and
 // probes whether the secondary indexes exist, so the audit knows what to expect. Where the
 // run that wrote a table stored its expectations (auditstate.go), the table is audited
 // against them at once, contents included, and they become this run's baseline.
-func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.baselineDone || p.hasLoad {
-		return nil
-	}
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("insertbench %s baseline: %w", step, err)
-	}
-	defer s.Close()
-	d := h.Dialect()
+func (p *plan) ensureBaseline(ctx context.Context, h engine.Handle, step string) error {
+	return p.baseline.Ensure(ctx, h, Name+" "+step, func(ctx context.Context, h engine.SQL, s engine.Session) error {
+		return p.measure(ctx, s, h.Dialect(), step)
+	})
+}
+
+// measure is the baseline of every client's table (under the baseline's lock).
+func (p *plan) measure(ctx context.Context, s engine.Session, d engine.Dialect, step string) error {
 	for _, c := range p.clients {
 		n, _, err := queryInt(ctx, s, countSQL(c.table))
 		if err != nil {
@@ -387,23 +361,21 @@ func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) er
 			c.baseline.Store(st.rowsLeft)
 		}
 	}
-	p.baselineDone = true
 	return nil
 }
 
 // resetTables records that l.i0 has (re)created every table empty.
 func (p *plan) resetTables() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.clients {
-		c.baseline.Store(0)
-		c.inserted.Store(0)
-		c.deleted.Store(0)
-		c.minEst.Store(0)
-		c.indexed.Store(false)
-		c.model, c.noContent = &contentModel{}, ""
-	}
-	p.baselineDone = true
+	p.baseline.Reset(func() {
+		for _, c := range p.clients {
+			c.baseline.Store(0)
+			c.inserted.Store(0)
+			c.deleted.Store(0)
+			c.minEst.Store(0)
+			c.indexed.Store(false)
+			c.model, c.noContent = &contentModel{}, ""
+		}
+	})
 }
 
 // queryInt prepares, runs and closes a one-integer query.

@@ -34,7 +34,7 @@ func (s *writeStep) Prepare(ctx context.Context, hh engine.Handle) error {
 	}
 	sess, err := h.NewSession(ctx)
 	if err != nil {
-		return fmt.Errorf("insertbench %s: create tables: %w", s.name, err)
+		return fmt.Errorf("insertbench %s: create tables: %w", s.Name(), err)
 	}
 	defer sess.Close()
 	d := h.Dialect()
@@ -42,12 +42,12 @@ func (s *writeStep) Prepare(ctx context.Context, hh engine.Handle) error {
 		stmts := append([]string{d.DropTable(c.table)}, d.CreateTable(c.table, tableColumns(d))...)
 		for _, q := range stmts {
 			if _, err := sess.Exec(ctx, q); err != nil {
-				return fmt.Errorf("insertbench %s client %d: create table %s: %w", s.name, c.id, c.table, err)
+				return fmt.Errorf("insertbench %s client %d: create table %s: %w", s.Name(), c.id, c.table, err)
 			}
 		}
 	}
 	if err := clearStates(ctx, sess, d, s.p.tables); err != nil {
-		return fmt.Errorf("insertbench %s: forget the old tables' expectations in %s: %w", s.name, stateTable, err)
+		return fmt.Errorf("insertbench %s: forget the old tables' expectations in %s: %w", s.Name(), stateTable, err)
 	}
 	s.p.resetTables()
 	return nil
@@ -60,18 +60,17 @@ func (s *writeStep) Verify(ctx context.Context, hh engine.Handle) (string, error
 	if sqlErr != nil {
 		return "", sqlErr
 	}
-	return s.p.auditAll(ctx, h, s.name, s.rpc)
+	return s.p.auditAll(ctx, h, s.Name(), s.rpc)
 }
 
 // Load has one insert actor per client (closed loop, until its quota is done) and, for
 // l.i1/l.i2 with deletes on, one delete actor per client (closed loop, deleting as many
 // rows as the inserter inserts; the step ends when both are done). The step's throughput is the insert rate.
 func (s *writeStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
-	h, sqlErr := engine.AsSQL(hh)
-	if sqlErr != nil {
-		return workload.Load{}, sqlErr
+	d, err := workload.SQLDialect(hh)
+	if err != nil {
+		return workload.Load{}, err
 	}
-	d := h.Dialect()
 	ins := workload.Group{Label: labelInsert, Role: labelInsert, Unit: workload.UnitRows, UntilDone: true}
 	// The deleter deletes as many rows as the inserter inserts, so the table's size is the
 	// same after the step as before it (the reference's queue, §1.5).
@@ -81,12 +80,12 @@ func (s *writeStep) Load(_ context.Context, hh engine.Handle) (workload.Load, er
 		pr, err := newPair(s.deletes, true)
 		if err != nil {
 			closePairs(pairs)
-			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.name, c.id, err)
+			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.Name(), c.id, err)
 		}
 		pairs = append(pairs, pr)
-		ins.Workers = append(ins.Workers, newInserter(s.p, s.name, c, pr, d, s.rpc, s.quota))
+		ins.Workers = append(ins.Workers, newInserter(s.p, s.Name(), c, pr, d, s.rpc, s.quota))
 		if s.deletes {
-			del.Workers = append(del.Workers, newDeleter(s.p, s.name, c, pr, d, s.rpc, s.quota))
+			del.Workers = append(del.Workers, newDeleter(s.p, s.Name(), c, pr, d, s.rpc, s.quota))
 		}
 	}
 	l := workload.Load{Kind: kindLoad, Primary: labelInsert, Groups: []workload.Group{ins}}

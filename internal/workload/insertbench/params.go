@@ -1,28 +1,22 @@
 package insertbench
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// Scales of the Insert Benchmark (spec/insert-benchmark.md "Scale presets").
-var scales = []string{"tiny", "small", "medium", "large"}
-
-const defaultScale = "small"
-
 // Params are the Insert Benchmark's parameters. Counts are per client. The cli registers
 // its flags on `dbperf run insertbench`; Resolve is the one place they are validated.
+//
+// Its scales are the standard ones (workload.StandardScales, spec/insert-benchmark.md
+// "Scale presets"): Scale, Scales and ReportInterval are workload.ParamsBase's.
 type Params struct {
-	Scale string
+	workload.ParamsBase
 	// Rows inserted by l.i0 per client.
 	Rows int64
 	// Rows2 inserted by l.i1 (4/5) and l.i2 (1/5) per client.
@@ -47,16 +41,6 @@ type Params struct {
 	RowsPerQuery int
 	// ResyncGetMin re-reads min(transactionid) every this many delete batches (§1.5).
 	ResyncGetMin int
-
-	flags paramFlags
-}
-
-// paramFlags are the values of the workload's own flags, applied by Resolve when given.
-type paramFlags struct {
-	rows, rows2   int64
-	cleanupWait   float64
-	rowsPerCommit map[string]int
-	delete        bool
 }
 
 var _ workload.Params = (*Params)(nil)
@@ -68,7 +52,7 @@ func (*Workload) NewParams() workload.Params { return &Params{} }
 // medium/large cleanup wait depends on the total rows).
 func Preset(scale string, clients int) (*Params, error) {
 	p := &Params{
-		Scale:         scale,
+		ParamsBase:    workload.ParamsBase{Scale: scale},
 		Delete:        true,
 		DataLengthMin: 10,
 		DataLengthMax: 20,
@@ -90,7 +74,7 @@ func Preset(scale string, clients int) (*Params, error) {
 	case "large":
 		p.Rows, p.Rows2, p.Time = 30_000_000, 40_000_000, 1800*time.Second
 	default:
-		return p, fmt.Errorf("--scale: unknown scale %q: use one of %s", scale, strings.Join(scales, ", "))
+		return p, workload.StandardScales().Unknown(scale)
 	}
 	if scale == "medium" || scale == "large" {
 		p.CleanupWait = ReferenceCleanupWait(p.Rows * int64(max(clients, 1)))
@@ -106,73 +90,35 @@ func ReferenceCleanupWait(totalRows int64) time.Duration {
 }
 
 // AddFlags registers the Insert Benchmark's own flags.
-func (p *Params) AddFlags(fl *pflag.FlagSet) {
-	fl.Int64Var(&p.flags.rows, "rows", 0, "rows l.i0 inserts per client (default: the scale's)")
-	fl.Int64Var(&p.flags.rows2, "rows2", 0, "rows l.i1 (4/5) and l.i2 (1/5) insert per client (default: the scale's)")
-	fl.Float64Var(&p.flags.cleanupWait, "cleanup-wait", 0, "seconds the cleanup step lasts at least (default: the scale's)")
-	fl.StringToIntVar(&p.flags.rowsPerCommit, "rows-per-commit", nil, "rows per INSERT/DELETE per step, e.g. l.i0=1000,l.i1=100 (defaults: l.i0 100, l.i1 50, l.i2 5, q* 50)")
-	fl.BoolVar(&p.flags.delete, "delete", true, "run the delete actor (the table is a queue); --delete=false turns it off")
-}
-
-// Scales lists the presets; small is the default.
-func (*Params) Scales() ([]string, string) { return slices.Clone(scales), defaultScale }
-
-// ReportInterval is 1 s for tiny and small scales and 5 s otherwise.
-func (p *Params) ReportInterval() time.Duration {
-	if p.Scale == "tiny" || p.Scale == "small" {
-		return time.Second
-	}
-	return 5 * time.Second
+func (p *Params) AddFlags(fl *workload.FlagSet) {
+	f := p.BindFlags(fl)
+	f.Int64(&p.Rows, "rows", 0, "rows l.i0 inserts per client (default: the scale's)")
+	f.Int64(&p.Rows2, "rows2", 0, "rows l.i1 (4/5) and l.i2 (1/5) insert per client (default: the scale's)")
+	f.Seconds(&p.CleanupWait, "cleanup-wait", "seconds the cleanup step lasts at least (default: the scale's)")
+	f.StringToInt(&p.RowsPerCommit, "rows-per-commit", nil, "rows per INSERT/DELETE per step, e.g. l.i0=1000,l.i1=100 (defaults: l.i0 100, l.i1 50, l.i2 5, q* 50)")
+	f.Bool(&p.Delete, "delete", true, "run the delete actor (the table is a queue); --delete=false turns it off")
 }
 
 // Resolve applies the scale preset, --time and the flags the user set, then validates.
 func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
-	var errs []error
-	scale := cfg.Scale
-	if scale == "" {
-		scale = defaultScale
-	}
-	flags := p.flags
-	preset, err := Preset(scale, cfg.Clients)
-	if err != nil {
-		errs = append(errs, err)
-		// Go on from a known preset so the other checks report only real problems.
-		preset, _ = Preset(defaultScale, cfg.Clients)
-	}
-	*p = *preset
-	p.flags = flags
-	if set("rows") {
-		p.Rows = flags.rows
-	}
-	if set("rows2") {
-		p.Rows2 = flags.rows2
-	}
+	var pr workload.Problems
+	pr.Join(workload.ApplyScale(p, cfg, func(scale string) (*Params, error) { return Preset(scale, cfg.Clients) }))
 	if cfg.Time > 0 {
 		p.Time = cfg.Time
 	}
-	if set("cleanup-wait") {
-		p.CleanupWait = time.Duration(flags.cleanupWait * float64(time.Second))
-	}
-	if set("delete") {
-		p.Delete = flags.delete
-	}
-	p.RowsPerCommit = maps.Clone(flags.rowsPerCommit)
-	if err := p.Validate(cfg); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	pr.Join(p.ApplyFlags(set))
+	pr.Join(p.Validate(cfg))
+	return pr.Err()
 }
 
 // Validate checks every parameter against the shared configuration and the selected steps,
 // every problem at once, one line each naming the flag. Resolve and Plan both call it, so a
 // configuration built any other way is checked the same way.
 func (p *Params) Validate(cfg *config.Run) error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	sel, err := selectSteps(cfg.Steps)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	var pr workload.Problems
+	add := pr.Add
+	sel, err := selectSteps(cfg)
+	pr.Join(err)
 	// The step-dependency rules judge only a selection that is itself right.
 	stepsOK := err == nil
 	if sel[stepLoad] && p.Rows < 1 {
@@ -226,9 +172,8 @@ func (p *Params) Validate(cfg *config.Run) error {
 	}
 	// A fresh database (a temporary work dir, or a managed server in one) has no tables
 	// yet; a --dsn server keeps them from an earlier run.
-	if stepsOK && len(cfg.Steps) > 0 && !sel[stepLoad] && cfg.WorkDir == "" && cfg.DSN == "" {
-		add("--steps %s needs the tables %s creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep (or --dsn, a server holding them)",
-			strings.Join(cfg.Steps, ","), stepLoad, stepLoad)
+	if stepsOK {
+		pr.NeedsData(cfg, stepLoad, "the tables "+stepLoad+" creates", true)
 	}
 	// Range queries read the secondary indexes l.x creates: fresh tables (l.i0) without
 	// l.x would fail at the first qr step.
@@ -240,23 +185,18 @@ func (p *Params) Validate(cfg *config.Run) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return pr.Err()
 }
 
-// Stored are the resolved parameters stored with the run.
+// Stored are the resolved parameters stored with the run: the scale and every flag's
+// (workload.Stored), --time's and the data shape's.
 func (p *Params) Stored() map[string]any {
-	return map[string]any{
-		"scale":            p.Scale,
-		"rows":             p.Rows,
-		"rows2":            p.Rows2,
-		"time_sec":         p.Time.Seconds(),
-		"cleanup_wait_sec": p.CleanupWait.Seconds(),
-		"delete":           p.Delete,
-		"rows_per_commit":  p.RowsPerCommit,
-		"data_length_min":  p.DataLengthMin,
-		"data_length_max":  p.DataLengthMax,
-		"data_random_pct":  p.DataRandomPct,
-		"rows_per_query":   p.RowsPerQuery,
-		"resync_get_min":   p.ResyncGetMin,
-	}
+	return workload.Stored(p, map[string]any{
+		"time_sec":        p.Time.Seconds(),
+		"data_length_min": p.DataLengthMin,
+		"data_length_max": p.DataLengthMax,
+		"data_random_pct": p.DataRandomPct,
+		"rows_per_query":  p.RowsPerQuery,
+		"resync_get_min":  p.ResyncGetMin,
+	})
 }

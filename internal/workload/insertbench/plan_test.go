@@ -1,7 +1,6 @@
 package insertbench
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,17 +9,9 @@ import (
 
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
-
-// dialectOnly is a Handle that only knows its dialect: enough for Load, which composes
-// statements but does no I/O.
-type dialectOnly struct {
-	engine.SQL
-}
-
-func (dialectOnly) Dialect() engine.Dialect { return sqlite.Dialect{} }
 
 // testCfg is a run's shared configuration and the Insert Benchmark's parameters.
 type testCfg struct {
@@ -60,23 +51,6 @@ func mustPlan(t *testing.T, cfg *testCfg) []workload.Step {
 		t.Fatal(err)
 	}
 	return steps
-}
-
-func names(steps []workload.Step) []string {
-	var out []string
-	for _, s := range steps {
-		out = append(out, s.Name())
-	}
-	return out
-}
-
-func load(t *testing.T, s workload.Step) workload.Load {
-	t.Helper()
-	l, err := s.Load(context.Background(), dialectOnly{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
 }
 
 func TestMeta(t *testing.T) {
@@ -120,7 +94,7 @@ func TestPlanStepSelection(t *testing.T) {
 		{[]string{"qp1000", "cleanup", "l.i2"}, []string{"l.i2", "cleanup", "qp1000"}},
 	}
 	for _, tc := range tests {
-		if got := names(mustPlan(t, testConfig(t, 1, tc.steps...))); !slices.Equal(got, tc.want) {
+		if got := workloadtest.Names(mustPlan(t, testConfig(t, 1, tc.steps...))); !slices.Equal(got, tc.want) {
 			t.Errorf("steps %v: planned %v, want %v", tc.steps, got, tc.want)
 		}
 	}
@@ -229,7 +203,7 @@ func TestPlanLoads(t *testing.T) {
 	}
 	for _, s := range mustPlan(t, testConfig(t, clients)) {
 		w := wants[s.Name()]
-		l := load(t, s)
+		l := workloadtest.Load(t, s)
 		var got []groupShape
 		for _, g := range l.Groups {
 			got = append(got, shapeOf(g))
@@ -266,7 +240,7 @@ func TestPlanQuotasAndRPC(t *testing.T) {
 			if !ok {
 				continue
 			}
-			for _, g := range load(t, s).Groups {
+			for _, g := range workloadtest.Load(t, s).Groups {
 				for _, wk := range g.Workers {
 					switch a := wk.(type) {
 					case *inserter:
@@ -299,12 +273,12 @@ func TestPlanQuotasAndRPC(t *testing.T) {
 	})
 	for _, s := range mustPlan(t, cfg) {
 		if s.Name() == "qr100" {
-			if g := load(t, s).Groups[1]; g.Rate != 1 || g.TargetPerSec() != 200 {
+			if g := workloadtest.Load(t, s).Groups[1]; g.Rate != 1 || g.TargetPerSec() != 200 {
 				t.Errorf("qr100 with rpc 100: rate %g target %g", g.Rate, g.TargetPerSec())
 			}
 		}
 		if s.Name() == "qp1000" {
-			if g := load(t, s).Groups[1]; g.TargetPerSec() < 1999.99 || g.TargetPerSec() > 2000.01 {
+			if g := workloadtest.Load(t, s).Groups[1]; g.TargetPerSec() < 1999.99 || g.TargetPerSec() > 2000.01 {
 				t.Errorf("qp1000 with rpc 7: target %g", g.TargetPerSec())
 			}
 		}
@@ -318,7 +292,7 @@ func TestPlanWithoutDeletes(t *testing.T) {
 	cfg := testConfig(t, 2)
 	cfg.InsertBench.Delete = false
 	for _, s := range mustPlan(t, cfg) {
-		for _, g := range load(t, s).Groups {
+		for _, g := range workloadtest.Load(t, s).Groups {
 			if g.Label == labelDelete {
 				t.Errorf("%s has a delete group with deletes off", s.Name())
 			}
@@ -350,8 +324,8 @@ func stepOf(s workload.Step) *stepBase {
 		return &v.stepBase
 	case *indexStep:
 		return &v.stepBase
-	case *cleanupStep:
-		return &v.stepBase
+	case *workload.CleanupStep:
+		return v.StepCore.(*stepBase)
 	case *rwStep:
 		return &v.stepBase
 	}

@@ -59,7 +59,7 @@ func (s *rwStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
 	if sqlErr != nil {
 		return "", sqlErr
 	}
-	return s.p.auditAll(ctx, h, s.name, s.rpc)
+	return s.p.auditAll(ctx, h, s.Name(), s.rpc)
 }
 
 func (s *rwStep) queryLabel() string {
@@ -73,11 +73,10 @@ func (s *rwStep) queryLabel() string {
 // actors on a schedule of rate/rpc statements per second (spec "Rate limiting"). The
 // inserter never waits for the deleter here: its achieved rate is what is judged.
 func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
-	h, sqlErr := engine.AsSQL(hh)
-	if sqlErr != nil {
-		return workload.Load{}, sqlErr
+	d, err := workload.SQLDialect(hh)
+	if err != nil {
+		return workload.Load{}, err
 	}
-	d := h.Dialect()
 	stmtsPerSec := float64(s.rate) / float64(s.rpc)
 	q := workload.Group{Label: s.queryLabel(), Role: roleQuery, Unit: workload.UnitOps}
 	ins := workload.Group{Label: labelInsert, Role: labelInsert, Unit: workload.UnitRows,
@@ -89,11 +88,11 @@ func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error
 		pr, err := newPair(s.deletes, false)
 		if err != nil {
 			closePairs(pairs)
-			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.name, c.id, err)
+			return workload.Load{}, fmt.Errorf("insertbench %s client %d: %w", s.Name(), c.id, err)
 		}
 		pairs = append(pairs, pr)
-		qw := newQuerier(s.p, s.name, c, d, s.point)
-		iw := newInserter(s.p, s.name, c, pr, d, s.rpc, 0)
+		qw := newQuerier(s.p, s.Name(), c, d, s.point)
+		iw := newInserter(s.p, s.Name(), c, pr, d, s.rpc, 0)
 		if s.gens == nil {
 			s.gens, s.qrngs = map[int]*RowGenerator{}, map[int]*rand.Rand{}
 		}
@@ -105,7 +104,7 @@ func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error
 		q.Workers = append(q.Workers, qw)
 		ins.Workers = append(ins.Workers, iw)
 		if s.deletes {
-			del.Workers = append(del.Workers, newDeleter(s.p, s.name, c, pr, d, s.rpc, 0))
+			del.Workers = append(del.Workers, newDeleter(s.p, s.Name(), c, pr, d, s.rpc, 0))
 		}
 	}
 	l := workload.Load{Kind: kindReadWrite, Primary: s.queryLabel(), Groups: []workload.Group{q, ins}, Duration: s.dur}

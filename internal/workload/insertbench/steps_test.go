@@ -14,6 +14,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/engine/sqlite"
 	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
 
 func openSQLite(t *testing.T, dir string) engine.SQL {
@@ -309,15 +310,7 @@ func TestDeleterWaitsForInserter(t *testing.T) {
 	}
 	ins, del := l.Groups[0].Workers[0].(*inserter), l.Groups[1].Workers[0].(*deleter)
 	for _, w := range []workload.Worker{ins, del} {
-		s, err := h.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if err := w.Init(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
+		workloadtest.InitWorker(t, h, w)
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
@@ -474,7 +467,7 @@ func TestCleanupWithoutMaintainer(t *testing.T) {
 	h := openSQLite(t, t.TempDir())
 	cfg := testConfig(t, 1, "cleanup")
 	steps := mustPlan(t, cfg)
-	cs := steps[0].(*cleanupStep)
+	cs := steps[0].(*workload.CleanupStep)
 	l, err := cs.Load(context.Background(), noMaintainer{h})
 	if err != nil {
 		t.Fatal(err)

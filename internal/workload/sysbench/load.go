@@ -14,7 +14,6 @@ import (
 var (
 	_ workload.Step   = (*loadStep)(nil)
 	_ workload.Worker = (*loader)(nil)
-	_ workload.Worker = (*indexer)(nil)
 )
 
 // loadStep is the load (§3.1, sysbench's prepare; run.sh's setup=1 before
@@ -37,7 +36,7 @@ func (s *loadStep) Prepare(ctx context.Context, hh engine.Handle) error {
 	}
 	sess, err := h.NewSession(ctx)
 	if err != nil {
-		return fmt.Errorf("sysbench %s: create tables: %w", s.name, err)
+		return fmt.Errorf("sysbench %s: create tables: %w", s.Name(), err)
 	}
 	defer sess.Close()
 	d := h.Dialect()
@@ -45,33 +44,38 @@ func (s *loadStep) Prepare(ctx context.Context, hh engine.Handle) error {
 		stmts := append([]string{d.DropTable(t.name)}, d.CreateTable(t.name, tableColumns(d))...)
 		for _, q := range stmts {
 			if _, err := sess.Exec(ctx, q); err != nil {
-				return fmt.Errorf("sysbench %s: create table %s: %w", s.name, t.name, err)
+				return fmt.Errorf("sysbench %s: create table %s: %w", s.Name(), t.name, err)
 			}
 		}
 	}
-	s.p.resetTables()
+	// The tables are (re)created empty: that is the baseline.
+	s.p.baseline.Reset(func() {
+		for _, t := range s.p.tables {
+			t.count.Store(0)
+			t.sumK.Store(0)
+		}
+	})
 	return nil
 }
 
 // Load has one loader per table and one index builder per table that waits for its
 // loader; the step ends when every index exists.
 func (s *loadStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
-	h, sqlErr := engine.AsSQL(hh)
-	if sqlErr != nil {
-		return workload.Load{}, sqlErr
+	d, err := workload.SQLDialect(hh)
+	if err != nil {
+		return workload.Load{}, err
 	}
-	d := h.Dialect()
 	ins := workload.Group{Label: labelInsert, Role: roleInsert, Unit: workload.UnitRows, UntilDone: true}
 	idx := workload.Group{Label: labelIndex, Role: roleIndex, Unit: workload.UnitRows, UntilDone: true}
 	for _, t := range s.p.tables {
 		loaded := make(chan struct{})
 		ins.Workers = append(ins.Workers, &loader{
-			step: s.name, t: t, d: d, size: s.p.p.TableSize, loaded: loaded,
-			rng: workload.Stream(s.p.seed, Name, s.name, "table", strconv.Itoa(t.n)),
+			step: s.Name(), t: t, d: d, size: s.p.p.TableSize, loaded: loaded,
+			rng: workload.Stream(s.p.seed, Name, s.Name(), "table", strconv.Itoa(t.n)),
 		})
-		idx.Workers = append(idx.Workers, &indexer{
-			step: s.name, t: t, loaded: loaded,
-			stmts: d.CreateIndexes(t.name, []engine.Index{{Name: indexName(t.n), Columns: []string{"k"}}}),
+		idx.Workers = append(idx.Workers, &workload.Indexer{
+			Who: Name + " " + s.Name() + " " + t.name, After: loaded, Indexed: t.count.Load,
+			Stmts: d.CreateIndexes(t.name, []engine.Index{{Name: indexName(t.n), Columns: []string{"k"}}}),
 		})
 	}
 	return workload.Load{Kind: kindLoad, Primary: labelInsert, Groups: []workload.Group{ins, idx}}, nil
@@ -83,7 +87,7 @@ func (s *loadStep) Verify(ctx context.Context, hh engine.Handle) (string, error)
 	if sqlErr != nil {
 		return "", sqlErr
 	}
-	return s.p.checkAll(ctx, h, s.name)
+	return s.p.checkAll(ctx, h, s.Name())
 }
 
 // loader inserts one table's rows, loadBatch per statement, then closes loaded.
@@ -159,52 +163,6 @@ func (w *loader) Op(ctx context.Context) (int64, error) {
 
 // Close releases the statements.
 func (w *loader) Close() error { return workload.CloseStmts(w.full, w.tail) }
-
-// indexer creates one table's secondary index once its loader is done.
-type indexer struct {
-	step   string
-	t      *table
-	stmts  []string
-	loaded <-chan struct{}
-	s      engine.Session
-	done   bool
-}
-
-// Init keeps the session.
-func (w *indexer) Init(_ context.Context, s engine.Session) error {
-	w.s = s
-	return nil
-}
-
-// Ready waits for the table's rows (not timed as the index build).
-func (w *indexer) Ready(ctx context.Context) error {
-	if w.done {
-		return nil
-	}
-	select {
-	case <-w.loaded:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Op creates the index and returns the rows indexed; then ErrDone.
-func (w *indexer) Op(ctx context.Context) (int64, error) {
-	if w.done {
-		return 0, workload.ErrDone
-	}
-	w.done = true
-	for _, q := range w.stmts {
-		if _, err := w.s.Exec(ctx, q); err != nil {
-			return 0, fmt.Errorf("sysbench %s %s: create index: %w", w.step, w.t.name, err)
-		}
-	}
-	return w.t.count.Load(), nil
-}
-
-// Close has nothing to release.
-func (w *indexer) Close() error { return nil }
 
 // view is b as a string without copying: for engine.Args.Text, which copies it.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -1,23 +1,14 @@
 package sysbench
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/workload"
 )
-
-// Scale presets (docs/sysbench.md).
-var scales = []string{"tiny", "small", "medium", "large"}
-
-const defaultScale = "small"
 
 // Constants of the reference's runs (§3.2, §3.3).
 const (
@@ -34,8 +25,11 @@ const (
 // Params are the sysbench suite's parameters. The cli registers their flags on `dbperf run
 // sysbench`; Resolve applies the scale preset and the flags given, and Validate (called by
 // Resolve and Plan) is the one place they are checked.
+//
+// Its scales are the standard ones (workload.StandardScales, docs/sysbench.md): Scale,
+// Scales and ReportInterval are workload.ParamsBase's.
 type Params struct {
-	Scale string
+	workload.ParamsBase
 	// Tables and TableSize: sbtest1..Tables, TableSize rows each (§3.1).
 	Tables    int
 	TableSize int64
@@ -56,21 +50,6 @@ type Params struct {
 	Prepared bool
 	// Tests selects tests by name (with the load and its cleanup); empty: all.
 	Tests []string
-
-	flags paramFlags
-}
-
-// paramFlags are the values of the workload's own flags, applied by Resolve when given.
-type paramFlags struct {
-	tables                         int
-	tableSize                      int64
-	readTime, writeTime, insertSec float64
-	cleanupWait                    float64
-	rangeSize                      int
-	threads                        []int
-	rate                           float64
-	prepared                       bool
-	tests                          []string
 }
 
 var _ workload.Params = (*Params)(nil)
@@ -80,7 +59,7 @@ func (*Workload) NewParams() workload.Params { return &Params{} }
 
 // Preset returns the parameters of a scale preset.
 func Preset(scale string) (*Params, error) {
-	p := &Params{Scale: scale, Threads: []int{1}, Prepared: true}
+	p := &Params{ParamsBase: workload.ParamsBase{Scale: scale}, Threads: []int{1}, Prepared: true}
 	switch scale {
 	case "tiny": // tests and CI: the whole suite in well under 2 minutes per engine
 		p.Tables, p.TableSize = 1, 10_000
@@ -95,7 +74,7 @@ func Preset(scale string) (*Params, error) {
 		p.Tables, p.TableSize = 8, 10_000_000
 		p.ReadTime, p.WriteTime, p.InsertTime = 600*time.Second, 900*time.Second, 600*time.Second
 	default:
-		return p, fmt.Errorf("--scale: unknown scale %q: use one of %s", scale, strings.Join(scales, ", "))
+		return p, workload.StandardScales().Unknown(scale)
 	}
 	if scale == "medium" || scale == "large" {
 		p.CleanupWait = ReferenceCleanupWait(int64(p.Tables) * p.TableSize)
@@ -110,30 +89,19 @@ func ReferenceCleanupWait(totalRows int64) time.Duration {
 }
 
 // AddFlags registers the suite's own flags.
-func (p *Params) AddFlags(fl *pflag.FlagSet) {
-	f := &p.flags
-	fl.IntVar(&f.tables, "tables", 0, "tables sbtest1..N (default: the scale's)")
-	fl.Int64Var(&f.tableSize, "table-size", 0, "rows per table (default: the scale's)")
-	fl.Float64Var(&f.readTime, "read-time", 0, "seconds each read test runs, and write-only and read-write (default: --time, else the scale's)")
-	fl.Float64Var(&f.writeTime, "write-time", 0, "seconds each update and delete test runs (default: --time, else the scale's)")
-	fl.Float64Var(&f.insertSec, "insert-time", 0, "seconds the insert test runs (default: --time, else the scale's)")
-	fl.Float64Var(&f.cleanupWait, "cleanup-wait", 0, "seconds each writeback-debt cleanup lasts at least (default: the scale's)")
-	fl.IntVar(&f.rangeSize, "range-size", 0, "run the tests that take a range (random-points, read-only*, read-write) at this range only (default: the catalogue's)")
-	fl.IntSliceVar(&f.threads, "threads", []int{1}, "threads (connections) per test, or a list: 1,4,16 runs every test at each count (--clients N is --threads N)")
-	fl.Float64Var(&f.rate, "rate", 0, "target events (transactions) per second over all threads, on an absolute schedule; 0 = as fast as they can")
-	fl.BoolVar(&f.prepared, "prepared", true, "server-side prepared statements where sysbench uses them; --prepared=false sends text (sysbench's --db-ps-mode=disable)")
-	fl.StringSliceVar(&f.tests, "tests", nil, "run only these tests, by name, after the load (default: all, in this order): "+strings.Join(testNames(), ","))
-}
-
-// Scales lists the presets; small is the default.
-func (*Params) Scales() ([]string, string) { return slices.Clone(scales), defaultScale }
-
-// ReportInterval is 1 s for tiny and small scales and 5 s otherwise.
-func (p *Params) ReportInterval() time.Duration {
-	if p.Scale == "tiny" || p.Scale == "small" {
-		return time.Second
-	}
-	return 5 * time.Second
+func (p *Params) AddFlags(fl *workload.FlagSet) {
+	f := p.BindFlags(fl)
+	f.Int(&p.Tables, "tables", 0, "tables sbtest1..N (default: the scale's)")
+	f.Int64(&p.TableSize, "table-size", 0, "rows per table (default: the scale's)")
+	f.Seconds(&p.ReadTime, "read-time", "seconds each read test runs, and write-only and read-write (default: --time, else the scale's)")
+	f.Seconds(&p.WriteTime, "write-time", "seconds each update and delete test runs (default: --time, else the scale's)")
+	f.Seconds(&p.InsertTime, "insert-time", "seconds the insert test runs (default: --time, else the scale's)")
+	f.Seconds(&p.CleanupWait, "cleanup-wait", "seconds each writeback-debt cleanup lasts at least (default: the scale's)")
+	f.Int(&p.RangeSize, "range-size", 0, "run the tests that take a range (random-points, read-only*, read-write) at this range only (default: the catalogue's)")
+	f.IntSlice(&p.Threads, "threads", []int{1}, "threads (connections) per test, or a list: 1,4,16 runs every test at each count (--clients N is --threads N)")
+	f.Float64(&p.Rate, "rate", 0, "target events (transactions) per second over all threads, on an absolute schedule; 0 = as fast as they can")
+	f.Bool(&p.Prepared, "prepared", true, "server-side prepared statements where sysbench uses them; --prepared=false sends text (sysbench's --db-ps-mode=disable)")
+	f.StringSlice(&p.Tests, "tests", nil, "run only these tests, by name, after the load (default: all, in this order): "+strings.Join(testNames(), ","))
 }
 
 // Resolve applies the scale preset, --time, --clients and the flags the user set, then
@@ -141,79 +109,30 @@ func (p *Params) ReportInterval() time.Duration {
 // becomes the largest of them (the connections a step uses at once, shown and stored as
 // the run's clients).
 func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
-	var errs []error
-	scale := cfg.Scale
-	if scale == "" {
-		scale = defaultScale
-	}
-	flags := p.flags
-	preset, err := Preset(scale)
-	if err != nil {
-		errs = append(errs, err)
-		preset, _ = Preset(defaultScale) // go on, so the other checks report only real problems
-	}
-	*p = *preset
-	p.flags = flags
-	if set("tables") {
-		p.Tables = flags.tables
-	}
-	if set("table-size") {
-		p.TableSize = flags.tableSize
-	}
+	var pr workload.Problems
+	pr.Join(workload.ApplyScale(p, cfg, Preset))
 	if cfg.Time > 0 {
 		p.ReadTime, p.WriteTime, p.InsertTime = cfg.Time, cfg.Time, cfg.Time
 	}
-	for _, d := range []struct {
-		flag string
-		v    float64
-		dst  *time.Duration
-	}{
-		{"read-time", flags.readTime, &p.ReadTime}, {"write-time", flags.writeTime, &p.WriteTime},
-		{"insert-time", flags.insertSec, &p.InsertTime}, {"cleanup-wait", flags.cleanupWait, &p.CleanupWait},
-	} {
-		if set(d.flag) {
-			*d.dst = time.Duration(d.v * float64(time.Second))
-			if d.v > 0 && *d.dst == 0 {
-				*d.dst = 1 // a positive value never rounds to "none"
-			}
-		}
+	threads := p.Threads
+	pr.Join(p.ApplyFlags(set))
+	if set("range-size") && p.RangeSize == 0 {
+		p.RangeSize = -1 // given, and invalid: Validate says so
 	}
-	if set("range-size") {
-		p.RangeSize = flags.rangeSize
-		if p.RangeSize == 0 {
-			p.RangeSize = -1 // given, and invalid: Validate says so
-		}
-	}
-	switch {
-	case set("threads") && set("clients"):
-		errs = append(errs, fmt.Errorf("--threads and --clients both given: --clients %d is --threads %d; give one", cfg.Clients, cfg.Clients))
-	case set("threads"):
-		p.Threads = slices.Clone(flags.threads)
-	case set("clients"):
-		p.Threads = []int{cfg.Clients}
-	}
-	if set("rate") {
-		p.Rate = flags.rate
-	}
-	if set("prepared") {
-		p.Prepared = flags.prepared
-	}
-	p.Tests = slices.Clone(flags.tests)
-	if err := p.Validate(cfg); err != nil {
-		errs = append(errs, err)
-	}
+	pr.Join(workload.Threads(set, cfg, &p.Threads, threads, func(n int) []int { return []int{n} }))
+	pr.Join(p.Validate(cfg))
 	if len(p.Threads) > 0 && slices.Min(p.Threads) >= 1 {
 		cfg.Clients = slices.Max(p.Threads)
 	}
-	return errors.Join(errs...)
+	return pr.Err()
 }
 
 // Validate checks every parameter against the shared configuration and the selected
 // steps, every problem at once, one line each naming the flag. Resolve and Plan both call
 // it, so a configuration built any other way is checked the same way.
 func (p *Params) Validate(cfg *config.Run) error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var pr workload.Problems
+	add := pr.Add
 	if p.Tables < 1 {
 		add("--tables must be at least 1, got %d", p.Tables)
 	}
@@ -261,23 +180,12 @@ func (p *Params) Validate(cfg *config.Run) error {
 		}
 	}
 	if len(p.Threads) > 0 && slices.Min(p.Threads) >= 1 && p.RangeSize >= 0 {
-		names := stepNames(allSteps(p.Threads, p.RangeSize))
-		for i, s := range cfg.Steps {
-			switch {
-			case !slices.Contains(names, s):
-				add("--steps: unknown step %q: with these --threads and --range-size, sysbench has %s", s, strings.Join(names, ","))
-			case slices.Index(cfg.Steps, s) < i:
-				add("--steps: step %q is listed twice", s)
-			}
-		}
+		pr.Steps(cfg, stepNames(allSteps(p.Threads, p.RangeSize)), "with these --threads and --range-size, "+Name+" has")
 		// A fresh database (a temporary work dir, or a managed server in one) has no
 		// tables yet; a --dsn server or a kept --workdir may hold them.
-		if len(cfg.Steps) > 0 && !slices.Contains(cfg.Steps, stepLoad) && cfg.WorkDir == "" && cfg.DSN == "" {
-			add("--steps %s needs the tables the %s step creates: add %s to --steps, or pass --workdir DIR holding a database kept with --keep (or --dsn, a server holding them)",
-				strings.Join(cfg.Steps, ","), stepLoad, stepLoad)
-		}
+		pr.NeedsData(cfg, stepLoad, "the tables the "+stepLoad+" step creates", true)
 	}
-	return errors.Join(errs...)
+	return pr.Err()
 }
 
 // timeOf is how long a step of test t (as variant) runs.
@@ -293,24 +201,13 @@ func (p *Params) timeOf(t test, variant string) time.Duration {
 	return p.ReadTime
 }
 
-// Stored are the resolved parameters stored with the run.
+// Stored are the resolved parameters stored with the run: the scale and every flag's
+// (workload.Stored), and the constants of the reference's runs.
 func (p *Params) Stored() map[string]any {
-	return map[string]any{
-		"scale":                p.Scale,
-		"tables":               p.Tables,
-		"table_size":           p.TableSize,
-		"read_time_sec":        p.ReadTime.Seconds(),
-		"write_time_sec":       p.WriteTime.Seconds(),
-		"insert_time_sec":      p.InsertTime.Seconds(),
+	return workload.Stored(p, map[string]any{
 		"scan_warm_time_sec":   min(scanWarmTime, p.ReadTime).Seconds(),
-		"cleanup_wait_sec":     p.CleanupWait.Seconds(),
-		"range_size":           p.RangeSize,
-		"threads":              p.Threads,
-		"rate":                 p.Rate,
-		"prepared":             p.Prepared,
-		"tests":                p.Tests,
 		"rand_type":            "uniform",
 		"zipf_exp":             zipfExp,
 		"load_rows_per_insert": loadBatch,
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
 
 // These tests run the suite's steps through the runner against real SQLite.
@@ -68,7 +69,7 @@ func exec(t *testing.T, h engine.SQL, q string) {
 // Verify with the numbers.
 func TestDataCheckCatchesLostAndDoubledWrites(t *testing.T) {
 	h := openSQLite(t)
-	steps := planSteps(t, "--tests", "update-index,write-only,delete,insert", "--tables", "2", "--table-size", "1500",
+	steps := workloadtest.Plan(t, New(), "--tests", "update-index,write-only,delete,insert", "--tables", "2", "--table-size", "1500",
 		"--read-time", "0.3", "--write-time", "0.3", "--insert-time", "0.3")
 	byName := map[string]workload.Step{}
 	for _, s := range steps {
@@ -136,7 +137,7 @@ func sameShape(got, format string) bool {
 // the rows it scanned; the events per second are stored beside.
 func TestStatementsPerEvent(t *testing.T) {
 	h := openSQLite(t)
-	steps := planSteps(t, "--tests", "read-only,read-write,scan,point-query", "--table-size", "1000", "--range-size", "10",
+	steps := workloadtest.Plan(t, New(), "--tests", "read-only,read-write,scan,point-query", "--table-size", "1000", "--range-size", "10",
 		"--read-time", "0.3")
 	want := map[string]int64{"read-only.range=10": 16, "read-write.range=10": 20, "point-query": 1}
 	for _, s := range steps {
@@ -167,7 +168,7 @@ func TestStatementsPerEvent(t *testing.T) {
 // (busy_timeout 0), so its writes fail with SQLITE_BUSY until the lock is released.
 func TestConflictsAreRetried(t *testing.T) {
 	h := openSQLite(t)
-	steps := planSteps(t, "--tests", "write-only", "--table-size", "1000", "--read-time", "0.3")
+	steps := workloadtest.Plan(t, New(), "--tests", "write-only", "--table-size", "1000", "--read-time", "0.3")
 	run(t, h, steps[0]) // load
 	ts := steps[2].(*testStep)
 	if ts.Name() != "write-only" {
@@ -179,15 +180,7 @@ func TestConflictsAreRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := l.Groups[0].Workers[0]
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := w.Init(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	s := workloadtest.InitWorker(t, h, w)
 	if _, err := s.Exec(ctx, "PRAGMA busy_timeout = 0"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +212,7 @@ func TestConflictsAreRetried(t *testing.T) {
 func TestNoAllocationsPerEvent(t *testing.T) {
 	h := openSQLite(t)
 	ctx := context.Background()
-	steps := planSteps(t, "--tests", "point-query,update-index,update-zipf,read-only-count", "--table-size", "1000")
+	steps := workloadtest.Plan(t, New(), "--tests", "point-query,update-index,update-zipf,read-only-count", "--table-size", "1000")
 	run(t, h, steps[0])
 	s, err := h.NewSession(ctx)
 	if err != nil {

@@ -10,15 +10,13 @@
 // Files: catalog.go (the tests of §3.3 and the order of §3.4, step names), params.go
 // (flags, presets, validation), sql.go (statement shapes), gen.go (c and pad values, the
 // zipfian generator), load.go (the load), test.go (the tests' events), check.go (the data
-// check), cleanup.go (§3.5).
+// check); the cleanups (§3.5) are the kit's workload.CleanupStep.
 package sysbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dbperf/dbperf/internal/config"
@@ -86,14 +84,8 @@ func (*Workload) Meta() workload.Meta {
 // with --tests' tests, or exactly --steps. It is pure: it validates and derives every
 // step's parameters, but does no I/O.
 func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
-	if cfg == nil {
-		return nil, errors.New("sysbench plan: no configuration")
-	}
-	prm, ok := params.(*Params)
-	if !ok || prm == nil {
-		return nil, fmt.Errorf("sysbench plan: parameters of type %T, want *sysbench.Params", params)
-	}
-	if err := prm.Validate(cfg); err != nil {
+	prm, err := workload.PlanParams[*Params](Name, cfg, params)
+	if err != nil {
 		return nil, err
 	}
 	sp := *prm
@@ -108,7 +100,7 @@ func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step,
 	p := &plan{seed: cfg.Seed, p: sp}
 	for _, s := range specs {
 		if s.name == stepLoad {
-			p.hasLoad = true
+			p.baseline.Created = true
 		}
 	}
 	for i := 1; i <= sp.Tables; i++ {
@@ -117,12 +109,14 @@ func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step,
 	}
 	var steps []workload.Step
 	for _, s := range specs {
-		base := stepBase{name: s.name, group: s.group, p: p}
+		base := stepBase{StepBase: workload.NewStepBase(s.name, s.group), p: p}
 		switch s.name {
 		case stepLoad:
 			steps = append(steps, &loadStep{stepBase: base})
 		case stepCleanupLoad, stepCleanupReadWrite:
-			steps = append(steps, &cleanupStep{stepBase: base})
+			// §3.5 (run.sh's postwrite), on every sbtest table; nothing to check after it.
+			steps = append(steps, &workload.CleanupStep{StepCore: &base,
+				Cleanup: workload.Cleanup{Tables: p.names, Wait: sp.CleanupWait, Who: Name + " " + s.name}})
 		default:
 			steps = append(steps, &testStep{stepBase: base, t: s.test, variant: s.entry.variant,
 				rng: s.rng, threads: s.threads, dur: sp.timeOf(s.test, s.entry.variant)})
@@ -138,11 +132,9 @@ type plan struct {
 	p      Params
 	tables []*table
 	names  []string
-	// hasLoad: the load is in the run; it creates the tables, so every table starts empty.
-	hasLoad bool
-
-	mu           sync.Mutex
-	baselineDone bool
+	// baseline is the tables' before the run's first step (Created: the load is in the
+	// run; it creates the tables, so every table starts empty).
+	baseline workload.Baseline
 }
 
 // table is one sbtest table and what it must hold: its row count and sum(k) as the
@@ -158,39 +150,20 @@ type table struct {
 // stepBase holds what every step has: its name, group and the shared plan. Its Prepare
 // records the baseline.
 type stepBase struct {
-	name  string
-	group string
-	p     *plan
+	workload.StepBase
+	p *plan
 }
-
-// Name is the step's name (catalog.go's scheme).
-func (s *stepBase) Name() string { return s.name }
-
-// Group is the step's group in Meta.Groups ("" for the cleanups).
-func (s *stepBase) Group() string { return s.group }
 
 // Prepare records the tables' row counts and sums as the data check's baseline when the
 // run has no load (once, at the first step).
-func (s *stepBase) Prepare(ctx context.Context, hh engine.Handle) error {
-	h, sqlErr := engine.AsSQL(hh)
-	if sqlErr != nil {
-		return sqlErr
-	}
-	return s.p.ensureBaseline(ctx, h, s.name)
+func (s *stepBase) Prepare(ctx context.Context, h engine.Handle) error {
+	return s.p.baseline.Ensure(ctx, h, Name+" "+s.Name(), func(ctx context.Context, _ engine.SQL, sess engine.Session) error {
+		return s.p.measureTables(ctx, sess, s.Name())
+	})
 }
 
-// ensureBaseline measures every table once when the run does not create them.
-func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.baselineDone || p.hasLoad {
-		return nil
-	}
-	s, err := h.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("sysbench %s baseline: %w", step, err)
-	}
-	defer s.Close()
+// measureTables is the baseline of every table (under the baseline's lock).
+func (p *plan) measureTables(ctx context.Context, s engine.Session, step string) error {
 	for _, t := range p.tables {
 		n, sum, err := measure(ctx, s, t.name)
 		if err != nil {
@@ -199,19 +172,7 @@ func (p *plan) ensureBaseline(ctx context.Context, h engine.SQL, step string) er
 		t.count.Store(n)
 		t.sumK.Store(sum)
 	}
-	p.baselineDone = true
 	return nil
-}
-
-// resetTables records that the load has (re)created every table empty.
-func (p *plan) resetTables() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, t := range p.tables {
-		t.count.Store(0)
-		t.sumK.Store(0)
-	}
-	p.baselineDone = true
 }
 
 // queryInt prepares, runs and closes a one-integer query.

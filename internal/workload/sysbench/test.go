@@ -81,7 +81,7 @@ func (s *testStep) Verify(ctx context.Context, hh engine.Handle) (string, error)
 	if !s.t.writes() {
 		return "", nil
 	}
-	return s.p.checkAll(ctx, h, s.name)
+	return s.p.checkAll(ctx, h, s.Name())
 }
 
 // Note says how many events were run again after a conflict.
@@ -141,7 +141,7 @@ func newTester(s *testStep, d engine.Dialect, id int) *tester {
 	}
 	rng, ok := s.rngs[id]
 	if !ok {
-		rng = workload.Stream(s.p.seed, Name, s.name, "thread", strconv.Itoa(id))
+		rng = workload.Stream(s.p.seed, Name, s.Name(), "thread", strconv.Itoa(id))
 		s.rngs[id] = rng
 	}
 	w := &tester{s: s, id: id, d: d, size: s.p.p.TableSize, ntab: len(s.p.tables), rng: rng}
@@ -578,5 +578,5 @@ func (w *tester) Close() error {
 }
 
 func (w *tester) fail(err error) error {
-	return fmt.Errorf("sysbench %s thread %d: %w", w.s.name, w.id, err)
+	return fmt.Errorf("sysbench %s thread %d: %w", w.s.Name(), w.id, err)
 }

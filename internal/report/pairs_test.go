@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/stats"
+)
+
+// pairValues pairs by block only when every run with the figure has a trial, all of one
+// sweep, no trial twice in a group and at least 2 blocks with trials in common; then a
+// block's matched slices are averaged, blocks in natural order.
+func TestPairValues(t *testing.T) {
+	run := func(id int64, sweep, trial string, v float64) RunReport {
+		p := map[string]any{}
+		if sweep != "" {
+			p["sweep"] = sweep
+		}
+		if trial != "" {
+			p["trial"] = trial
+		}
+		return RunReport{ID: id, Params: p, Env: map[string]string{"v": fmt.Sprint(v)}}
+	}
+	get := func(r RunReport) (float64, bool) {
+		var v float64
+		_, err := fmt.Sscan(r.Env["v"], &v)
+		return v, err == nil && v != 0
+	}
+	group := func(rs ...RunReport) GroupReport { return GroupReport{Runs: rs} }
+	for _, tc := range []struct {
+		name   string
+		a, b   GroupReport
+		paired bool
+		wa, wb []float64
+	}{
+		{"matched, natural order, unmatched left out",
+			group(run(1, "s", "b10/s1", 10), run(2, "s", "b2/s1", 2), run(3, "s", "b9/s1", 9), run(4, "s", "b1/s1", 1)),
+			group(run(5, "s", "b9/s1", 90), run(6, "s", "b10/s1", 100), run(7, "s", "b2/s1", 20), run(8, "s", "b3/s1", 30)),
+			true, []float64{2, 9, 10}, []float64{20, 90, 100}},
+		{"a run without a trial",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b2/s1", 2)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "", 20)),
+			false, []float64{1, 2}, []float64{10, 20}},
+		{"runs without the figure do not count",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b2/s1", 2), run(9, "", "", 0)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "b2/s1", 20)),
+			true, []float64{1, 2}, []float64{10, 20}},
+		{"two sweeps",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b2/s1", 2)),
+			group(run(3, "t", "b1/s1", 10), run(4, "t", "b2/s1", 20)),
+			false, []float64{1, 2}, []float64{10, 20}},
+		{"a trial twice",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s1", 2), run(5, "s", "b2/s1", 3)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "b2/s1", 20)),
+			false, []float64{1, 2, 3}, []float64{10, 20}},
+		{"a block's matched slices averaged, an unmatched slice left out",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s2", 3), run(3, "s", "b2/s1", 5)),
+			group(run(4, "s", "b1/s2", 30), run(5, "s", "b2/s2", 70), run(6, "s", "b1/s1", 10), run(7, "s", "b2/s1", 50)),
+			true, []float64{2, 5}, []float64{20, 50}},
+		{"slices of one block are one pair",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b1/s2", 2)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "b1/s2", 20)),
+			false, []float64{1, 2}, []float64{10, 20}},
+		{"one trial in common",
+			group(run(1, "s", "b1/s1", 1), run(2, "s", "b2/s1", 2)),
+			group(run(3, "s", "b1/s1", 10), run(4, "s", "b3/s1", 20)),
+			false, []float64{1, 2}, []float64{10, 20}},
+	} {
+		a, b, paired := pairValues(tc.a, tc.b, get)
+		if paired != tc.paired || !slices.Equal(a, tc.wa) || !slices.Equal(b, tc.wb) {
+			t.Errorf("%s: %v %v paired %v, want %v %v %v", tc.name, a, b, paired, tc.wa, tc.wb, tc.paired)
+		}
+		r, ok := figureRatio(tc.a, tc.b, get, stats.RatioOptions{})
+		if !ok || r.Paired != tc.paired {
+			t.Errorf("%s: figureRatio %+v", tc.name, r)
+		}
+	}
+	if _, ok := figureRatio(group(run(1, "s", "b1/s1", 1)), group(run(2, "", "", 0)), get, stats.RatioOptions{}); ok {
+		t.Error("figureRatio with a side without values: ok")
+	}
+}

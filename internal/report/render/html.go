@@ -1,0 +1,468 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/chart"
+	"github.com/dbperf/dbperf/internal/stats"
+)
+
+// pageTemplate is the HTML report: one self-contained page (inline CSS, charts as inline
+// SVG, no script, no external resource), so it opens offline and can be mailed around.
+// Cell colours are the reference's (§2.3): red #FF9A9A worse, green #81FFA6 better, grey
+// #D7D7D7 the same; a relative cell gets one only from its ratio's verdict (unstable and
+// no-verdict cells have none). A relative cell's title tells its interval, pairing,
+// verdict and the smallest change its trials can detect.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.8em; } h3 { font-size: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #999; padding: 4px 8px; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+tr.base th, tr.base td { font-weight: bold; }
+td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; }
+td.same, td.target { background: #D7D7D7; }
+ul.notes { font-size: 0.9em; }
+p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<ul>
+{{- range .Groups}}
+<li><b>{{.Name}}</b>{{if .Base}} (base){{end}}: {{.Describe}}</li>
+{{- end}}
+</ul>
+{{- range .Tables}}
+<h2 id="{{.ID}}">{{.Title}}</h2>
+<table>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{- range .Rows}}
+<tr{{if .Base}} class="base"{{end}}>{{range .Head}}<th>{{.}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{- end}}
+</table>
+{{- range .Legend}}
+<p class="legend">{{.}}</p>
+{{- end}}
+{{- end}}
+{{- if .Notes}}
+<h2 id="notes">Notes</h2>
+<ul class="notes">
+{{- range .Notes}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
+{{- end}}
+{{- range .Sections}}
+<h2>{{.Title}}</h2>
+{{- range .Charts}}
+<figure>{{.}}</figure>
+{{- end}}
+{{- end}}
+</body>
+</html>
+`
+
+type htmlPage struct {
+	Title    string
+	Groups   []htmlGroup
+	Tables   []htmlTable
+	Notes    []string
+	Sections []htmlSection
+}
+
+type htmlGroup struct {
+	Name, Describe string
+	Base           bool
+}
+
+type htmlTable struct {
+	ID, Title string
+	Head      []string
+	Rows      []htmlRow
+	Legend    []string
+}
+
+type htmlRow struct {
+	Base  bool
+	Head  []string
+	Cells []htmlCell
+}
+
+type htmlCell struct {
+	Text, Class, Title string
+}
+
+type htmlSection struct {
+	Title  string
+	Charts []template.HTML
+}
+
+// HTML writes rep as one self-contained HTML page: the comparison's tables (rep.
+// Comparison; every run its own config when nil) and charts drawn as inline SVG:
+// relative throughput and HW efficiency per step, each step's throughput and p50/p99
+// latency over time (one line per run and percentile), and the background writers' rate with its target.
+func HTML(w io.Writer, rep report.Report) error {
+	c := rep.Compared()
+	page := htmlPage{Title: "dbperf report"}
+	for _, n := range c.Notes {
+		page.Notes = append(page.Notes, n.Text)
+	}
+	for i, g := range c.Groups {
+		page.Groups = append(page.Groups, htmlGroup{Name: g.Name, Describe: g.Describe(), Base: i == c.Base})
+	}
+	for _, t := range c.Tables {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...),
+			Legend: append(t.MDELines(), t.Legend...)}
+		for _, r := range t.Rows {
+			hr := htmlRow{Base: r.Base, Head: r.Head}
+			for _, cell := range r.Cells {
+				shown := r.Shown(cell)
+				hc := htmlCell{Text: cellText(cell, shown, false), Class: string(shown)}
+				if cell.Rel != nil && !r.Base {
+					hc.Title = relTitle(*cell.Rel)
+				}
+				hr.Cells = append(hr.Cells, hc)
+			}
+			ht.Rows = append(ht.Rows, hr)
+		}
+		page.Tables = append(page.Tables, ht)
+	}
+	sections, err := charts(rep, c)
+	if err != nil {
+		return err
+	}
+	page.Sections = sections
+	tmpl, err := template.New("report").Parse(pageTemplate)
+	if err != nil {
+		return fmt.Errorf("render: HTML template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, page); err != nil {
+		return fmt.Errorf("render: execute the HTML template: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("render: write HTML: %w", err)
+	}
+	return nil
+}
+
+// relTitle is a relative cell's tooltip: the ratio, its interval and how it was computed,
+// the verdict, the smallest change the trials can detect (mde_pct) and their noise.
+func relTitle(r report.Rel) string {
+	trials := fmt.Sprintf("%d vs %d trials", r.NA, r.NB)
+	switch {
+	case r.Steps > 0:
+		trials = fmt.Sprintf("geometric mean of %s' ratios", report.Plural(r.Steps, "step"))
+	case r.Paired:
+		trials = fmt.Sprintf("paired by block, %d pairs", r.Pairs)
+	}
+	if !r.HasCI {
+		return fmt.Sprintf("ratio %.3f (%s): too few for an interval, no verdict", r.Estimate, trials)
+	}
+	th := report.FormatPct(100 * r.Threshold)
+	verdict := ""
+	switch r.Verdict {
+	case stats.VerdictHigher, stats.VerdictLower:
+		verdict = string(r.Verdict) + " than the base: " + string(r.Class())
+	case stats.VerdictSame:
+		verdict = "the same within ±" + th
+	case stats.VerdictUnstable:
+		verdict = "unstable: the trials' noise at this n exceeds the ±" + th + " threshold"
+	}
+	out := fmt.Sprintf("ratio %.3f, %.0f%% interval %.3f–%.3f (%s); %s", r.Estimate, 100*r.Confidence, r.Lo, r.Hi, trials, verdict)
+	if r.HasMDE {
+		out += fmt.Sprintf("; smallest detectable change %s (80%% power)", report.FormatPct(r.MDEPct))
+	}
+	if r.NoisePct > 0 {
+		out += fmt.Sprintf("; trials' noise %s", report.FormatPct(r.NoisePct))
+	}
+	return out
+}
+
+// charts draws the page's charts, grouped in sections.
+func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
+	var sections []htmlSection
+	add := func(title string, svgs []string) {
+		if len(svgs) == 0 {
+			return
+		}
+		s := htmlSection{Title: title}
+		for _, svg := range svgs {
+			s.Charts = append(s.Charts, template.HTML(svg)) // #nosec: our own chart package's SVG
+		}
+		sections = append(sections, s)
+	}
+	var svgs []string
+	draw := func(svg string, err error) error {
+		if err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		svgs = append(svgs, svg)
+		return nil
+	}
+
+	// Relative throughput per step: one bar per non-base config.
+	if rel := tableByID(c, "relative"); rel != nil && len(c.Groups) > 1 {
+		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
+			Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
+		for _, r := range rel.Rows {
+			if r.Base {
+				continue
+			}
+			vals := medians(r.Cells)
+			for i, step := range c.Steps {
+				if c.IsOneOp(step) && i < len(vals) {
+					vals[i] = math.NaN() // a ratio of durations: not throughput
+				}
+			}
+			bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[0], Values: vals})
+		}
+		if hasValue(bars.Groups) {
+			if err := draw(bars.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Relative throughput", svgs)
+
+	// HW efficiency: one bar chart per metric that some config measured.
+	svgs = nil
+	if hw := tableByID(c, "hw"); hw != nil {
+		for _, d := range metrics.HWDefs() {
+			if !d.Charted {
+				continue
+			}
+			m := d.Name
+			bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
+			for _, r := range hw.Rows {
+				if r.Head[0] == m {
+					bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
+				}
+			}
+			if hasValue(bars.Groups) {
+				if err := draw(bars.SVG()); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	add("HW efficiency", svgs)
+
+	// Per step: throughput and p99 latency of the primary op over time, one line per run.
+	svgs = nil
+	for _, step := range c.Steps {
+		tput := chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
+		lat := chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
+			YLabel: "service time (ms, log scale)", LogY: true}
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := r.Step(step)
+				if !ok {
+					continue
+				}
+				name := runName(g, r, len(c.Groups))
+				ts := chart.Series{Name: name}
+				p50, p99 := chart.Series{Name: name + " p50"}, chart.Series{Name: name + " p99"}
+				for _, iv := range s.Intervals {
+					for _, o := range iv.Ops {
+						if o.Label != s.Primary {
+							continue
+						}
+						tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, o.RateUnit())
+						ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
+						if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
+							p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
+							p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
+						}
+					}
+				}
+				if len(ts.X) > 0 {
+					tput.Series = append(tput.Series, ts)
+				}
+				if len(p99.X) > 0 {
+					lat.Series = append(lat.Series, p50, p99)
+				}
+			}
+		}
+		if len(tput.Series) > 0 {
+			if err := draw(tput.SVG()); err != nil {
+				return nil, err
+			}
+		}
+		if len(lat.Series) > 0 {
+			if err := draw(lat.SVG()); err != nil {
+				return nil, err
+			}
+		}
+		for _, lc := range kvIntervalCharts(c, step) {
+			if err := draw(lc.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Throughput and latency over time", svgs)
+
+	// Background writers: achieved rate per interval against the target.
+	svgs = nil
+	for _, col := range c.BackgroundColumns() {
+		step, role := col[0], col[1]
+		line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
+			XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
+		target := 0.0
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := r.Step(step)
+				if !ok {
+					continue
+				}
+				b, ok := r.BackgroundOf(step, role)
+				if !ok {
+					continue
+				}
+				target = max(target, b.TargetPerSec)
+				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+				for _, iv := range s.Intervals {
+					for _, o := range iv.Ops {
+						if o.Label == b.Label {
+							ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, o.PerSec)
+						}
+					}
+				}
+				if len(ser.X) > 0 {
+					line.Series = append(line.Series, ser)
+				}
+			}
+		}
+		if target > 0 {
+			line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
+		}
+		if len(line.Series) > 0 {
+			if err := draw(line.SVG()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	add("Background writers", svgs)
+	return sections, nil
+}
+
+// kvIntervalCharts are a key-value step's engine figures over time, one line per run,
+// drawn under its throughput chart on the same time axis so a dip lines up with what
+// the LSM tree did: the share of each interval writes were stalled, and the L0 files
+// at the end of each interval. Only steps that wrote get them; a chart no run has a
+// figure for is left out.
+func kvIntervalCharts(c report.Comparison, step string) []chart.Line {
+	specs := []struct{ metric, title, yLabel string }{
+		{metrics.MetricKVStallPct, "write stalls over time", "time writes were stalled (% of interval)"},
+		{metrics.MetricKVL0Files, "L0 files over time", "files in L0 at the interval's end"},
+	}
+	wrote := false
+	c.EachStep(step, func(s report.StepReport) {
+		for _, o := range s.Ops {
+			wrote = wrote || o.Role == "write" && o.Statements > 0
+		}
+	})
+
+	if !wrote {
+		return nil // reads only: nothing stalls, and L0 changes only by compactions already owed
+	}
+	var out []chart.Line
+	for _, sp := range specs {
+		line := chart.Line{Title: step + ": " + sp.title, XLabel: "time since step start (s)", YLabel: sp.yLabel}
+		for _, g := range c.Groups {
+			for _, r := range g.Runs {
+				s, ok := r.Step(step)
+				if !ok {
+					continue
+				}
+				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+				for _, iv := range s.Intervals {
+					if v, ok := iv.Metrics[sp.metric]; ok {
+						ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, v)
+					}
+				}
+				if len(ser.X) > 0 {
+					line.Series = append(line.Series, ser)
+				}
+			}
+		}
+		if len(line.Series) > 0 {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func tableByID(c report.Comparison, id string) *report.Table {
+	for i := range c.Tables {
+		if c.Tables[i].ID == id {
+			return &c.Tables[i]
+		}
+	}
+	return nil
+}
+
+func medians(cells []report.Cell) []float64 {
+	out := make([]float64, len(cells))
+	for i, c := range cells {
+		out[i] = math.NaN()
+		if c.Present {
+			out[i] = c.Median
+		}
+	}
+	return out
+}
+
+func hasValue(groups []chart.BarGroup) bool {
+	for _, g := range groups {
+		for _, v := range g.Values {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func metricAxis(m string) string {
+	d, _ := metrics.DefOf(m)
+	switch {
+	case d.Unit == "µs/op":
+		return m + " (CPU µs per op)"
+	case d.Unit == "" && d.Basis == metrics.PerRow:
+		return m + " (per inserted row)"
+	case d.Unit == "":
+		return m + " (per op)"
+	default:
+		return m + " (" + d.Unit + ")"
+	}
+}
+
+// runName names a run in a chart legend: its config, and its id when configs have
+// several runs or there is more than one config.
+func runName(g report.GroupReport, r report.RunReport, groups int) string {
+	if len(g.Runs) == 1 && groups == 1 {
+		return g.Name
+	}
+	if len(g.Runs) == 1 && g.Name == fmt.Sprintf("run %d", r.ID) {
+		return g.Name
+	}
+	return fmt.Sprintf("%s #%d", g.Name, r.ID)
+}
