@@ -62,13 +62,13 @@ func TestConnCPUOnRealServers(t *testing.T) {
 		t.Skip("starts database servers")
 	}
 	for _, tc := range []struct {
-		name, bin, heavy string
-		start            func(context.Context, server.Options) (*server.Instance, error)
-		eng              engine.Engine
+		name, bin, heavy, storage string
+		start                     func(context.Context, server.Options) (*server.Instance, error)
+		eng                       engine.Engine
 	}{
-		{"postgres", "/usr/lib/postgresql/15/bin/postgres", "SELECT count(*) FROM generate_series(1, 3000000)",
+		{"postgres", "/usr/lib/postgresql/15/bin/postgres", "SELECT count(*) FROM generate_series(1, 3000000)", "",
 			pgserver.Start, postgres.New()},
-		{"mariadb", "/usr/sbin/mariadbd", "SELECT BENCHMARK(3000000, MD5('dbperf'))",
+		{"mariadb", "/usr/sbin/mariadbd", "SELECT BENCHMARK(3000000, MD5('dbperf'))", "innodb",
 			mariadbserver.Start, mariadb.New(mariadb.InnoDB)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestConnCPUOnRealServers(t *testing.T) {
 			sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			in, err := tc.start(sctx, server.Options{WorkDir: dir, Profile: "default",
-				ProfilesDir: filepath.Join("..", "..", "profiles"), StorageEngine: "innodb"})
+				ProfilesDir: filepath.Join("..", "..", "profiles"), StorageEngine: tc.storage})
 			if err != nil {
 				t.Fatal(err)
 			}
