@@ -117,7 +117,8 @@ func short(pkg string) string {
 }
 
 // TestImportDirections checks the module against docs/architecture.md's package table:
-// every package has a row, every row names a package (or is marked as not Go), every name
+// every package has a row (its own, or a row for every package below a path, as
+// `internal/engine/…`, without one), every row names a package (or is marked as not Go), every name
 // in a third cell is a package, and every import of ours in a package's non-test files is
 // one its row permits. _test.go files are not checked: a test may import any package of
 // ours, and a package whose role begins with "test helper" may be imported by _test.go
@@ -133,9 +134,21 @@ func TestImportDirections(t *testing.T) {
 		t.Error(err)
 	}
 	byPkg := map[string]tableRow{}
+	var families []tableRow
 	for _, r := range rows {
-		byPkg[r.pkg] = r
 		where := fmt.Sprintf("%s:%d", archDoc, r.line)
+		if r.family {
+			families = append(families, r)
+			below := false
+			for p := range pkgs {
+				below = below || strings.HasPrefix(p, r.pkg+"/")
+			}
+			if !below {
+				t.Errorf("%s: the row of every package below %s names none: fix the path or remove the row", where, r.pkg)
+			}
+		} else {
+			byPkg[r.pkg] = r
+		}
 		if r.nonGo != "" {
 			if fi, err := os.Stat(filepath.Join(root, r.pkg)); err != nil || !fi.IsDir() {
 				t.Errorf("%s: the row of %s (%s) names no directory: fix the path or remove the row", where, r.pkg, r.nonGo)
@@ -144,7 +157,7 @@ func TestImportDirections(t *testing.T) {
 			}
 			continue
 		}
-		if pkgs[r.pkg] == nil {
+		if pkgs[r.pkg] == nil && !r.family {
 			t.Errorf("%s: the row of %s names no Go package (no directory with .go files): fix the path, remove the row, or mark what is not Go after its path, as `tools/sidebyside` (Python)", where, r.pkg)
 		}
 		for _, name := range r.may {
@@ -172,6 +185,9 @@ func TestImportDirections(t *testing.T) {
 		}
 		sort.Strings(imps)
 		r, ok := byPkg[dir]
+		if !ok {
+			r, ok = familyRow(families, dir)
+		}
 		if !ok {
 			cell := cellNone
 			if len(imps) > 0 {
@@ -210,4 +226,17 @@ func TestImportDirections(t *testing.T) {
 			t.Errorf("package %s was not found: is the walk broken?", must)
 		}
 	}
+}
+
+// familyRow is the row for every package below a path (`internal/engine/…`) that holds
+// for dir, the one of the longest path when several do.
+func familyRow(families []tableRow, dir string) (tableRow, bool) {
+	var best tableRow
+	found := false
+	for _, r := range families {
+		if strings.HasPrefix(dir, r.pkg+"/") && (!found || len(r.pkg) > len(best.pkg)) {
+			best, found = r, true
+		}
+	}
+	return best, found
 }

@@ -33,6 +33,10 @@ type tableRow struct {
 	// nonGo is the marker after the path of a row that is not a Go package ("Python" for
 	// "`tools/sidebyside` (Python)"); empty for a Go package.
 	nonGo string
+	// family is true for a row whose first cell ends in /… (`internal/engine/…`): it
+	// holds for every package below pkg that has no row of its own, so that a new engine,
+	// server engine or workload needs no new row.
+	family bool
 	// testHelper is true when the role begins with "test helper": only _test.go files and
 	// other test helpers may import the package.
 	testHelper bool
@@ -86,11 +90,15 @@ func parseTable(doc, md string) ([]tableRow, error) {
 			continue
 		}
 		r.line = i + 1
-		if prev, ok := seen[r.pkg]; ok {
-			errs = append(errs, fmt.Errorf("%s:%d: a second row for %s (the first is on line %d): keep one", doc, i+1, r.pkg, prev))
+		key := r.pkg
+		if r.family {
+			key += subtree
+		}
+		if prev, ok := seen[key]; ok {
+			errs = append(errs, fmt.Errorf("%s:%d: a second row for %s (the first is on line %d): keep one", doc, i+1, key, prev))
 			continue
 		}
-		seen[r.pkg] = r.line
+		seen[key] = r.line
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 && len(errs) == 0 {
@@ -111,6 +119,10 @@ func parseRow(line string) (tableRow, error) {
 		return r, fmt.Errorf("first cell %q: write the package's path relative to the module in backticks, as `internal/cli`, followed by a marker such as (Python) for what is not a Go package", cells[0])
 	}
 	r.pkg, r.nonGo = m[1], m[2]
+	r.pkg, r.family = strings.CutSuffix(r.pkg, subtree)
+	if r.family && r.nonGo != "" {
+		return r, fmt.Errorf("first cell %q: a row for every package below a path (/…) is for Go packages only", cells[0])
+	}
 	if !pathRe.MatchString(r.pkg) || path.Clean(r.pkg) != r.pkg {
 		return r, fmt.Errorf("first cell %q: %q is not a clean path relative to the module", cells[0], r.pkg)
 	}
@@ -286,13 +298,27 @@ func TestParseTable(t *testing.T) {
 		"| `internal/engine/kvtest` | test helper: a suite | engine |\n" +
 		"| `internal/catalog` | lists, `a \\| b` | workload/…, engine/… |\n" +
 		"| `tools/sidebyside` (Python) | a tool | – |\n" +
+		"| `internal/engine/…` | every other engine | engine/… |\n" +
+		"| `internal/engine` | the engines' interfaces | – |\n" +
 		"\nafter the table | not a row |\n"
 	rows, err := parseTable("doc.md", good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4: %+v", len(rows), rows)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	}
+	if r := rows[4]; r.pkg != "internal/engine" || !r.family || !slices.Equal(r.may, []string{"internal/engine/..."}) {
+		t.Errorf("row 4 = %+v", r)
+	}
+	if r := rows[5]; r.pkg != "internal/engine" || r.family || len(r.may) != 0 {
+		t.Errorf("row 5 = %+v", r)
+	}
+	if r, ok := familyRow(rows, "internal/engine/example"); !ok || r.line != rows[4].line {
+		t.Errorf("familyRow(internal/engine/example) = %+v, %v", r, ok)
+	}
+	if _, ok := familyRow(rows, "internal/engine"); ok {
+		t.Error("a row for every package below internal/engine holds for internal/engine itself")
 	}
 	if r := rows[0]; r.pkg != "cmd/dbperf" || r.line != 5 || !slices.Equal(r.may, []string{"internal/cli"}) || r.testHelper || r.nonGo != "" {
 		t.Errorf("row 0 = %+v", r)
@@ -326,6 +352,8 @@ func TestParseTable(t *testing.T) {
 		"dots for subtree": head + "| `internal/a` | a | workload/... |\n",
 		"duplicate row":    head + "| `internal/a` | a | – |\n| `internal/a` | b | – |\n",
 		"no closing pipe":  head + "| `internal/a` | a | –\n",
+		"non-Go family":    head + "| `tools/…` (Python) | a | – |\n",
+		"duplicate family": head + "| `internal/a/…` | a | – |\n| `internal/a/…` | b | – |\n",
 	} {
 		if rows, err := parseTable("doc.md", md); err == nil {
 			t.Errorf("%s: parseTable = %+v, want an error", name, rows)
@@ -338,7 +366,9 @@ func TestParseArchDoc(t *testing.T) {
 	rows := archRows(t, repoRoot(t))
 	byPkg := map[string]tableRow{}
 	for _, r := range rows {
-		byPkg[r.pkg] = r
+		if !r.family {
+			byPkg[r.pkg] = r
+		}
 	}
 	if !byPkg["internal/runner"].permits("internal/metrics") {
 		t.Error("runner must be allowed to use metrics")
