@@ -122,9 +122,10 @@ func versionString(env Env) string {
 
 func newVersionCmd(env Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print dbperf's version and git commit",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print dbperf's version and git commit",
+		Example: "  dbperf version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(env.Out, "dbperf %s\n", versionString(env))
 			return nil

@@ -81,3 +81,41 @@ func TestWorkloadHelpFlags(t *testing.T) {
 func shown(cmd *cobra.Command, name string) bool {
 	return strings.Contains(cmd.Flags().FlagUsages(), "--"+name+" ")
 }
+
+// TestEveryCommandHasExample: every command of dbperf's (but cobra's own help and
+// completion) shows an example in its --help, and each example's flags parse as that
+// command's; the workloads' run and sweep examples are checked further above.
+func TestEveryCommandHasExample(t *testing.T) {
+	env := Env{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
+		Getenv: func(string) string { return "" }}
+	root := newRoot(t.Context(), env)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c == root || c.Hidden || c.Name() == "help" || c.Name() == "completion" || (c.Parent() != nil && c.Parent().Name() == "completion") {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no example in its --help (cobra.Command.Example)", c.CommandPath())
+			return
+		}
+		for _, line := range strings.Split(c.Example, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 || f[0] != "dbperf" {
+				t.Errorf("%s: example %q does not start with dbperf", c.CommandPath(), line)
+				continue
+			}
+			cmd, args, err := root.Find(f[1:])
+			if err != nil {
+				t.Errorf("%s: example %q: %v", c.CommandPath(), line, err)
+				continue
+			}
+			if err := cmd.ParseFlags(args); err != nil {
+				t.Errorf("%s: example %q: %v", c.CommandPath(), line, err)
+			}
+		}
+	}
+	walk(root)
+}

@@ -18,9 +18,10 @@ func newRunsCmd(env Env) *cobra.Command {
 	var results, label string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "runs",
-		Short: "List the stored runs, one line each",
-		Args:  cobra.NoArgs,
+		Use:     "runs",
+		Short:   "List the stored runs, one line each",
+		Example: "  dbperf runs\n  dbperf runs --label rpc100 --limit 5",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
 				return badInput(fmt.Errorf("--limit must not be negative, got %d", limit))

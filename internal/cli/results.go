@@ -12,9 +12,10 @@ import (
 
 func newResultsCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "results",
-		Short: "Manage results stores: copy runs between them",
-		Args:  cobra.NoArgs,
+		Use:     "results",
+		Short:   "Manage results stores: copy runs between them",
+		Example: "  dbperf results copy --from laptop.db --to team.db",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return badInput(errors.New("results needs a subcommand: dbperf results copy --from A --to B"))
 		},

@@ -132,6 +132,9 @@ and trust no connection: the superuser has a password generated for each server,
 "dbperf server start" writes, in the server's DSN, to a file only you can read.
 
 ` + profilesHelp,
+		Example: `  dbperf server list
+  dbperf server install postgres@13
+  dbperf server start postgres --engine-version 13`,
 	}
 	f := &serverCmdFlags{env: env}
 	cmd.AddCommand(serverInstallCmd(f), serverListCmd(f), serverStartCmd(f), serverStopCmd(f), serverStatusCmd(f))

@@ -71,9 +71,14 @@ input, 130 interrupted (every run measured so far is kept; resume with --resume)
 		// As dbperf run: an unknown workload's flags are not what to report.
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 	}
+	var ex []string
 	for _, w := range catalog.Workloads() {
 		cmd.AddCommand(newSweepWorkloadCmd(env, w))
+		if sx := w.Meta().SweepExamples; len(sx) > 0 {
+			ex = append(ex, "  dbperf sweep "+w.Meta().Name+" "+sx[0])
+		}
 	}
+	cmd.Example = strings.Join(ex, "\n")
 	return cmd
 }
 

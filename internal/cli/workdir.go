@@ -111,7 +111,8 @@ processes made and could not remove because they died (kill -9, a crash, a power
 with the databases and managed servers' data in them, and say how much that freed. A run
 does the same when it starts. Dirs kept with --keep or given with --workdir are never
 removed.`,
-		Args: cobra.NoArgs,
+		Example: "  dbperf clean --dry-run\n  dbperf clean",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n, _ := removeStaleWorkDirs(env.Out, os.TempDir(), dryRun); n == 0 {
 				fmt.Fprintf(env.Out, "no stale work dirs in %s\n", os.TempDir())
