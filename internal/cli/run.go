@@ -15,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
@@ -50,6 +51,7 @@ type runFlags struct {
 	storageEngine  string
 	repeat         int
 	storeTimeout   float64
+	cpuProfile     string
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -149,6 +151,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.results, "results", "", resultsUsage)
 	fl.Float64Var(&f.storeTimeout, "store-timeout", defaultStoreTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "sample on-CPU call stacks with Linux perf during each step's timed load, folded per role into DIR/run-<id>/<step>.<role>.folded (docs/profiles.md)")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
 	keepHelp := "keep the temporary work directory after the run"
@@ -207,7 +210,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
-		Scale: f.scale, BuildID: f.buildID,
+		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile,
 	}
 	var errs []error
 	if resultsErr != nil {
@@ -319,6 +322,19 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	if cfg.Repeat > 1 && cfg.Label == "" {
 		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
+	if cfg.CPUProfileDir != "" {
+		if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
+			return badInput(fmt.Errorf("--cpu-profile: %w", err))
+		}
+		if cfg.CPUProfileHz, err = cpuProfileHz(env); err != nil {
+			return badInput(err)
+		}
+		if err := profile.Available(ctx); err != nil {
+			// Said once; every run's env keeps the reason (cpu_profile).
+			fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
+			cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
+		}
+	}
 	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
 	if err != nil {
 		var ee *exitError
@@ -398,14 +414,25 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	// From here on everything is written, also after Ctrl-C (runRecord: the store's
 	// writes survive it by storeGrace).
 	opts := newStoreOpts(env, cfg)
+	if note := cpuProfileNote(cfg); note != "" {
+		ot.env[envCPUProfile] = note
+	}
 	rec, err := beginRun(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
 	if err != nil {
 		return 0, "", badInput(err)
 	}
+	run := ot.runner(cfg)
+	if cfg.CPUProfileDir != "" {
+		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz); err != nil {
+			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
+		} else {
+			run.Profiler = prof
+		}
+	}
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	// The steps in order, a failed or interrupted one's followers stored skipped
 	// (runner.Sequence); a store that fails ends the run at once.
-	if res := rec.steps.Run(ctx, ot.runner(cfg), steps, rec.sink(env.Err, prog)); res.SinkErr != nil {
+	if res := rec.steps.Run(ctx, run, steps, rec.sink(env.Err, prog)); res.SinkErr != nil {
 		return rec.id, "", res.SinkErr
 	}
 	if err := rec.finish(); err != nil {

@@ -67,6 +67,14 @@ type Run struct {
 	// Think is how long closed-loop workers pause after every operation (dbperf sweep
 	// --think: a known effect to check a comparison with); 0 = none.
 	Think time.Duration
+	// CPUProfileDir, when set, is where each step's CPU profiles go (dbperf run
+	// --cpu-profile): DIR/run-<id>/<step>.<role>.folded.
+	CPUProfileDir string
+	// CPUProfileOff says why no CPU profiles are taken although --cpu-profile asked for
+	// them (perf unavailable: profile.Available), for the run's env.
+	CPUProfileOff string
+	// CPUProfileHz is the profiles' sampling rate per CPU.
+	CPUProfileHz int
 }
 
 // Validate reports every problem with the configuration, one line each, joined.

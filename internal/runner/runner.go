@@ -49,6 +49,9 @@ type Runner struct {
 	// Pin, when set, pins the step's workers to CPUs of their own beside another runner's
 	// step (the duet design, Pin).
 	Pin *Pin
+	// Profiler, when set, is started and stopped around each step's timed load
+	// (profiler.go).
+	Profiler Profiler
 }
 
 // spinThink is the longest Runner.Think that is busy-waited. A timer on the 2-core VM fires
@@ -142,6 +145,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	probe := r.newProbe(workers)
+	profiling, profNote := r.startProfile(ctx, step.Name(), workers)
 	start := time.Now()
 	kvt := r.newKVTicker(kvBefore, kvKnown, start)
 	probe.start()
@@ -179,6 +183,11 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	probe.tick(&iv)
 	kvt.tick(context.WithoutCancel(ctx), &iv, end)
 	obs.Interval(step.Name(), iv)
+	if profiling {
+		if err := r.Profiler.Stop(context.WithoutCancel(ctx), step.Name()); err != nil {
+			profNote = "cpu profile: " + err.Error()
+		}
+	}
 
 	res.Seconds = end.Sub(start).Seconds()
 	res.Labels = reg.Totals()
@@ -201,6 +210,9 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		res.Note = n.Note()
 	}
 	probe.finish(&res, len(workers))
+	if profNote != "" {
+		res.Note = joinNote(res.Note, profNote)
+	}
 	if r.Pin != nil {
 		pinnedCPU(&res, workers)
 	}

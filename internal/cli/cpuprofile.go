@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/profile"
+	"github.com/dbperf/dbperf/internal/runner"
+)
+
+// roleClient is the role of dbperf's own process in a CPU profile (an embedded engine's
+// work included: goroutines move between threads, so its threads name no role).
+const roleClient = "client"
+
+// cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: per step a
+// system-wide perf recording (internal/profile), folded into
+// DIR/run-<id>/<step>.<role>.folded per role: a worker's session's server process or
+// thread by the worker's role, the server's other processes and threads as
+// background:<name>, and dbperf as client.
+type cpuProfiler struct {
+	dir       string // DIR/run-<id>
+	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
+	self      int
+	hz        int // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
+
+	rec      *profile.Recording
+	sessions map[int]string // server pid or tid → the role of the worker it serves
+	// titles are the server's processes' titles, read at the start, every pollEvery while
+	// the step runs and at its end, so a process that exited keeps its name.
+	mu       sync.Mutex
+	titles   map[int]string
+	stopPoll context.CancelFunc
+	polled   chan struct{}
+}
+
+// pollEvery is how often the server's process titles are read during a step.
+const pollEvery = 250 * time.Millisecond
+
+var _ runner.Profiler = (*cpuProfiler)(nil)
+
+// newCPUProfiler makes the run's directory of profiles.
+func newCPUProfiler(dir string, runID int64, serverPID, hz int) (*cpuProfiler, error) {
+	d := filepath.Join(dir, fmt.Sprintf("run-%d", runID))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz}, nil
+}
+
+// cpuProfileHz is the sampling rate: $DBPERF_CPU_PROFILE_HZ (1–10000: to see rare
+// background work in short steps, at a higher overhead) or profile.DefaultHz.
+func cpuProfileHz(env Env) (int, error) {
+	v := env.getenv("DBPERF_CPU_PROFILE_HZ")
+	if v == "" {
+		return profile.DefaultHz, nil
+	}
+	hz, err := strconv.Atoi(v)
+	if err != nil || hz < 1 || hz > 10000 {
+		return 0, fmt.Errorf("DBPERF_CPU_PROFILE_HZ=%q: a sampling rate of 1 to 10000 Hz", v)
+	}
+	return hz, nil
+}
+
+// Start starts perf and the polling of the server's process titles.
+func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
+	p.sessions = map[int]string{}
+	for _, s := range sessions {
+		if s.ID != 0 {
+			p.sessions[s.ID] = s.Role
+		}
+	}
+	p.titles = map[int]string{}
+	p.readTitles()
+	rec, err := profile.Start(ctx, profile.Options{Hz: p.hz})
+	if err != nil {
+		return err
+	}
+	p.rec = rec
+	pctx, cancel := context.WithCancel(ctx)
+	p.stopPoll, p.polled = cancel, make(chan struct{})
+	go func() {
+		defer close(p.polled)
+		if p.serverPID == 0 {
+			return
+		}
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				p.readTitles()
+			}
+		}
+	}()
+	return nil
+}
+
+// readTitles reads the titles of the server's processes not yet named.
+func (p *cpuProfiler) readTitles() {
+	if p.serverPID == 0 {
+		return
+	}
+	for _, pid := range profile.Tree(p.serverPID) {
+		p.mu.Lock()
+		_, known := p.titles[pid]
+		p.mu.Unlock()
+		if known {
+			continue
+		}
+		if t := profile.Title(pid); t != "" {
+			p.mu.Lock()
+			p.titles[pid] = t
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Stop ends the recording, folds it and writes one file per role.
+func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
+	p.stopPoll()
+	<-p.polled
+	defer p.rec.Close()
+	if err := p.rec.Stop(); err != nil {
+		return err
+	}
+	p.readTitles()
+	tasks := profile.NewTasks()
+	ps, err := p.rec.Fold(ctx, p.filter(tasks), tasks)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, role := range ps.RoleNames() {
+		name := filepath.Join(p.dir, fileSafe(step)+"."+fileSafe(role)+".folded")
+		f, err := os.Create(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		err = ps.Roles[role].WriteFolded(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("write %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// filter attributes a sample: dbperf's process is the client; the server's processes and
+// threads (tasks: the server's descendants, also those that started and ended during the
+// step) are a worker's role when they serve its session, background:<name> otherwise.
+func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
+	return func(pid, tid int, comm string) (string, bool) {
+		if pid == p.self {
+			return roleClient, true
+		}
+		if p.serverPID == 0 || !tasks.Descends(pid, p.serverPID) {
+			return "", false
+		}
+		if role, ok := p.sessions[tid]; ok {
+			return role, true
+		}
+		title := ""
+		if tid == pid {
+			p.mu.Lock()
+			title = p.titles[pid]
+			p.mu.Unlock()
+		}
+		return "background:" + profile.ProcessName(title, comm), true
+	}
+}
+
+// fileSafe makes a step or role name part of a file name: a separator or space is '_'.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == 0 || r == '\\' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// envCPUProfile is the run's env entry on its CPU profiles: where they go and how they
+// are sampled, or why there are none.
+const envCPUProfile = "cpu_profile"
+
+// cpuProfileNote is the run's env entry on its CPU profiles ("" without --cpu-profile).
+func cpuProfileNote(cfg *config.Run) string {
+	switch {
+	case cfg.CPUProfileOff != "":
+		return "none: " + cfg.CPUProfileOff
+	case cfg.CPUProfileDir != "":
+		dir, err := filepath.Abs(cfg.CPUProfileDir)
+		if err != nil {
+			dir = cfg.CPUProfileDir
+		}
+		return fmt.Sprintf("%s/run-<id>: perf record -a -F %d --call-graph fp during each step's load, folded per role", dir, cfg.CPUProfileHz)
+	}
+	return ""
+}

@@ -1,0 +1,379 @@
+// Package profile samples on-CPU call stacks with Linux perf while a step runs and folds
+// them per role (Brendan Gregg's folded format, "frame;frame;frame count", root first).
+//
+// Why perf and not perf_event_open from Go: the system call is the easy part. Turning
+// samples into stacks needs the user-space unwinding (frame pointers, or DWARF CFI over a
+// copy of the stack), the tracking of every process's mappings as they change, and the
+// symbolization of executables, shared libraries, the kernel (kallsyms) and JIT-less Go
+// binaries; perf does all of it, is packaged by Debian (linux-perf) at the kernel's
+// version, and its `perf script` output is the format FlameGraph's tools read. No
+// maintained Go library does unwinding and symbolization of other processes well, so
+// perf records (system-wide: a step's backends and background workers, such as
+// autovacuum, start while it runs) and the caller attributes samples by pid and tid
+// afterwards (Fold's Filter).
+//
+// Sampling: perf's default event, the hardware cycles counter, is absent in many VMs
+// (this one's included); perf record then falls back to the cpu-clock software event by
+// itself, which samples on-CPU time too (Recording.Event says which one ran). The rate is
+// DefaultHz, 99 Hz per CPU: off any multiple of common timer frequencies, 99 samples a
+// second per busy CPU, and cheap (docs/profiles.md has the overhead measured). Call
+// graphs: frame pointers (fp, the default) cost a walk of the stack per sample; dwarf
+// copies 8 KiB of stack per sample into the data file and unwinds it in perf script,
+// far more data and time per sample. Debian's PostgreSQL 15 keeps frame pointers (its
+// functions disassembled begin push %rbp; mov %rsp,%rbp: heap_delete,
+// standard_ExecutorRun), and its fp stacks come out whole
+// (main → PostmasterMain → PostgresMain → PortalRun → standard_ExecutorRun → heap_delete
+// → … → kernel), with its static functions, which the stripped binary has no symbols
+// for, as "[postgres]" (docs/profiles.md). Kernel stacks and Go programs (Go keeps frame
+// pointers) are whole.
+package profile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultHz is the sampling rate per CPU.
+const DefaultHz = 99
+
+// Options configure a recording.
+type Options struct {
+	// Hz is the sampling frequency per CPU (DefaultHz when 0).
+	Hz int
+	// CallGraph is perf's --call-graph mode: "fp" (the default) or "dwarf".
+	CallGraph string
+	// Dir is where the recording's files go (a fresh directory below os.TempDir when
+	// empty); they are removed by Close.
+	Dir string
+	// Perf is the perf executable ("perf" in PATH when empty).
+	Perf string
+	// Limits bound what Fold keeps.
+	Limits Limits
+}
+
+func (o Options) withDefaults() Options {
+	if o.Hz <= 0 {
+		o.Hz = DefaultHz
+	}
+	if o.CallGraph == "" {
+		o.CallGraph = "fp"
+	}
+	if o.Perf == "" {
+		o.Perf = "perf"
+	}
+	return o
+}
+
+// Recording is a perf record running (Start) or ended (Stop), whose samples Fold reads.
+type Recording struct {
+	opts    Options
+	dir     string
+	data    string
+	cmd     *exec.Cmd
+	ctl     *os.File
+	ack     *os.File
+	stderr  *boundedBuffer
+	exited  chan struct{}
+	waitErr error
+	stopped bool
+	// Event is the event perf sampled ("cpu-clock" when the hardware cycles counter is
+	// absent), known after Stop.
+	Event string
+}
+
+// ackTimeout bounds how long Start waits for perf to start sampling (perf first reads
+// every running process's mappings) and Stop for it to stop.
+const ackTimeout = 30 * time.Second
+
+// Start runs `perf record -a -g` with its events disabled, then enables them and returns
+// once perf acknowledged it, so the recording spans from Start's return to Stop. ctx
+// cancelled stops perf as Stop would.
+func Start(ctx context.Context, o Options) (*Recording, error) {
+	o = o.withDefaults()
+	if o.CallGraph != "fp" && o.CallGraph != "dwarf" {
+		return nil, fmt.Errorf("perf call graph %q: fp or dwarf", o.CallGraph)
+	}
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "dbperf-perf-")
+		if err != nil {
+			return nil, fmt.Errorf("perf record: %w", err)
+		}
+		dir = d
+	} else {
+		d, err := os.MkdirTemp(dir, "perf-")
+		if err != nil {
+			return nil, fmt.Errorf("perf record: %w", err)
+		}
+		dir = d
+	}
+	r := &Recording{opts: o, dir: dir, data: filepath.Join(dir, "perf.data"),
+		stderr: &boundedBuffer{max: 16 << 10}, exited: make(chan struct{})}
+	fail := func(err error) (*Recording, error) {
+		r.kill()
+		_ = r.Close()
+		return nil, err
+	}
+	ctlPath, ackPath := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
+	for _, p := range []string{ctlPath, ackPath} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			return fail(fmt.Errorf("perf record: control fifo: %w", err))
+		}
+	}
+	// Opened read-write so neither open blocks for perf's end; a fifo is pollable, so
+	// reads take a deadline.
+	var err error
+	if r.ctl, err = os.OpenFile(ctlPath, os.O_RDWR, 0); err != nil {
+		return fail(fmt.Errorf("perf record: %w", err))
+	}
+	if r.ack, err = os.OpenFile(ackPath, os.O_RDWR, 0); err != nil {
+		return fail(fmt.Errorf("perf record: %w", err))
+	}
+	args := []string{"record", "-q", "-a", "-F", strconv.Itoa(o.Hz), "--call-graph", o.CallGraph,
+		"-o", r.data, "--no-buildid", "--no-buildid-cache",
+		"-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath}
+	r.cmd = exec.Command(o.Perf, args...)
+	r.cmd.Stdout, r.cmd.Stderr = r.stderr, r.stderr
+	// Its own process group: a Ctrl-C at the terminal is dbperf's to handle; perf is
+	// stopped by Stop (or ctx).
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := r.cmd.Start(); err != nil {
+		return fail(fmt.Errorf("perf record: %w", err))
+	}
+	go func() {
+		r.waitErr = r.cmd.Wait()
+		close(r.exited)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.interrupt()
+		case <-r.exited:
+		}
+	}()
+	if err := r.control(ctx, "enable"); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// control sends perf a command on its control fifo and waits for its acknowledgement.
+func (r *Recording) control(ctx context.Context, cmd string) error {
+	if _, err := io.WriteString(r.ctl, cmd+"\n"); err != nil {
+		return fmt.Errorf("perf record: %s: %w", cmd, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_ = r.ack.SetReadDeadline(time.Now().Add(ackTimeout))
+		buf := make([]byte, 16)
+		n, err := r.ack.Read(buf)
+		if err == nil && !strings.HasPrefix(string(buf[:n]), "ack") {
+			err = fmt.Errorf("unexpected answer %q", buf[:n])
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			return fmt.Errorf("perf record: %s: %w%s", cmd, err, r.why())
+		}
+		return nil
+	case <-r.exited:
+		return fmt.Errorf("perf record exited before it would %s: %v%s", cmd, r.waitErr, r.why())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// why is perf's own last words, for an error.
+func (r *Recording) why() string {
+	s := strings.TrimSpace(r.stderr.String())
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	return " (perf: " + strings.TrimSpace(lines[len(lines)-1]) + ")"
+}
+
+func (r *Recording) interrupt() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(os.Interrupt)
+	}
+}
+
+func (r *Recording) kill() {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.exited
+}
+
+// Stop ends the recording: events disabled, then perf interrupted (SIGINT) and waited
+// for while it writes its data file. It may be called more than once.
+func (r *Recording) Stop() error {
+	if r.stopped {
+		return nil
+	}
+	r.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
+	defer cancel()
+	disableErr := r.control(ctx, "disable")
+	r.interrupt()
+	select {
+	case <-r.exited:
+	case <-time.After(ackTimeout):
+		r.kill()
+		return fmt.Errorf("perf record did not end %s after SIGINT%s", ackTimeout, r.why())
+	}
+	if _, err := os.Stat(r.data); err != nil {
+		return fmt.Errorf("perf record wrote no data (%v)%s", r.waitErr, r.why())
+	}
+	// perf exits 0 or by the SIGINT it was sent; its data is whole either way once it
+	// exited on its own. A failed disable leaves a few more samples, not a bad file.
+	_ = disableErr
+	r.Event = r.event()
+	return nil
+}
+
+// event reads which event the recording sampled.
+func (r *Recording) event() string {
+	out, err := exec.Command(r.opts.Perf, "evlist", "-i", r.data).Output()
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "dummy") && !strings.HasPrefix(l, "#") {
+			name, _, _ := strings.Cut(l, ":")
+			return name
+		}
+	}
+	return ""
+}
+
+// Fold runs `perf script` on the recording and folds its samples per role (FoldScript).
+// tasks, when not nil, is filled with the recording's task events as they are read, for
+// the filter to consult (Tasks.Descends). It stops the recording first if need be.
+func (r *Recording) Fold(ctx context.Context, filter Filter, tasks *Tasks) (*Profiles, error) {
+	if err := r.Stop(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, r.opts.Perf, "script", "-i", r.data, "-F", ScriptFields,
+		"--show-task-events")
+	stderr := &boundedBuffer{max: 16 << 10}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("perf script: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("perf script: %w", err)
+	}
+	ps, foldErr := FoldScript(out, filter, tasks, r.opts.Limits)
+	if foldErr != nil {
+		_, _ = io.Copy(io.Discard, out)
+	}
+	waitErr := cmd.Wait()
+	switch {
+	case foldErr != nil:
+		return nil, fmt.Errorf("perf script: %w", foldErr)
+	case waitErr != nil:
+		return nil, fmt.Errorf("perf script: %w: %s", waitErr, strings.TrimSpace(stderr.String()))
+	}
+	return ps, nil
+}
+
+// Close removes the recording's files (stopping perf if it still runs).
+func (r *Recording) Close() error {
+	if r.cmd != nil && r.cmd.Process != nil && !r.stopped {
+		r.interrupt()
+		select {
+		case <-r.exited:
+		case <-time.After(ackTimeout):
+			r.kill()
+		}
+	}
+	for _, f := range []*os.File{r.ctl, r.ack} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	return os.RemoveAll(r.dir)
+}
+
+// Available says whether perf can record here: nil, or one line saying why not.
+func Available(ctx context.Context) error {
+	return available(ctx, "perf")
+}
+
+func available(ctx context.Context, perf string) error {
+	if _, err := exec.LookPath(perf); err != nil {
+		return errors.New("perf is not installed (apt-get install linux-perf)")
+	}
+	if os.Geteuid() != 0 {
+		b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+		if err == nil {
+			if lvl, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && lvl > 0 {
+				return fmt.Errorf("perf may not sample other processes system-wide: kernel.perf_event_paranoid is %d and dbperf is not root (run as root, or sysctl kernel.perf_event_paranoid=-1)", lvl)
+			}
+		}
+	}
+	// A real recording of nothing: perf is there but may still be unable to (a container
+	// without perf events, a perf for another kernel).
+	dir, err := os.MkdirTemp("", "dbperf-perf-check-")
+	if err != nil {
+		return fmt.Errorf("perf check: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, perf, "record", "-q", "-a", "-g", "-F", "99",
+		"-o", filepath.Join(dir, "check.data"), "--no-buildid", "--no-buildid-cache", "--", "true").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return fmt.Errorf("perf record fails here: %v: %s", err, msg)
+	}
+	return nil
+}
+
+// boundedBuffer keeps the first max bytes written to it; exec's copying goroutine writes
+// while an error may read it.
+type boundedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			b.buf.Write(p[:room])
+		} else {
+			b.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *boundedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/dbperf/dbperf/internal/engine"
+)
+
+// Profiler is an optional hook around each step's timed load (dbperf run --cpu-profile):
+// the runner says when the load starts and ends and which sessions play which role; what
+// is sampled and where it goes is the hook's. Its errors never fail a step: they become
+// the step's note.
+type Profiler interface {
+	// Start is called once the step's sessions are open and its workers initialised,
+	// right before the step's clock starts; the profile should span from its return.
+	Start(ctx context.Context, step string, sessions []ProfiledSession) error
+	// Stop is called once the load ended and its last interval was sampled, before the
+	// audit; it is called only after a Start that returned nil.
+	Stop(ctx context.Context, step string) error
+}
+
+// ProfiledSession is one worker's session as a Profiler attributes samples: the worker's
+// role and the server process or thread serving the session (engine.ProcessInfo), 0 when
+// unknown (an embedded engine, a remote server).
+type ProfiledSession struct {
+	Role string
+	ID   int
+}
+
+// profiledSessions are the workers' sessions with their server process or thread ids.
+func (r *Runner) profiledSessions(ws []*worker) []ProfiledSession {
+	pi, ok := r.Handle.(engine.ProcessInfo)
+	ok = ok && pi.Local()
+	out := make([]ProfiledSession, 0, len(ws))
+	for _, w := range ws {
+		s := ProfiledSession{Role: w.group.Role}
+		if ok && w.s != nil {
+			if id, err := pi.SessionPID(w.s); err == nil {
+				s.ID = id
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// startProfile starts the step's profile; it reports whether it runs and, when it could
+// not start, why (the step's note).
+func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker) (bool, string) {
+	if r.Profiler == nil {
+		return false, ""
+	}
+	if err := r.Profiler.Start(ctx, name, r.profiledSessions(ws)); err != nil {
+		return false, "cpu profile: " + err.Error()
+	}
+	return true, ""
+}
