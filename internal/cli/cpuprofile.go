@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +18,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // roleClient is the role of dbperf's own process in a CPU profile (an embedded engine's
@@ -21,8 +26,9 @@ import (
 const roleClient = "client"
 
 // cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: per step a
-// system-wide perf recording (internal/profile), folded into
-// DIR/run-<id>/<step>.<role>.folded per role: a worker's session's server process or
+// system-wide perf recording (internal/profile), folded per role into
+// DIR/run-<id>/<step>.<role>.folded and kept for the step's store writer (take, the
+// runRecord's profiles), which stores them with the step: a worker's session's server process or
 // thread by the worker's role, the server's other processes and threads as
 // background:<name>, and dbperf as client.
 type cpuProfiler struct {
@@ -39,6 +45,9 @@ type cpuProfiler struct {
 	titles   map[int]string
 	stopPoll context.CancelFunc
 	polled   chan struct{}
+
+	// folded are the profiles of the steps stopped and not yet stored, by step (take).
+	folded map[string][]store.StepProfile
 }
 
 // pollEvery is how often the server's process titles are read during a step.
@@ -125,7 +134,8 @@ func (p *cpuProfiler) readTitles() {
 	}
 }
 
-// Stop ends the recording, folds it and writes one file per role.
+// Stop ends the recording, folds it, writes one file per role and keeps the profiles for
+// the step's store writer (take).
 func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	p.stopPoll()
 	<-p.polled
@@ -140,22 +150,73 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 		return err
 	}
 	var errs []error
+	var kept []store.StepProfile
 	for _, role := range ps.RoleNames() {
+		text, stacks := foldedCapped(ps.Roles[role], store.MaxFoldedBytes)
+		if gz, err := store.CompressFolded(text); err != nil {
+			errs = append(errs, fmt.Errorf("role %s: %w", role, err))
+		} else {
+			kept = append(kept, store.StepProfile{Role: role, Event: p.rec.Event, Hz: p.hz,
+				Samples: int64(ps.Roles[role].Samples), Stacks: int64(stacks), Folded: gz})
+		}
 		name := filepath.Join(p.dir, fileSafe(step)+"."+fileSafe(role)+".folded")
-		f, err := os.Create(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		err = ps.Roles[role].WriteFolded(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := os.WriteFile(name, text, 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", name, err))
 		}
 	}
+	p.mu.Lock()
+	if p.folded == nil {
+		p.folded = map[string][]store.StepProfile{}
+	}
+	p.folded[step] = kept
+	p.mu.Unlock()
 	return errors.Join(errs...)
+}
+
+// take hands over the profiles of a stopped step, once (nil when it has none).
+func (p *cpuProfiler) take(step string) []store.StepProfile {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.folded[step]
+	delete(p.folded, step)
+	return ps
+}
+
+// foldedCapped is a profile's folded text (Profile.WriteFolded) and its number of
+// distinct stacks, at most maxBytes long: over that, the least sampled stacks are
+// counted on one profile.OtherStacks line, as the folder does over its cap on stacks.
+func foldedCapped(p *profile.Profile, maxBytes int) ([]byte, int) {
+	var buf bytes.Buffer
+	_ = p.WriteFolded(&buf) // a bytes.Buffer does not fail
+	if buf.Len() <= maxBytes {
+		return buf.Bytes(), len(p.Stacks)
+	}
+	keys := slices.Collect(maps.Keys(p.Stacks))
+	slices.SortFunc(keys, func(a, b string) int { // most sampled first
+		if c := cmp.Compare(p.Stacks[b], p.Stacks[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	kept := &profile.Profile{Role: p.Role, Samples: p.Samples, Stacks: map[string]int{}}
+	size := len(profile.OtherStacks) + 24 // its line
+	other := 0
+	for _, k := range keys {
+		n := p.Stacks[k]
+		line := len(k) + 2 + len(strconv.Itoa(n))
+		if k != profile.OtherStacks && size+line <= maxBytes {
+			kept.Stacks[k] = n
+			size += line
+			continue
+		}
+		other += n
+	}
+	if other > 0 {
+		kept.Stacks[profile.OtherStacks] += other
+	}
+	buf.Reset()
+	_ = kept.WriteFolded(&buf)
+	return buf.Bytes(), len(kept.Stacks)
 }
 
 // filter attributes a sample: dbperf's process is the client; the server's processes and
@@ -206,7 +267,7 @@ func cpuProfileNote(cfg *config.Run) string {
 		if err != nil {
 			dir = cfg.CPUProfileDir
 		}
-		return fmt.Sprintf("%s/run-<id>: perf record -a -F %d --call-graph fp during each step's load, folded per role", dir, cfg.CPUProfileHz)
+		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph fp during each step's load, folded per role", dir, cfg.CPUProfileHz)
 	}
 	return ""
 }

@@ -151,7 +151,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.results, "results", "", resultsUsage)
 	fl.Float64Var(&f.storeTimeout, "store-timeout", defaultStoreTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
-	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "sample on-CPU call stacks with Linux perf during each step's timed load, folded per role into DIR/run-<id>/<step>.<role>.folded (docs/profiles.md)")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "sample on-CPU call stacks with Linux perf during each step's timed load, folded per role: stored with the step in the results store (dbperf explain compares them) and written to DIR/run-<id>/<step>.<role>.folded (docs/profiles.md)")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
 	keepHelp := "keep the temporary work directory after the run"
@@ -427,6 +427,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
 			run.Profiler = prof
+			rec.profiles = prof.take
 		}
 	}
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)

@@ -160,6 +160,9 @@ type runRecord struct {
 	cancel context.CancelFunc
 	meta   store.RunMeta
 	kept   []*keptStep
+	// profiles, when set (dbperf run --cpu-profile), hands over a finished step's CPU
+	// profiles, stored with the step.
+	profiles func(step string) []store.StepProfile
 }
 
 // keptStep is a step as written: its intervals (iw) and result, once known.
@@ -169,6 +172,7 @@ type keptStep struct {
 	started     time.Time
 	iw          *intervalWriter
 	res         *metrics.StepResult
+	profiles    []store.StepProfile
 }
 
 // beginRun stores the run's start. ctx is the command's: cancelled by Ctrl-C, after which
@@ -284,6 +288,11 @@ func (rec *runRecord) spill(done bool) (string, error) {
 		if err := st.FinishStep(ctx, sid, res); err != nil {
 			return "", err
 		}
+		if len(k.profiles) > 0 {
+			if err := st.PutStepProfiles(ctx, sid, k.profiles); err != nil {
+				return "", err
+			}
+		}
 		end = res.StartedAt.Add(time.Duration(res.Seconds * float64(time.Second)))
 	}
 	status := rec.status()
@@ -350,7 +359,7 @@ func (s *stepSink) BeginStep(seq int, step workload.Step) (runner.Observer, erro
 }
 
 // FinishStep shows the step's result, waits for its intervals to be written and stores
-// the result.
+// the result, then its CPU profiles (--cpu-profile), all after the step's load.
 func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResult) error {
 	rec, k := s.rec, s.cur
 	s.prog.Finish(res)
@@ -364,6 +373,15 @@ func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResul
 	stepID := s.stepID
 	if err := rec.write(func(c context.Context) error { return rec.st.FinishStep(c, stepID, res) }); err != nil {
 		return rec.storeFailed("at the end of step "+k.name, err, false)
+	}
+	if rec.profiles == nil {
+		return nil
+	}
+	if k.profiles = rec.profiles(k.name); len(k.profiles) > 0 {
+		profiles := k.profiles
+		if err := rec.write(func(c context.Context) error { return rec.st.PutStepProfiles(c, stepID, profiles) }); err != nil {
+			return rec.storeFailed("storing the CPU profiles of step "+k.name, err, false)
+		}
 	}
 	return nil
 }

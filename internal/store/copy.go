@@ -35,7 +35,7 @@ var importHook func(ctx context.Context, writes int) error
 
 // Import writes a finished run read from another store (Results) into this one, through
 // the writer, so it reads back the same: its meta, steps (with their groups, totals, HW,
-// connection CPU and metrics), intervals, status and times; only the ids are this store's.
+// connection CPU, metrics and CPU profiles), intervals, status and times; only the ids are this store's.
 //
 // The run is written in one transaction, so readers (and a copy killed half-way) see it
 // whole or not at all, and it is keyed by its origin: the transaction first claims the
@@ -122,6 +122,14 @@ func (s *Store) importTx(ctx context.Context, tx sqlTx, r Run) (int64, bool, err
 		}
 		if err := wrote(); err != nil {
 			return 0, false, err
+		}
+		if len(st.Profiles) > 0 {
+			if err := w.PutStepProfiles(ctx, sid, st.Profiles); err != nil {
+				return 0, false, err
+			}
+			if err := wrote(); err != nil {
+				return 0, false, err
+			}
 		}
 		if stepEnd := res.StartedAt.Add(time.Duration(res.Seconds * float64(time.Second))); stepEnd.After(last) {
 			last = stepEnd

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -224,6 +224,23 @@ CREATE INDEX runs_origin ON runs (origin);
 		deleteRunsWhere(`origin LIKE 'pending:%' OR (origin <> '' AND id NOT IN (SELECT min(id) FROM runs GROUP BY origin))`) + `
 DROP INDEX runs_origin;
 CREATE UNIQUE INDEX runs_origin ON runs (origin) WHERE origin <> '';
+`,
+		// 9 (issue 25): a step's CPU profiles (dbperf run --cpu-profile), one row per role:
+		// the folded stacks (Brendan Gregg's format) gzip-compressed, the role's sample
+		// count and distinct stacks, and how perf sampled (its event, cycles or cpu-clock,
+		// and its rate per CPU), so samples / hz are CPU seconds. A step without profiles
+		// has no row.
+		`
+CREATE TABLE step_profiles (
+	step_id INTEGER NOT NULL REFERENCES steps (id),
+	role    TEXT    NOT NULL,
+	event   TEXT    NOT NULL, -- perf's event: cycles, cpu-clock ('' when unknown)
+	hz      INTEGER NOT NULL, -- samples per second per CPU
+	samples INTEGER NOT NULL,
+	stacks  INTEGER NOT NULL, -- distinct stacks in folded
+	folded  BLOB    NOT NULL, -- the folded text, gzip
+	PRIMARY KEY (step_id, role)
+);
 `,
 	}
 }

@@ -62,6 +62,9 @@ type Step struct {
 	Group     string
 	Result    metrics.StepResult
 	Intervals []metrics.Interval
+	// Profiles are the step's CPU profiles by role (dbperf run --cpu-profile), in role
+	// order; nil when it has none.
+	Profiles []StepProfile
 }
 
 // RunSummary is one line of `dbperf runs`.

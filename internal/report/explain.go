@@ -1,0 +1,296 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// Explain is `dbperf explain BASE NEW`: per step both configs profiled (dbperf run
+// --cpu-profile) and per role, the functions whose CPU µs per operation changed most.
+type Explain struct {
+	Base, New string // the configs' names (Group.Name)
+	// BaseRuns and NewRuns are the configs' runs; their profiles are summed per step.
+	BaseRuns, NewRuns []int64
+	Top               int
+	Steps             []ExplainStep
+	// Notes are what the figures do not say by themselves (events or rates that differ).
+	Notes []string
+}
+
+// ExplainStep is one step's roles.
+type ExplainStep struct {
+	Step string
+	// BaseOps and NewOps are the step's primary operations (StepResult.PrimaryCount) over
+	// the config's profiled runs: the denominator of every µs/op.
+	BaseOps, NewOps int64
+	Roles           []ExplainRole
+}
+
+// ExplainRole is one role's CPU per op in both configs and its functions that changed most.
+type ExplainRole struct {
+	Role string
+	// Base and New are the role's CPU µs per op (every sample), Delta their difference.
+	Base, New, Delta float64
+	// BaseSamples and NewSamples are the role's samples.
+	BaseSamples, NewSamples int64
+	// Self are the functions by self CPU (the leaf frame), Total by total CPU (the frame
+	// anywhere on a stack, once per stack): the Top by absolute change, largest first.
+	Self, Total []FunctionChange
+}
+
+// FunctionChange is one function's CPU µs per op in both configs.
+type FunctionChange struct {
+	Function  string
+	Base, New float64 // µs per op
+	Delta     float64 // New - Base
+	// Pct is Delta in % of Base; NaN when Base is 0 (the function is new).
+	Pct float64
+	// Share is Delta as a fraction of the role's Delta; NaN when the role's is 0.
+	Share float64
+}
+
+// ExplainOptions select what Explain shows.
+type ExplainOptions struct {
+	Step, Role string // only this step or role ("" = every one)
+	Top        int    // functions per role and kind (0: DefaultExplainTop)
+}
+
+// DefaultExplainTop is how many functions per role and kind Explain shows by default.
+const DefaultExplainTop = 10
+
+// FunctionCPU is what a profile's stacks say per function: samples where it is the leaf
+// (Self) and samples whose stack holds it (Total, once per stack).
+type FunctionCPU struct {
+	Samples     int64
+	Self, Total map[string]int64
+}
+
+// ParseFolded reads folded stacks ("frame;frame;frame count" a line, root first) into
+// samples per function.
+func ParseFolded(text []byte) (FunctionCPU, error) {
+	f := FunctionCPU{Self: map[string]int64{}, Total: map[string]int64{}}
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), len(text)+1)
+	seen := map[string]bool{}
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		count, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if i <= 0 || err != nil || count < 0 {
+			return FunctionCPU{}, fmt.Errorf("folded line %d: not \"stack count\": %q", n, Clip(line, 80))
+		}
+		frames := strings.Split(line[:i], ";")
+		f.Samples += count
+		f.Self[frames[len(frames)-1]] += count
+		clear(seen)
+		for _, fr := range frames {
+			if !seen[fr] {
+				seen[fr] = true
+				f.Total[fr] += count
+			}
+		}
+	}
+	return f, sc.Err()
+}
+
+// roleCPU is a role's CPU seconds over a config's runs: in all and per function.
+type roleCPU struct {
+	samples     int64
+	sec         float64
+	self, total map[string]float64
+}
+
+func (r *roleCPU) add(f FunctionCPU, hz int) {
+	if r.self == nil {
+		r.self, r.total = map[string]float64{}, map[string]float64{}
+	}
+	h := float64(hz)
+	r.samples += f.Samples
+	r.sec += float64(f.Samples) / h
+	for fn, n := range f.Self {
+		r.self[fn] += float64(n) / h
+	}
+	for fn, n := range f.Total {
+		r.total[fn] += float64(n) / h
+	}
+}
+
+// stepCPU is one step's profiles over a config's runs.
+type stepCPU struct {
+	ops    int64
+	roles  map[string]*roleCPU
+	events map[string]bool // "event at hz"
+}
+
+// configCPU sums the profiles of a config's runs per step (runs whose step has none are
+// left out, their operations too).
+func configCPU(runs []store.Run, o ExplainOptions) (map[string]*stepCPU, error) {
+	out := map[string]*stepCPU{}
+	for _, r := range runs {
+		for _, st := range r.Steps {
+			if len(st.Profiles) == 0 || o.Step != "" && st.Result.Name != o.Step {
+				continue
+			}
+			s := out[st.Result.Name]
+			if s == nil {
+				s = &stepCPU{roles: map[string]*roleCPU{}, events: map[string]bool{}}
+				out[st.Result.Name] = s
+			}
+			s.ops += st.Result.PrimaryCount()
+			for _, p := range st.Profiles {
+				if o.Role != "" && p.Role != o.Role || p.Hz <= 0 {
+					continue
+				}
+				text, err := p.FoldedText()
+				if err != nil {
+					return nil, fmt.Errorf("run %d step %s: %w", r.ID, st.Result.Name, err)
+				}
+				f, err := ParseFolded(text)
+				if err != nil {
+					return nil, fmt.Errorf("run %d step %s role %s: %w", r.ID, st.Result.Name, p.Role, err)
+				}
+				rc := s.roles[p.Role]
+				if rc == nil {
+					rc = &roleCPU{}
+					s.roles[p.Role] = rc
+				}
+				rc.add(f, p.Hz)
+				s.events[fmt.Sprintf("%s at %d Hz", cmp.Or(p.Event, "an unknown event"), p.Hz)] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// BuildExplain compares the CPU profiles of two configs' runs per step and role.
+func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptions) (Explain, error) {
+	if o.Top <= 0 {
+		o.Top = DefaultExplainTop
+	}
+	e := Explain{Base: base.Name, New: neu.Name, BaseRuns: base.RunIDs, NewRuns: neu.RunIDs, Top: o.Top}
+	b, err := configCPU(baseRuns, o)
+	if err != nil {
+		return Explain{}, err
+	}
+	n, err := configCPU(newRuns, o)
+	if err != nil {
+		return Explain{}, err
+	}
+	// Steps in the new config's run order.
+	var order []string
+	for _, r := range newRuns {
+		for _, st := range r.Steps {
+			if name := st.Result.Name; n[name] != nil && b[name] != nil && !slices.Contains(order, name) {
+				order = append(order, name)
+			}
+		}
+	}
+	for _, name := range order {
+		bs, ns := b[name], n[name]
+		if bs.ops == 0 || ns.ops == 0 {
+			which := neu.Name
+			if bs.ops == 0 {
+				which = base.Name
+			}
+			e.Notes = append(e.Notes, fmt.Sprintf("step %s: no operations in %s, so no CPU per operation", name, which))
+			continue
+		}
+		if be, ne := sortedKeys(bs.events), sortedKeys(ns.events); !slices.Equal(be, ne) {
+			e.Notes = append(e.Notes, fmt.Sprintf("step %s: sampled with %s in %s but %s in %s: CPU seconds compare, sample counts do not",
+				name, strings.Join(be, ", "), base.Name, strings.Join(ne, ", "), neu.Name))
+		}
+		es := ExplainStep{Step: name, BaseOps: bs.ops, NewOps: ns.ops}
+		roles := map[string]bool{}
+		for r := range bs.roles {
+			roles[r] = true
+		}
+		for r := range ns.roles {
+			roles[r] = true
+		}
+		for _, role := range sortedKeys(roles) {
+			br, nr := cmp.Or(bs.roles[role], &roleCPU{}), cmp.Or(ns.roles[role], &roleCPU{})
+			perOp := func(sec float64, ops int64) float64 { return sec * 1e6 / float64(ops) }
+			er := ExplainRole{Role: role, Base: perOp(br.sec, bs.ops), New: perOp(nr.sec, ns.ops),
+				BaseSamples: br.samples, NewSamples: nr.samples}
+			er.Delta = er.New - er.Base
+			er.Self = topChanges(br.self, nr.self, bs.ops, ns.ops, er.Delta, o.Top)
+			er.Total = topChanges(br.total, nr.total, bs.ops, ns.ops, er.Delta, o.Top)
+			es.Roles = append(es.Roles, er)
+		}
+		e.Steps = append(e.Steps, es)
+	}
+	if len(e.Steps) == 0 {
+		what := "no step"
+		if o.Step != "" {
+			what = "step " + o.Step
+		}
+		if o.Role != "" {
+			what += " (role " + o.Role + ")"
+		}
+		return e, fmt.Errorf("%s has CPU profiles in both %s and %s: profile runs with dbperf run --cpu-profile DIR", what, base.Name, neu.Name)
+	}
+	return e, nil
+}
+
+// topChanges are the top functions by absolute change of CPU µs per op, largest first
+// (ties by name).
+func topChanges(base, neu map[string]float64, baseOps, newOps int64, roleDelta float64, top int) []FunctionChange {
+	fns := map[string]bool{}
+	for f := range base {
+		fns[f] = true
+	}
+	for f := range neu {
+		fns[f] = true
+	}
+	var out []FunctionChange
+	for f := range fns {
+		c := FunctionChange{Function: f, Base: base[f] * 1e6 / float64(baseOps), New: neu[f] * 1e6 / float64(newOps)}
+		c.Delta = c.New - c.Base
+		c.Pct, c.Share = math.NaN(), math.NaN()
+		if c.Base != 0 {
+			c.Pct = 100 * c.Delta / c.Base
+		}
+		if roleDelta != 0 {
+			c.Share = c.Delta / roleDelta
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b FunctionChange) int {
+		if c := cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Function, b.Function)
+	})
+	return out[:min(top, len(out))]
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LoadExplain reads the two configs' runs from the store (one bulk read) and compares
+// their profiles (BuildExplain).
+func LoadExplain(ctx context.Context, st *store.Store, base, neu Group, o ExplainOptions) (Explain, error) {
+	runs, err := st.Results(ctx, slices.Concat(base.RunIDs, neu.RunIDs))
+	if err != nil {
+		return Explain{}, err
+	}
+	return BuildExplain(base, neu, runs[:len(base.RunIDs)], runs[len(base.RunIDs):], o)
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+func TestParseFolded(t *testing.T) {
+	f, err := ParseFolded([]byte("main;a;b 3\nmain;b;a;b 2\nmain 1\n\n[no stack] 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Samples != 10 {
+		t.Errorf("samples %d, want 10", f.Samples)
+	}
+	for fn, want := range map[string]int64{"b": 5, "main": 1, "a": 0, "[no stack]": 4} {
+		if f.Self[fn] != want {
+			t.Errorf("self %s = %d, want %d", fn, f.Self[fn], want)
+		}
+	}
+	// Total: once per stack, whatever the recursion.
+	for fn, want := range map[string]int64{"main": 6, "a": 5, "b": 5, "[no stack]": 4} {
+		if f.Total[fn] != want {
+			t.Errorf("total %s = %d, want %d", fn, f.Total[fn], want)
+		}
+	}
+	for _, bad := range []string{"main;a\n", "main;a x\n", "5\n", "a -1\n"} {
+		if _, err := ParseFolded([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// explainRun is a run of one step with the given ops and profiles (role → folded text).
+func explainRun(t *testing.T, id int64, step string, ops int64, hz int, profiles map[string]string) store.Run {
+	t.Helper()
+	st := store.Step{Result: metrics.StepResult{Name: step, Primary: "insert",
+		Labels: []metrics.LabelStats{{Label: "insert", Unit: metrics.UnitRows, Rows: ops}}}}
+	for role, text := range profiles {
+		gz, err := store.CompressFolded([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Profiles = append(st.Profiles, store.StepProfile{Role: role, Event: "cpu-clock", Hz: hz, Folded: gz})
+	}
+	return store.Run{ID: id, Steps: []store.Step{st}}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestBuildExplain(t *testing.T) {
+	// Base: 100 Hz, 1000 ops. insert: main;exec;heap 100 samples = 1 s, main;exec;wal 50.
+	// New: 200 Hz, 2000 ops. insert: main;exec;heap 200 = 1 s (same µs/op),
+	// main;exec;wal 400 = 2 s, main;exec;lock 100 = 0.5 s (new).
+	base := []store.Run{explainRun(t, 1, "l.i0", 1000, 100, map[string]string{
+		"insert": "main;exec;heap 100\nmain;exec;wal 50\n",
+		"client": "go;send 10\n",
+	})}
+	neu := []store.Run{explainRun(t, 2, "l.i0", 2000, 200, map[string]string{
+		"insert": "main;exec;heap 200\nmain;exec;wal 400\nmain;exec;lock 100\n",
+		"client": "go;send 20\n",
+	})}
+	e, err := BuildExplain(Group{Name: "a", RunIDs: []int64{1}}, Group{Name: "b", RunIDs: []int64{2}}, base, neu, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Steps) != 1 || e.Steps[0].Step != "l.i0" || e.Steps[0].BaseOps != 1000 || e.Steps[0].NewOps != 2000 {
+		t.Fatalf("steps %+v", e.Steps)
+	}
+	roles := e.Steps[0].Roles
+	if len(roles) != 2 || roles[0].Role != "client" || roles[1].Role != "insert" {
+		t.Fatalf("roles %+v", roles)
+	}
+	// client: 0.1 s / 1000 ops = 100 µs/op; 0.1 s / 2000 = 50 µs/op.
+	if c := roles[0]; !near(c.Base, 100) || !near(c.New, 50) || !near(c.Delta, -50) {
+		t.Errorf("client %+v", c)
+	}
+	ins := roles[1]
+	// insert: 1.5 s / 1000 = 1500 µs/op; 3.5 s / 2000 = 1750.
+	if !near(ins.Base, 1500) || !near(ins.New, 1750) || !near(ins.Delta, 250) || ins.BaseSamples != 150 || ins.NewSamples != 700 {
+		t.Errorf("insert %+v", ins)
+	}
+	// Self, ranked by |Δ|: lock +250 (new: no %), wal 500 → 1000 = +500, heap 1000 → 500 = -500.
+	want := []FunctionChange{
+		{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2},
+		{Function: "wal", Base: 500, New: 1000, Delta: 500, Pct: 100, Share: 2},
+		{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1},
+	}
+	checkChanges(t, "self", ins.Self, want)
+	// Total: a leaf's total is its self here; main and exec hold every stack (+250, all
+	// of the role's change), ties by name.
+	checkChanges(t, "total", ins.Total, []FunctionChange{
+		want[0], want[1],
+		{Function: "exec", Base: 1500, New: 1750, Delta: 250, Pct: 100.0 / 6, Share: 1},
+		want[2],
+		{Function: "main", Base: 1500, New: 1750, Delta: 250, Pct: 100.0 / 6, Share: 1},
+	})
+	if len(ins.Total) != 5 {
+		t.Errorf("total has %d functions, want 5", len(ins.Total))
+	}
+
+	// --top, --role and --step.
+	e, err = BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, neu, ExplainOptions{Role: "insert", Top: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Steps[0].Roles; len(r) != 1 || r[0].Role != "insert" || len(r[0].Self) != 1 || r[0].Self[0].Function != "heap" {
+		t.Errorf("--role insert --top 1: %+v", r)
+	}
+	if _, err := BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, neu, ExplainOptions{Step: "qp100"}); err == nil || !strings.Contains(err.Error(), "step qp100") {
+		t.Errorf("--step qp100: %v", err)
+	}
+}
+
+// TestBuildExplainGroups: a config of several runs sums their CPU and their operations;
+// a run whose step has no profile counts neither; a step profiled on one side only is left out.
+func TestBuildExplainGroups(t *testing.T) {
+	base := []store.Run{
+		explainRun(t, 1, "l.i0", 1000, 100, map[string]string{"insert": "main;f 100\n"}),
+		explainRun(t, 2, "l.i0", 3000, 100, map[string]string{"insert": "main;f 100\nmain;g 200\n"}),
+		explainRun(t, 3, "l.i0", 99999, 100, nil),
+		explainRun(t, 4, "qp100", 10, 100, map[string]string{"query": "main;q 1\n"}),
+	}
+	neu := []store.Run{explainRun(t, 5, "l.i0", 1000, 100, map[string]string{"insert": "main;f 100\n"})}
+	e, err := BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, neu, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Steps) != 1 || e.Steps[0].BaseOps != 4000 {
+		t.Fatalf("steps %+v", e.Steps)
+	}
+	// Base: 4 s / 4000 ops = 1000 µs/op; f 2 s → 500, g 2 s → 500. New: f 1000.
+	ins := e.Steps[0].Roles[0]
+	if !near(ins.Base, 1000) || !near(ins.New, 1000) || ins.Delta != 0 {
+		t.Errorf("insert %+v", ins)
+	}
+	checkChanges(t, "self", ins.Self, []FunctionChange{
+		{Function: "f", Base: 500, New: 1000, Delta: 500, Pct: 100, Share: math.NaN()},
+		{Function: "g", Base: 500, New: 0, Delta: -500, Pct: -100, Share: math.NaN()},
+	})
+}
+
+func checkChanges(t *testing.T, kind string, got, want []FunctionChange) {
+	t.Helper()
+	eq := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || near(a, b) }
+	if len(got) < len(want) {
+		t.Fatalf("%s: %+v, want %+v", kind, got, want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Function != w.Function || !eq(g.Base, w.Base) || !eq(g.New, w.New) || !eq(g.Delta, w.Delta) || !eq(g.Pct, w.Pct) || !eq(g.Share, w.Share) {
+			t.Errorf("%s %d: %+v, want %+v", kind, i, g, w)
+		}
+	}
+}
