@@ -22,6 +22,7 @@ if [ "$what" = test ]; then
 	ls /usr/lib/mysql/plugin/ha_rocksdb.so >/dev/null 2>&1 || need+=(mariadb-plugin-rocksdb)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	command -v db_bench >/dev/null 2>&1 || need+=(rocksdb-tools)
+	command -v perf >/dev/null 2>&1 || need+=(linux-perf)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

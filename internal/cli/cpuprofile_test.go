@@ -16,15 +16,7 @@ import (
 // dynamic symbols, its static functions such as ExecDelete read "[postgres]") deleting
 // heap tuples, and the server's other processes are background roles.
 func TestRunCPUProfilePostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a database server")
-	}
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
-		t.Skipf("postgres not installed (make test installs it): %v", err)
-	}
-	if err := profile.Available(context.Background()); err != nil {
-		t.Skipf("perf unavailable: %v", err)
-	}
+	needPerfPostgres(t)
 	dir := t.TempDir()
 	profDir := filepath.Join(dir, "prof")
 	// 999 Hz: PostgreSQL's background processes use little CPU in 2 s steps.
@@ -68,5 +60,21 @@ func TestRunCPUProfilePostgres(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(profDir, "run-1", step+".*.folded")); len(m) == 0 {
 			t.Errorf("step %s: no profile", step)
 		}
+	}
+}
+
+// needPerfPostgres skips a test that profiles a managed PostgreSQL when it cannot run:
+// -short, no PostgreSQL 15, or perf unavailable (make test installs linux-perf; a
+// container may still forbid perf_event_open, and the reason is then the skip's).
+func needPerfPostgres(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a database server")
+	}
+	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
+		t.Skipf("postgres not installed (make test installs it): %v", err)
+	}
+	if err := profile.Available(context.Background()); err != nil {
+		t.Skipf("perf unavailable: %v", err)
 	}
 }

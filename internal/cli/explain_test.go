@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -16,15 +15,7 @@ import (
 // their profiles with their steps (and still write the files), and dbperf explain between
 // them names the step, its roles and PostgreSQL's functions, as text and as JSON.
 func TestExplainCPUProfilePostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a database server")
-	}
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
-		t.Skipf("postgres not installed (make test installs it): %v", err)
-	}
-	if err := profile.Available(context.Background()); err != nil {
-		t.Skipf("perf unavailable: %v", err)
-	}
+	needPerfPostgres(t)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	profDir := filepath.Join(dir, "prof")
