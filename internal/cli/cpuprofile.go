@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
@@ -25,20 +26,36 @@ import (
 // work included: goroutines move between threads, so its threads name no role).
 const roleClient = "client"
 
+// roleServer is the role of the server's samples when the workers' sessions could not be
+// told apart (MariaDB without performance_schema): its threads that no title or thread
+// name tells apart, the workers' connections among them, so not "background".
+const roleServer = "server"
+
 // cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: per step a
 // system-wide perf recording (internal/profile), folded per role into
 // DIR/run-<id>/<step>.<role>.folded and kept for the step's store writer (take, the
 // runRecord's profiles), which stores them with the step: a worker's session's server process or
 // thread by the worker's role, the server's other processes and threads as
-// background:<name>, and dbperf as client.
+// background:<name> (a PostgreSQL process by its title, a MariaDB thread by its
+// engine.ThreadNamer name), and dbperf as client. When the workers' sessions are unknown
+// (SessionPID failed) the server's otherwise unnamed samples are the role server, and
+// the step's note says why once.
 type cpuProfiler struct {
 	dir       string // DIR/run-<id>
 	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
 	self      int
-	hz        int // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
+	hz        int                // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
+	namer     engine.ThreadNamer // nil: the server's threads are not named (PostgreSQL, embedded, remote)
 
 	rec      *profile.Recording
 	sessions map[int]string // server pid or tid → the role of the worker it serves
+	// absent is why the workers' roles are absent from the step's profile ("" when every
+	// session's server thread or process is known).
+	absent string
+	// threads are the server's thread names by tid (namer), read at the step's start and
+	// end; threadsErr is why they could not be read.
+	threads    map[int]string
+	threadsErr error
 	// titles are the server's processes' titles, read at the start, every pollEvery while
 	// the step runs and at its end, so a process that exited keeps its name.
 	mu       sync.Mutex
@@ -55,13 +72,18 @@ const pollEvery = 250 * time.Millisecond
 
 var _ runner.Profiler = (*cpuProfiler)(nil)
 
-// newCPUProfiler makes the run's directory of profiles.
-func newCPUProfiler(dir string, runID int64, serverPID, hz int) (*cpuProfiler, error) {
+// newCPUProfiler makes the run's directory of profiles. h is the run's engine handle: a
+// server's engine.ThreadNamer names its threads.
+func newCPUProfiler(dir string, runID int64, serverPID, hz int, h engine.Handle) (*cpuProfiler, error) {
 	d := filepath.Join(dir, fmt.Sprintf("run-%d", runID))
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
-	return &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz}, nil
+	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz}
+	if tn, ok := h.(engine.ThreadNamer); ok && serverPID != 0 {
+		p.namer = tn
+	}
+	return p, nil
 }
 
 // cpuProfileHz is the sampling rate: $DBPERF_CPU_PROFILE_HZ (1–10000: to see rare
@@ -81,13 +103,22 @@ func cpuProfileHz(env Env) (int, error) {
 // Start starts perf and the polling of the server's process titles.
 func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	p.sessions = map[int]string{}
+	var reasons []string
 	for _, s := range sessions {
-		if s.ID != 0 {
+		if s.ID != 0 && s.Local {
 			p.sessions[s.ID] = s.Role
+		} else if s.Reason != "" && !slices.Contains(reasons, s.Reason) {
+			reasons = append(reasons, s.Reason)
 		}
+	}
+	p.absent = ""
+	if p.serverPID != 0 && len(reasons) > 0 {
+		p.absent = strings.Join(reasons, "; ")
 	}
 	p.titles = map[int]string{}
 	p.readTitles()
+	p.threads, p.threadsErr = map[int]string{}, nil
+	p.readThreads(ctx)
 	rec, err := profile.Start(ctx, profile.Options{Hz: p.hz})
 	if err != nil {
 		return err
@@ -134,8 +165,31 @@ func (p *cpuProfiler) readTitles() {
 	}
 }
 
+// readThreads adds the server's thread names not yet known (the namer's); the first
+// failure is kept for the step's note.
+func (p *cpuProfiler) readThreads(ctx context.Context) {
+	if p.namer == nil {
+		return
+	}
+	names, err := p.namer.ServerThreads(ctx)
+	if err != nil {
+		if p.threadsErr == nil {
+			p.threadsErr = err
+		}
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tid, name := range names {
+		if _, known := p.threads[tid]; !known {
+			p.threads[tid] = name
+		}
+	}
+}
+
 // Stop ends the recording, folds it, writes one file per role and keeps the profiles for
-// the step's store writer (take).
+// the step's store writer (take). Its error, the step's note, also says once why the
+// workers' roles are absent, or why the server's threads are not named.
 func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	p.stopPoll()
 	<-p.polled
@@ -144,6 +198,7 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 		return err
 	}
 	p.readTitles()
+	p.readThreads(ctx)
 	tasks := profile.NewTasks()
 	ps, err := p.rec.Fold(ctx, p.filter(tasks), tasks)
 	if err != nil {
@@ -170,6 +225,13 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	}
 	p.folded[step] = kept
 	p.mu.Unlock()
+	switch {
+	case p.absent != "":
+		// The thread names failed too, most likely for the same reason: said once.
+		errs = append(errs, fmt.Errorf("roles absent, the server's samples are role %s: %s", roleServer, p.absent))
+	case p.threadsErr != nil:
+		errs = append(errs, fmt.Errorf("the server's threads are not named: %w", p.threadsErr))
+	}
 	return errors.Join(errs...)
 }
 
@@ -221,7 +283,10 @@ func foldedCapped(p *profile.Profile, maxBytes int) ([]byte, int) {
 
 // filter attributes a sample: dbperf's process is the client; the server's processes and
 // threads (tasks: the server's descendants, also those that started and ended during the
-// step) are a worker's role when they serve its session, background:<name> otherwise.
+// step) are a worker's role when they serve its session, background:<name> otherwise:
+// the thread's name (namer), else the process's title or command name. When the
+// workers' sessions are unknown (absent), a sample neither a thread name nor a title
+// names is the role server: it may be a worker's.
 func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
 	return func(pid, tid int, comm string) (string, bool) {
 		if pid == p.self {
@@ -234,12 +299,20 @@ func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
 			return role, true
 		}
 		title := ""
+		p.mu.Lock()
+		thread, named := p.threads[tid]
 		if tid == pid {
-			p.mu.Lock()
 			title = p.titles[pid]
-			p.mu.Unlock()
 		}
-		return "background:" + profile.ProcessName(title, comm), true
+		p.mu.Unlock()
+		if named {
+			return "background:" + thread, true
+		}
+		name := profile.ProcessName(title, comm)
+		if p.absent != "" && name == comm {
+			return roleServer, true
+		}
+		return "background:" + name, true
 	}
 }
 

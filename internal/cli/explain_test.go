@@ -11,25 +11,40 @@ import (
 	"github.com/dbperf/dbperf/internal/store"
 )
 
-// TestExplainCPUProfilePostgres: two runs with --cpu-profile on a managed PostgreSQL store
-// their profiles with their steps (and still write the files), and dbperf explain between
-// them names the step, its roles and PostgreSQL's functions, as text and as JSON.
-func TestExplainCPUProfilePostgres(t *testing.T) {
+// TestExplainKnownCostPostgres is issue 25's acceptance of dbperf explain on a setting
+// with a known CPU cost: JIT compilation forced on for every query (jit_above_cost = 0,
+// and inlining and optimization too: profile "jit" below) against the default profile
+// (JIT only above cost 100000, which no statement of insertbench at tiny scale reaches).
+// Both runs record CPU profiles (--cpu-profile) and statements, plans and waits
+// (--explain). In qr100, explain must put the range-query role first, with LLVM's
+// functions (libLLVM, llvm::…) among its top changes by total CPU; pg_stat_statements
+// must show the JIT time per call of the range queries (0 in base); every step stores its
+// profiles, statements and waits.
+func TestExplainKnownCostPostgres(t *testing.T) {
 	needPerfPostgres(t)
+	if _, err := os.Stat("/usr/lib/postgresql/15/lib/llvmjit.so"); err != nil {
+		t.Skipf("PostgreSQL 15 without JIT (llvmjit.so): %v", err)
+	}
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	profDir := filepath.Join(dir, "prof")
-	env := map[string]string{"DBPERF_CPU_PROFILE_HZ": "999"}
-	for _, label := range []string{"base", "new"} {
-		code, out, errOut := runCLI(t, env, "run", "insertbench", "--engine", "postgres", "--managed",
-			"--scale", "tiny", "--steps", "l.i0", "--time", "1", "--quiet", "--label", label,
-			"--results", results, "--cpu-profile", profDir)
-		if code != 0 {
-			t.Fatalf("run %s: exit %d\n%s\n%s", label, code, out, errOut)
-		}
+	profiles := filepath.Join(dir, "profiles")
+	if err := os.MkdirAll(filepath.Join(profiles, "postgres"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(profDir, "run-2", "l.i0.insert.folded")); err != nil {
-		t.Errorf("the profile's file: %v", err)
+	jit := "jit = on\njit_above_cost = 0\njit_inline_above_cost = 0\njit_optimize_above_cost = 0\n"
+	if err := os.WriteFile(filepath.Join(profiles, "postgres", "jit.conf"), []byte(jit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DBPERF_CPU_PROFILE_HZ": "499"}
+	for _, profile := range []string{"default", "jit"} {
+		code, out, errOut := runCLI(t, env, "run", "insertbench", "--engine", "postgres", "--managed",
+			"--scale", "tiny", "--steps", "l.i0,l.x,qr100", "--time", "1", "--quiet", "--label", profile,
+			"--profiles-dir", profiles, "--profile", profile,
+			"--results", results, "--cpu-profile", profDir, "--explain")
+		if code != 0 {
+			t.Fatalf("run %s: exit %d\n%s\n%s", profile, code, out, errOut)
+		}
 	}
 	st, err := store.Open(context.Background(), results)
 	if err != nil {
@@ -41,37 +56,35 @@ func TestExplainCPUProfilePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		var roles []string
-		for _, p := range r.Steps[0].Profiles {
-			roles = append(roles, p.Role)
-			if p.Hz != 999 || p.Samples <= 0 || p.Stacks <= 0 || p.Event == "" {
-				t.Errorf("run %d: stored profile %s: hz %d, %d samples, %d stacks, event %q", r.ID, p.Role, p.Hz, p.Samples, p.Stacks, p.Event)
+		if !strings.Contains(r.Env["explain"], "pg_stat_statements") {
+			t.Errorf("run %d: env explain %q", r.ID, r.Env["explain"])
+		}
+		for _, s := range r.Steps {
+			if s.Result.Note != "" {
+				t.Errorf("run %d step %s: note %q", r.ID, s.Result.Name, s.Result.Note)
+			}
+			var roles []string
+			for _, p := range s.Profiles {
+				roles = append(roles, p.Role)
+				if p.Hz != 499 || p.Samples <= 0 || p.Stacks <= 0 || p.Event == "" {
+					t.Errorf("run %d step %s: stored profile %s: hz %d, %d samples, %d stacks, event %q", r.ID, s.Result.Name, p.Role, p.Hz, p.Samples, p.Stacks, p.Event)
+				}
+			}
+			if !strings.Contains(strings.Join(roles, " "), "client") || len(s.Statements) == 0 || len(s.Waits) == 0 {
+				t.Errorf("run %d step %s: roles %v, %d statements, %d waits", r.ID, s.Result.Name, roles, len(s.Statements), len(s.Waits))
 			}
 		}
-		if !strings.Contains(strings.Join(roles, " "), "insert") {
-			t.Errorf("run %d: stored roles %v, no insert", r.ID, roles)
-		}
+	}
+	if _, err := os.Stat(filepath.Join(profDir, "run-2", "qr100.query.folded")); err != nil {
+		t.Errorf("the profile's file: %v", err)
 	}
 
-	code, out, errOut := runCLI(t, nil, "explain", "base", "new", "--results", results, "--top", "30")
+	code, out, errOut := runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qr100", "--top", "5")
 	if code != 0 {
 		t.Fatalf("explain: exit %d\n%s\n%s", code, out, errOut)
 	}
-	t.Logf("dbperf explain base new:\n%s", out)
-	for _, want := range []string{"step l.i0", "insert", "client"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("explain does not name %q:\n%s", want, out)
-		}
-	}
-	pg := false
-	for _, fn := range []string{"PostgresMain", "standard_ExecutorRun", "PortalRun", "ExecInsertIndexTuples", "XLogInsertRecord", "heap_insert", "btinsert"} {
-		pg = pg || strings.Contains(out, fn)
-	}
-	if !pg {
-		t.Errorf("explain names no PostgreSQL function:\n%s", out)
-	}
-
-	code, out, errOut = runCLI(t, nil, "explain", "1", "2", "--results", results, "--role", "insert", "--format", "json")
+	t.Logf("dbperf explain default jit --step qr100:\n%s", out)
+	code, out, errOut = runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qr100", "--top", "5", "--format", "json")
 	if code != 0 {
 		t.Fatalf("explain --format json: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -79,20 +92,58 @@ func TestExplainCPUProfilePostgres(t *testing.T) {
 		Steps []struct {
 			Step  string `json:"step"`
 			Roles []struct {
-				Role string `json:"role"`
-				Self []struct {
-					Function string `json:"function"`
-				} `json:"self"`
+				Role  string  `json:"role"`
+				Delta float64 `json:"delta_us_per_op"`
+				Total []struct {
+					Function string  `json:"function"`
+					Delta    float64 `json:"delta_us_per_op"`
+				} `json:"total"`
 			} `json:"roles"`
+			Statements []struct {
+				Query string `json:"query"`
+				Base  struct {
+					JIT float64 `json:"jit_us_per_call"`
+				} `json:"base"`
+				New struct {
+					JIT  float64 `json:"jit_us_per_call"`
+					Exec float64 `json:"exec_us_per_call"`
+				} `json:"new"`
+			} `json:"statements"`
+			Waits []struct {
+				Role string `json:"role"`
+			} `json:"waits"`
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(j.Steps) != 1 || j.Steps[0].Step != "l.i0" || len(j.Steps[0].Roles) != 1 || j.Steps[0].Roles[0].Role != "insert" || len(j.Steps[0].Roles[0].Self) == 0 {
-		t.Errorf("json: %+v", j)
+	if len(j.Steps) != 1 || j.Steps[0].Step != "qr100" || len(j.Steps[0].Roles) == 0 {
+		t.Fatalf("json: %+v", j)
 	}
-	if code, _, errOut := runCLI(t, nil, "explain", "base", "new", "--results", results, "--step", "qp100"); code != ExitBadInput || !strings.Contains(errOut, "qp100") {
+	s := j.Steps[0]
+	if r := s.Roles[0]; r.Role != "query" || r.Delta <= 0 {
+		t.Errorf("the role whose CPU per op changed most is %s (%+.0f µs/op), want query", r.Role, r.Delta)
+	}
+	llvm := false
+	for _, f := range s.Roles[0].Total[:min(3, len(s.Roles[0].Total))] {
+		llvm = llvm || (f.Delta > 0 && (strings.Contains(f.Function, "LLVM") || strings.Contains(f.Function, "llvm")))
+	}
+	if !llvm {
+		t.Errorf("no LLVM function among the query role's top 3 changes by total CPU: %+v", s.Roles[0].Total)
+	}
+	ranges := 0
+	for _, st := range s.Statements {
+		if strings.HasPrefix(st.Query, "SELECT") && strings.Contains(st.Query, "ORDER BY") {
+			ranges++
+			if st.Base.JIT != 0 || st.New.JIT <= 0 || st.New.JIT > st.New.Exec {
+				t.Errorf("range query %q: JIT µs per call %.0f → %.0f (exec %.0f)", st.Query, st.Base.JIT, st.New.JIT, st.New.Exec)
+			}
+		}
+	}
+	if ranges == 0 || len(s.Waits) == 0 {
+		t.Errorf("explain shows %d range queries, %d waits: %+v", ranges, len(s.Waits), s)
+	}
+	if code, _, errOut := runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qp100"); code != ExitBadInput || !strings.Contains(errOut, "qp100") {
 		t.Errorf("--step qp100: exit %d, %s", code, errOut)
 	}
 }

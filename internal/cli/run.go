@@ -52,6 +52,7 @@ type runFlags struct {
 	repeat         int
 	storeTimeout   float64
 	cpuProfile     string
+	explain        bool
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -152,6 +153,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.Float64Var(&f.storeTimeout, "store-timeout", defaultStoreTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "sample on-CPU call stacks with Linux perf during each step's timed load, folded per role: stored with the step in the results store (dbperf explain compares them) and written to DIR/run-<id>/<step>.<role>.folded (docs/profiles.md)")
+	fl.BoolVar(&f.explain, "explain", false, "record per step the server's statement statistics (pg_stat_statements, performance_schema digests), each statement shape's plan and samples of every session's wait: stored with the step for dbperf explain (docs/profiles.md)")
 	fl.Float64Var(&f.reportInterval, "report-interval", 0, "seconds per measurement interval (default: the scale's, 1 for tiny/small, 5 otherwise)")
 	fl.StringVar(&f.workdir, "workdir", "", "directory for the engine's files, locked while the run uses it (default: a fresh temporary directory, removed after the run)")
 	keepHelp := "keep the temporary work directory after the run"
@@ -210,7 +212,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
-		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile,
+		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile, Explain: f.explain,
 	}
 	var errs []error
 	if resultsErr != nil {
@@ -417,18 +419,30 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if note := cpuProfileNote(cfg); note != "" {
 		ot.env[envCPUProfile] = note
 	}
+	dc := openDiag(ctx, env, cfg, ot)
+	if dc != nil {
+		defer dc.d.Close()
+	}
 	rec, err := beginRun(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
 	if err != nil {
 		return 0, "", badInput(err)
 	}
 	run := ot.runner(cfg)
+	var profs profilers
 	if cfg.CPUProfileDir != "" {
-		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz); err != nil {
+		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle); err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
-			run.Profiler = prof
+			profs.add("cpu profile", prof)
 			rec.profiles = prof.take
 		}
+	}
+	if dc != nil {
+		profs.add("explain", dc)
+		rec.diag = dc.take
+	}
+	if len(profs.ps) > 0 {
+		run.Profiler = &profs
 	}
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	// The steps in order, a failed or interrupted one's followers stored skipped

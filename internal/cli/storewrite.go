@@ -163,6 +163,9 @@ type runRecord struct {
 	// profiles, when set (dbperf run --cpu-profile), hands over a finished step's CPU
 	// profiles, stored with the step.
 	profiles func(step string) []store.StepProfile
+	// diag, when set (dbperf run --explain), hands over a finished step's statements and
+	// waits, stored with the step.
+	diag func(step string) ([]store.StepStatement, []store.StepWait)
 }
 
 // keptStep is a step as written: its intervals (iw) and result, once known.
@@ -173,6 +176,8 @@ type keptStep struct {
 	iw          *intervalWriter
 	res         *metrics.StepResult
 	profiles    []store.StepProfile
+	stmts       []store.StepStatement
+	waits       []store.StepWait
 }
 
 // beginRun stores the run's start. ctx is the command's: cancelled by Ctrl-C, after which
@@ -293,6 +298,11 @@ func (rec *runRecord) spill(done bool) (string, error) {
 				return "", err
 			}
 		}
+		if len(k.stmts) > 0 || len(k.waits) > 0 {
+			if err := st.PutStepDiag(ctx, sid, k.stmts, k.waits); err != nil {
+				return "", err
+			}
+		}
 		end = res.StartedAt.Add(time.Duration(res.Seconds * float64(time.Second)))
 	}
 	status := rec.status()
@@ -359,7 +369,8 @@ func (s *stepSink) BeginStep(seq int, step workload.Step) (runner.Observer, erro
 }
 
 // FinishStep shows the step's result, waits for its intervals to be written and stores
-// the result, then its CPU profiles (--cpu-profile), all after the step's load.
+// the result, then its CPU profiles (--cpu-profile) and its statements and waits
+// (--explain), all after the step's load.
 func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResult) error {
 	rec, k := s.rec, s.cur
 	s.prog.Finish(res)
@@ -374,13 +385,20 @@ func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResul
 	if err := rec.write(func(c context.Context) error { return rec.st.FinishStep(c, stepID, res) }); err != nil {
 		return rec.storeFailed("at the end of step "+k.name, err, false)
 	}
-	if rec.profiles == nil {
-		return nil
+	if rec.profiles != nil {
+		if k.profiles = rec.profiles(k.name); len(k.profiles) > 0 {
+			profiles := k.profiles
+			if err := rec.write(func(c context.Context) error { return rec.st.PutStepProfiles(c, stepID, profiles) }); err != nil {
+				return rec.storeFailed("storing the CPU profiles of step "+k.name, err, false)
+			}
+		}
 	}
-	if k.profiles = rec.profiles(k.name); len(k.profiles) > 0 {
-		profiles := k.profiles
-		if err := rec.write(func(c context.Context) error { return rec.st.PutStepProfiles(c, stepID, profiles) }); err != nil {
-			return rec.storeFailed("storing the CPU profiles of step "+k.name, err, false)
+	if rec.diag != nil {
+		if k.stmts, k.waits = rec.diag(k.name); len(k.stmts) > 0 || len(k.waits) > 0 {
+			stmts, waits := k.stmts, k.waits
+			if err := rec.write(func(c context.Context) error { return rec.st.PutStepDiag(c, stepID, stmts, waits) }); err != nil {
+				return rec.storeFailed("storing the statements and waits of step "+k.name, err, false)
+			}
 		}
 	}
 	return nil

@@ -75,6 +75,9 @@ type Run struct {
 	CPUProfileOff string
 	// CPUProfileHz is the profiles' sampling rate per CPU.
 	CPUProfileHz int
+	// Explain records, per step, the server's statement statistics, plans and wait
+	// samples (dbperf run --explain), for dbperf explain.
+	Explain bool
 }
 
 // Validate reports every problem with the configuration, one line each, joined.

@@ -14,8 +14,11 @@ import (
 	"github.com/dbperf/dbperf/internal/store"
 )
 
-// Explain is `dbperf explain BASE NEW`: per step both configs profiled (dbperf run
-// --cpu-profile) and per role, the functions whose CPU µs per operation changed most.
+// Explain is `dbperf explain BASE NEW`: per step both configs recorded, largest change of
+// the step's rate first: per role (largest change first) the functions whose CPU µs per
+// operation changed most (dbperf run --cpu-profile), the statements whose time per
+// operation changed most with any plan change, and the change of each role's wait shares
+// (dbperf run --explain).
 type Explain struct {
 	Base, New string // the configs' names (Group.Name)
 	// BaseRuns and NewRuns are the configs' runs; their profiles are summed per step.
@@ -29,10 +32,22 @@ type Explain struct {
 // ExplainStep is one step's roles.
 type ExplainStep struct {
 	Step string
+	// BaseRate and NewRate are the step's primary operations per second over each
+	// config's runs, Change their relative change (New/Base − 1; NaN when Base is 0):
+	// what orders the steps.
+	BaseRate, NewRate, Change float64
 	// BaseOps and NewOps are the step's primary operations (StepResult.PrimaryCount) over
 	// the config's profiled runs: the denominator of every µs/op.
 	BaseOps, NewOps int64
-	Roles           []ExplainRole
+	// Roles are the CPU profiles' roles, largest absolute change first (none when the
+	// step was not profiled in both).
+	Roles []ExplainRole
+	// Statements and Waits are from dbperf run --explain (none when the step did not
+	// record them in both); StatementOps are the operations of their runs' steps
+	// (the denominator of their µs/op).
+	Statements                        []StatementChange
+	Waits                             []WaitChange
+	BaseStatementOps, NewStatementOps int64
 }
 
 // ExplainRole is one role's CPU per op in both configs and its functions that changed most.
@@ -188,17 +203,34 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 	if err != nil {
 		return Explain{}, err
 	}
-	// Steps in the new config's run order.
+	bd, nd := configDiag(baseRuns, o), configDiag(newRuns, o)
+	// Steps in the new config's run order, then by their change.
 	var order []string
 	for _, r := range newRuns {
 		for _, st := range r.Steps {
-			if name := st.Result.Name; n[name] != nil && b[name] != nil && !slices.Contains(order, name) {
+			name := st.Result.Name
+			if (n[name] != nil && b[name] != nil || nd[name] != nil && bd[name] != nil) && !slices.Contains(order, name) {
 				order = append(order, name)
 			}
 		}
 	}
 	for _, name := range order {
+		es := ExplainStep{Step: name, BaseRate: stepRate(baseRuns, name), NewRate: stepRate(newRuns, name), Change: math.NaN()}
+		if es.BaseRate > 0 {
+			es.Change = es.NewRate/es.BaseRate - 1
+		}
+		if bs, ns := bd[name], nd[name]; bs != nil && ns != nil {
+			if bs.ops > 0 && ns.ops > 0 {
+				es.Statements = statementChanges(bs, ns, o.Top)
+				es.BaseStatementOps, es.NewStatementOps = bs.ops, ns.ops
+			}
+			es.Waits = waitChanges(bs, ns)
+		}
 		bs, ns := b[name], n[name]
+		if bs == nil || ns == nil {
+			e.Steps = append(e.Steps, es)
+			continue
+		}
 		if bs.ops == 0 || ns.ops == 0 {
 			which := neu.Name
 			if bs.ops == 0 {
@@ -211,7 +243,7 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			e.Notes = append(e.Notes, fmt.Sprintf("step %s: sampled with %s in %s but %s in %s: CPU seconds compare, sample counts do not",
 				name, strings.Join(be, ", "), base.Name, strings.Join(ne, ", "), neu.Name))
 		}
-		es := ExplainStep{Step: name, BaseOps: bs.ops, NewOps: ns.ops}
+		es.BaseOps, es.NewOps = bs.ops, ns.ops
 		roles := map[string]bool{}
 		for r := range bs.roles {
 			roles[r] = true
@@ -229,8 +261,10 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			er.Total = topChanges(br.total, nr.total, bs.ops, ns.ops, er.Delta, o.Top)
 			es.Roles = append(es.Roles, er)
 		}
+		slices.SortStableFunc(es.Roles, func(a, b ExplainRole) int { return cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)) })
 		e.Steps = append(e.Steps, es)
 	}
+	slices.SortStableFunc(e.Steps, func(a, b ExplainStep) int { return cmp.Compare(absChange(b.Change), absChange(a.Change)) })
 	if len(e.Steps) == 0 {
 		what := "no step"
 		if o.Step != "" {
@@ -239,9 +273,17 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 		if o.Role != "" {
 			what += " (role " + o.Role + ")"
 		}
-		return e, fmt.Errorf("%s has CPU profiles in both %s and %s: profile runs with dbperf run --cpu-profile DIR", what, base.Name, neu.Name)
+		return e, fmt.Errorf("%s has CPU profiles or statements in both %s and %s: record runs with dbperf run --cpu-profile DIR or --explain", what, base.Name, neu.Name)
 	}
 	return e, nil
+}
+
+// absChange orders steps by their change, a step without one (NaN) last.
+func absChange(c float64) float64 {
+	if math.IsNaN(c) {
+		return -1
+	}
+	return math.Abs(c)
 }
 
 // topChanges are the top functions by absolute change of CPU µs per op, largest first

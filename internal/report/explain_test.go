@@ -72,14 +72,15 @@ func TestBuildExplain(t *testing.T) {
 		t.Fatalf("steps %+v", e.Steps)
 	}
 	roles := e.Steps[0].Roles
-	if len(roles) != 2 || roles[0].Role != "client" || roles[1].Role != "insert" {
+	// Largest change first: insert +250, client -50.
+	if len(roles) != 2 || roles[0].Role != "insert" || roles[1].Role != "client" {
 		t.Fatalf("roles %+v", roles)
 	}
 	// client: 0.1 s / 1000 ops = 100 µs/op; 0.1 s / 2000 = 50 µs/op.
-	if c := roles[0]; !near(c.Base, 100) || !near(c.New, 50) || !near(c.Delta, -50) {
+	if c := roles[1]; !near(c.Base, 100) || !near(c.New, 50) || !near(c.Delta, -50) {
 		t.Errorf("client %+v", c)
 	}
-	ins := roles[1]
+	ins := roles[0]
 	// insert: 1.5 s / 1000 = 1500 µs/op; 3.5 s / 2000 = 1750.
 	if !near(ins.Base, 1500) || !near(ins.New, 1750) || !near(ins.Delta, 250) || ins.BaseSamples != 150 || ins.NewSamples != 700 {
 		t.Errorf("insert %+v", ins)

@@ -72,6 +72,10 @@ type StepReport struct {
 	// HW is the step's HW-efficiency metrics, why any is missing, and their inputs.
 	HW        HWReport
 	Intervals []IntervalReport
+	// Profiles are the step's stored CPU profiles per role (dbperf run --cpu-profile), as
+	// the store read them: what the differential flame graphs draw (flame.go). No text
+	// or JSON report shows them.
+	Profiles []store.StepProfile
 }
 
 // PrimaryOp is the primary label's figures, if the step has them.
@@ -211,6 +215,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 		Note:             res.Note,
 		HW:               buildHW(res, env),
 		Intervals:        make([]IntervalReport, 0, len(st.Intervals)),
+		Profiles:         st.Profiles,
 	}
 	for _, l := range res.Labels {
 		sr.Ops = append(sr.Ops, op(l, secs))

@@ -6,10 +6,11 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 )
 
-// Profiler is an optional hook around each step's timed load (dbperf run --cpu-profile):
-// the runner says when the load starts and ends and which sessions play which role; what
-// is sampled and where it goes is the hook's. Its errors never fail a step: they become
-// the step's note.
+// Profiler is an optional hook around each step's timed load (dbperf run --cpu-profile,
+// --explain): the runner says when the load starts and ends and which sessions play which
+// role; what is sampled and where it goes is the hook's. Its errors never fail a step:
+// they become the step's note, as they are (so they should name what failed: "cpu
+// profile: …").
 type Profiler interface {
 	// Start is called once the step's sessions are open and its workers initialised,
 	// right before the step's clock starts; the profile should span from its return.
@@ -21,22 +22,31 @@ type Profiler interface {
 
 // ProfiledSession is one worker's session as a Profiler attributes samples: the worker's
 // role and the server process or thread serving the session (engine.ProcessInfo), 0 when
-// unknown (an embedded engine, a remote server).
+// unknown (an embedded engine, or SessionPID failed: Reason says why).
 type ProfiledSession struct {
 	Role string
 	ID   int
+	// Local says ID is this machine's process or thread (the server is local): only then
+	// can its CPU be sampled here. A remote server's ID still names the session in the
+	// server's own views (PostgreSQL's pg_stat_activity.pid).
+	Local bool
+	// Reason is why ID is 0 on a server engine ("" when it is known or the engine is
+	// embedded).
+	Reason string
 }
 
 // profiledSessions are the workers' sessions with their server process or thread ids.
 func (r *Runner) profiledSessions(ws []*worker) []ProfiledSession {
 	pi, ok := r.Handle.(engine.ProcessInfo)
-	ok = ok && pi.Local()
+	local := ok && pi.Local()
 	out := make([]ProfiledSession, 0, len(ws))
 	for _, w := range ws {
-		s := ProfiledSession{Role: w.group.Role}
+		s := ProfiledSession{Role: w.group.Role, Local: local}
 		if ok && w.s != nil {
 			if id, err := pi.SessionPID(w.s); err == nil {
 				s.ID = id
+			} else {
+				s.Reason = err.Error()
 			}
 		}
 		out = append(out, s)
@@ -51,7 +61,7 @@ func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker) (b
 		return false, ""
 	}
 	if err := r.Profiler.Start(ctx, name, r.profiledSessions(ws)); err != nil {
-		return false, "cpu profile: " + err.Error()
+		return false, err.Error()
 	}
 	return true, ""
 }

@@ -50,8 +50,8 @@ func TestProfilerSpansTheLoad(t *testing.T) {
 		note              string
 	}{
 		{"ok", nil, nil, []string{"start test", "stop test"}, ""},
-		{"start fails", errors.New("no perf"), nil, []string{"start test"}, "cpu profile: no perf"},
-		{"stop fails", nil, errors.New("perf died"), []string{"start test", "stop test"}, "cpu profile: perf died"},
+		{"start fails", errors.New("no perf"), nil, []string{"start test"}, "no perf"},
+		{"stop fails", nil, errors.New("perf died"), []string{"start test", "stop test"}, "perf died"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRunner(t)

@@ -185,7 +185,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	obs.Interval(step.Name(), iv)
 	if profiling {
 		if err := r.Profiler.Stop(context.WithoutCancel(ctx), step.Name()); err != nil {
-			profNote = "cpu profile: " + err.Error()
+			profNote = err.Error()
 		}
 	}
 

@@ -340,6 +340,9 @@ FROM steps WHERE run_id IN `+b.s.db.d.idsIn()+` ORDER BY run_id, seq`, func(rows
 	if err := b.readProfiles(); err != nil {
 		return err
 	}
+	if err := b.readDiag(); err != nil {
+		return err
+	}
 
 	// A step left running reads back as interrupted once its run is no longer running,
 	// with Seconds set to the end of its last interval.

@@ -131,6 +131,14 @@ func (s *Store) importTx(ctx context.Context, tx sqlTx, r Run) (int64, bool, err
 				return 0, false, err
 			}
 		}
+		if len(st.Statements) > 0 || len(st.Waits) > 0 {
+			if err := w.PutStepDiag(ctx, sid, st.Statements, st.Waits); err != nil {
+				return 0, false, err
+			}
+			if err := wrote(); err != nil {
+				return 0, false, err
+			}
+		}
 		if stepEnd := res.StartedAt.Add(time.Duration(res.Seconds * float64(time.Second))); stepEnd.After(last) {
 			last = stepEnd
 		}

@@ -442,7 +442,7 @@ func TestMigrateDuplicateOrigins(t *testing.T) {
 				setVersion = `UPDATE dbperf_schema SET version = 7`
 			}
 			// And schema 7 had none of the tables later versions added.
-			for _, q := range []string{`DROP TABLE step_profiles`, setVersion} {
+			for _, q := range []string{`DROP TABLE step_statements`, `DROP TABLE step_waits`, `DROP TABLE step_profiles`, setVersion} {
 				if _, err := s.db.ExecContext(ctx, q); err != nil {
 					t.Fatal(err)
 				}

@@ -26,7 +26,7 @@ func TestStepProfilesSchema9(t *testing.T) {
 			if s.db.d == postgresDialect {
 				setVersion = `UPDATE dbperf_schema SET version = 8`
 			}
-			for _, q := range []string{`DROP TABLE step_profiles`, setVersion} {
+			for _, q := range []string{`DROP TABLE step_statements`, `DROP TABLE step_waits`, `DROP TABLE step_profiles`, setVersion} {
 				if _, err := s.db.ExecContext(ctx, q); err != nil {
 					t.Fatal(err)
 				}
@@ -39,8 +39,8 @@ func TestStepProfilesSchema9(t *testing.T) {
 				version = `SELECT version FROM dbperf_schema`
 			}
 			var v int
-			if err := m.db.QueryRowContext(ctx, version).Scan(&v); err != nil || v != SchemaVersion || SchemaVersion != 9 {
-				t.Fatalf("schema version %d (%v) after migration, want %d = 9", v, err, SchemaVersion)
+			if err := m.db.QueryRowContext(ctx, version).Scan(&v); err != nil || v != SchemaVersion {
+				t.Fatalf("schema version %d (%v) after migration, want %d", v, err, SchemaVersion)
 			}
 			got, err := m.Results(ctx, []int64{old})
 			if err != nil {

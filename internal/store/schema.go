@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -240,6 +240,43 @@ CREATE TABLE step_profiles (
 	stacks  INTEGER NOT NULL, -- distinct stacks in folded
 	folded  BLOB    NOT NULL, -- the folded text, gzip
 	PRIMARY KEY (step_id, role)
+);
+`,
+		// 10 (issue 25): what a step's statements cost inside the server (dbperf run
+		// --explain): per statement shape the difference of the server's counters over
+		// the step (PostgreSQL's pg_stat_statements, MariaDB's statement digests) and the
+		// shape's plan at the step's end; and the step's wait samples: per role and wait
+		// class (CPU, Client:ClientRead, IO:DataFileRead, …) how many samples found the
+		// role's sessions there. A step without them has no rows.
+		`
+CREATE TABLE step_statements (
+	step_id              INTEGER NOT NULL REFERENCES steps (id),
+	query_id             TEXT    NOT NULL, -- the server's id of the shape (queryid, digest)
+	query                TEXT    NOT NULL, -- normalized text
+	calls                INTEGER NOT NULL,
+	plans                INTEGER NOT NULL,
+	plan_sec             REAL    NOT NULL,
+	exec_sec             REAL    NOT NULL,
+	rows                 INTEGER NOT NULL,
+	rows_examined        INTEGER NOT NULL,
+	shared_blks_hit      INTEGER NOT NULL,
+	shared_blks_read     INTEGER NOT NULL,
+	shared_blks_dirtied  INTEGER NOT NULL,
+	shared_blks_written  INTEGER NOT NULL,
+	wal_bytes            INTEGER NOT NULL,
+	jit_sec              REAL    NOT NULL,
+	plan                 TEXT    NOT NULL, -- EXPLAIN's JSON at the step's end; '' = none
+	plan_note            TEXT    NOT NULL, -- why there is no plan
+	PRIMARY KEY (step_id, query_id)
+);
+
+CREATE TABLE step_waits (
+	step_id INTEGER NOT NULL REFERENCES steps (id),
+	role    TEXT    NOT NULL, -- a worker's role; 'other' for sessions of no worker
+	wait    TEXT    NOT NULL,
+	samples INTEGER NOT NULL,
+	hz      REAL    NOT NULL, -- samples per second
+	PRIMARY KEY (step_id, role, wait)
 );
 `,
 	}

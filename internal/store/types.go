@@ -65,6 +65,11 @@ type Step struct {
 	// Profiles are the step's CPU profiles by role (dbperf run --cpu-profile), in role
 	// order; nil when it has none.
 	Profiles []StepProfile
+	// Statements are what the step's statements cost inside the server, by shape, most
+	// execution time first; Waits the step's wait samples by role and wait class, in
+	// role and wait order (dbperf run --explain); nil when it has none.
+	Statements []StepStatement
+	Waits      []StepWait
 }
 
 // RunSummary is one line of `dbperf runs`.

@@ -26,10 +26,38 @@ func ExplainFormats() []Format[report.Explain] {
 // ExplainText writes an explanation as text: per step a table of its roles, each role's
 // CPU per op ("all") and then its functions by self and by total CPU.
 func ExplainText(w io.Writer, e report.Explain) error {
-	fmt.Fprintf(w, "CPU µs per operation, base %s (%s) → new %s (%s): the %d functions per role that changed most, by self and by total CPU\n",
+	fmt.Fprintf(w, "What changed, base %s (%s) → new %s (%s), steps by their change: CPU µs per operation per role (the %d functions that changed most, by self and by total CPU), statements, waits\n",
 		report.Printable(e.Base), runList(e.BaseRuns), report.Printable(e.New), runList(e.NewRuns), e.Top)
 	for _, s := range e.Steps {
-		fmt.Fprintf(w, "\nstep %s: %d ops in %s, %d in %s\n", report.Printable(s.Step), s.BaseOps, report.Printable(e.Base), s.NewOps, report.Printable(e.New))
+		fmt.Fprintf(w, "\nstep %s: %s → %s ops/s (%s)\n", report.Printable(s.Step), rateCell(s.BaseRate), rateCell(s.NewRate), changeCell(s.Change))
+		if err := explainCPUText(w, e, s); err != nil {
+			return err
+		}
+		if err := explainStatementsText(w, s); err != nil {
+			return err
+		}
+		if err := explainWaitsText(w, s); err != nil {
+			return err
+		}
+	}
+	if len(e.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range e.Notes {
+			fmt.Fprintf(w, "note: %s\n", report.Printable(n))
+		}
+	}
+	fmt.Fprintln(w, "\nself: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement). Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
+	return nil
+}
+
+// explainCPUText is a step's CPU table: each role's CPU per op ("all") and then its
+// functions by self and by total CPU.
+func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
+	if len(s.Roles) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "CPU: %d ops in %s, %d in %s\n", s.BaseOps, report.Printable(e.Base), s.NewOps, report.Printable(e.New))
+	{
 		t := newTable(w, 3)
 		t.row("role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share")
 		for _, r := range s.Roles {
@@ -51,14 +79,119 @@ func ExplainText(w io.Writer, e report.Explain) error {
 			return err
 		}
 	}
-	if len(e.Notes) > 0 {
-		fmt.Fprintln(w)
-		for _, n := range e.Notes {
-			fmt.Fprintf(w, "note: %s\n", report.Printable(n))
+	return nil
+}
+
+// explainStatementsText is a step's statements table and its plan changes side by side.
+func explainStatementsText(w io.Writer, s report.ExplainStep) error {
+	if len(s.Statements) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "statements: %d ops in base, %d in new\n", s.BaseStatementOps, s.NewStatementOps)
+	// The per-call columns the engine keeps: a column zero in every row is left out.
+	cols := []struct {
+		name string
+		get  func(report.StatementCost) float64
+	}{
+		{"plan µs/call", func(c report.StatementCost) float64 { return c.PlanUSPerCall }},
+		{"exec µs/call", func(c report.StatementCost) float64 { return c.ExecUSPerCall }},
+		{"rows/call", func(c report.StatementCost) float64 { return c.RowsPerCall }},
+		{"examined/call", func(c report.StatementCost) float64 { return c.RowsExaminedPerCall }},
+		{"hit/call", func(c report.StatementCost) float64 { return c.HitPerCall }},
+		{"read/call", func(c report.StatementCost) float64 { return c.ReadPerCall }},
+		{"dirtied/call", func(c report.StatementCost) float64 { return c.DirtiedPerCall }},
+		{"WAL B/call", func(c report.StatementCost) float64 { return c.WALBytesPerCall }},
+		{"jit µs/call", func(c report.StatementCost) float64 { return c.JITUSPerCall }},
+	}
+	head := []string{"statement", "calls/op", "base µs/op", "new µs/op", "Δ µs/op", "share"}
+	var shown []int
+	for i, col := range cols {
+		for _, c := range s.Statements {
+			if col.get(c.Base) != 0 || col.get(c.New) != 0 {
+				shown = append(shown, i)
+				head = append(head, col.name)
+				break
+			}
 		}
 	}
-	fmt.Fprintln(w, "\nself: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change.")
+	t := newTable(w, 2)
+	t.row(append(head, "plan")...)
+	arrow := func(a, b float64) string { return usOp(a) + " → " + usOp(b) }
+	for _, c := range s.Statements {
+		plan := "same"
+		switch {
+		case c.PlanChanged:
+			plan = "CHANGED"
+		case c.Base.Plan == "" || c.New.Plan == "":
+			plan = "–"
+		}
+		row := []string{report.Clip(report.Printable(c.Query), 60), arrow(c.Base.CallsPerOp, c.New.CallsPerOp), usOp(c.Base.USPerOp), usOp(c.New.USPerOp),
+			signedUS(c.DeltaUSPerOp), shareCell(c.Share)}
+		for _, i := range shown {
+			row = append(row, arrow(cols[i].get(c.Base), cols[i].get(c.New)))
+		}
+		t.row(append(row, plan)...)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, c := range s.Statements {
+		if !c.PlanChanged {
+			continue
+		}
+		fmt.Fprintf(w, "plan changed: %s\n", report.Clip(report.Printable(c.Query), 100))
+		pt := newTable(w, 4)
+		pt.row("base", "new")
+		for i := 0; i < max(len(c.BasePlan), len(c.NewPlan)); i++ {
+			var a, b string
+			if i < len(c.BasePlan) {
+				a = c.BasePlan[i]
+			}
+			if i < len(c.NewPlan) {
+				b = c.NewPlan[i]
+			}
+			pt.row(report.Printable(a), report.Printable(b))
+		}
+		if err := pt.flush(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// explainWaitsText is a step's wait shares per role: the classes that changed by at least
+// half a percentage point, or all of a role's when none did.
+func explainWaitsText(w io.Writer, s report.ExplainStep) error {
+	if len(s.Waits) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "waits: share of each role's samples")
+	t := newTable(w, 2)
+	t.row("role", "wait", "base", "new", "Δ pts", "samples")
+	for _, c := range s.Waits {
+		if math.Abs(c.Delta) < 0.005 && c.Base < 0.05 && c.New < 0.05 {
+			continue
+		}
+		t.row(c.Role, report.Printable(c.Wait), fmt.Sprintf("%.0f%%", 100*c.Base), fmt.Sprintf("%.0f%%", 100*c.New),
+			fmt.Sprintf("%+.0f", 100*c.Delta), fmt.Sprintf("%d → %d", c.BaseSamples, c.NewSamples))
+	}
+	return t.flush()
+}
+
+// rateCell is a step's rate, "–" when unknown.
+func rateCell(r float64) string {
+	if r <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// changeCell is a relative change in %, "–" when unknown.
+func changeCell(c float64) string {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*c)
 }
 
 func runList(ids []int64) string {
@@ -125,10 +258,55 @@ type jsonExplain struct {
 }
 
 type jsonExplainStep struct {
-	Step    string            `json:"step"`
-	BaseOps int64             `json:"base_ops"`
-	NewOps  int64             `json:"new_ops"`
-	Roles   []jsonExplainRole `json:"roles"`
+	Step             string                `json:"step"`
+	BaseRate         float64               `json:"base_ops_per_sec"`
+	NewRate          float64               `json:"new_ops_per_sec"`
+	Change           *float64              `json:"change"` // new/base − 1; null when unknown
+	BaseOps          int64                 `json:"base_ops"`
+	NewOps           int64                 `json:"new_ops"`
+	Roles            []jsonExplainRole     `json:"roles"`
+	BaseStatementOps int64                 `json:"base_statement_ops"`
+	NewStatementOps  int64                 `json:"new_statement_ops"`
+	Statements       []jsonStatementChange `json:"statements"`
+	Waits            []jsonWaitChange      `json:"waits"`
+}
+
+type jsonStatementChange struct {
+	Query        string            `json:"query"`
+	Base         jsonStatementCost `json:"base"`
+	New          jsonStatementCost `json:"new"`
+	DeltaUSPerOp float64           `json:"delta_us_per_op"`
+	Share        *float64          `json:"share"`
+	PlanChanged  bool              `json:"plan_changed"`
+	BasePlan     []string          `json:"base_plan_outline,omitempty"`
+	NewPlan      []string          `json:"new_plan_outline,omitempty"`
+}
+
+type jsonStatementCost struct {
+	Calls               int64   `json:"calls"`
+	CallsPerOp          float64 `json:"calls_per_op"`
+	USPerOp             float64 `json:"us_per_op"`
+	PlanUSPerCall       float64 `json:"plan_us_per_call"`
+	ExecUSPerCall       float64 `json:"exec_us_per_call"`
+	RowsPerCall         float64 `json:"rows_per_call"`
+	RowsExaminedPerCall float64 `json:"rows_examined_per_call"`
+	HitPerCall          float64 `json:"shared_blks_hit_per_call"`
+	ReadPerCall         float64 `json:"shared_blks_read_per_call"`
+	DirtiedPerCall      float64 `json:"shared_blks_dirtied_per_call"`
+	WrittenPerCall      float64 `json:"shared_blks_written_per_call"`
+	WALBytesPerCall     float64 `json:"wal_bytes_per_call"`
+	JITUSPerCall        float64 `json:"jit_us_per_call"`
+	Plan                string  `json:"plan,omitempty"` // EXPLAIN's JSON as the server gave it
+}
+
+type jsonWaitChange struct {
+	Role        string  `json:"role"`
+	Wait        string  `json:"wait"`
+	BaseShare   float64 `json:"base_share"`
+	NewShare    float64 `json:"new_share"`
+	DeltaShare  float64 `json:"delta_share"`
+	BaseSamples int64   `json:"base_samples"`
+	NewSamples  int64   `json:"new_samples"`
 }
 
 type jsonExplainRole struct {
@@ -170,7 +348,24 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 	j := jsonExplain{Base: e.Base, New: e.New, BaseRuns: nonNilSlice(e.BaseRuns), NewRuns: nonNilSlice(e.NewRuns),
 		Top: e.Top, Steps: []jsonExplainStep{}, Notes: nonNilSlice(e.Notes)}
 	for _, s := range e.Steps {
-		js := jsonExplainStep{Step: s.Step, BaseOps: s.BaseOps, NewOps: s.NewOps, Roles: []jsonExplainRole{}}
+		js := jsonExplainStep{Step: s.Step, BaseRate: s.BaseRate, NewRate: s.NewRate, Change: finite(s.Change),
+			BaseOps: s.BaseOps, NewOps: s.NewOps, Roles: []jsonExplainRole{},
+			BaseStatementOps: s.BaseStatementOps, NewStatementOps: s.NewStatementOps,
+			Statements: []jsonStatementChange{}, Waits: []jsonWaitChange{}}
+		cost := func(c report.StatementCost) jsonStatementCost {
+			return jsonStatementCost{Calls: c.Calls, CallsPerOp: c.CallsPerOp, USPerOp: c.USPerOp, PlanUSPerCall: c.PlanUSPerCall,
+				ExecUSPerCall: c.ExecUSPerCall, RowsPerCall: c.RowsPerCall, RowsExaminedPerCall: c.RowsExaminedPerCall,
+				HitPerCall: c.HitPerCall, ReadPerCall: c.ReadPerCall, DirtiedPerCall: c.DirtiedPerCall, WrittenPerCall: c.WrittenPerCall,
+				WALBytesPerCall: c.WALBytesPerCall, JITUSPerCall: c.JITUSPerCall, Plan: c.Plan}
+		}
+		for _, c := range s.Statements {
+			js.Statements = append(js.Statements, jsonStatementChange{Query: c.Query, Base: cost(c.Base), New: cost(c.New),
+				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
+		}
+		for _, c := range s.Waits {
+			js.Waits = append(js.Waits, jsonWaitChange{Role: c.Role, Wait: c.Wait, BaseShare: c.Base, NewShare: c.New, DeltaShare: c.Delta,
+				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples})
+		}
 		for _, r := range s.Roles {
 			js.Roles = append(js.Roles, jsonExplainRole{Role: r.Role, BaseUSPerOp: r.Base, NewUSPerOp: r.New, DeltaUSPerOp: r.Delta,
 				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, Self: fns(r.Self), Total: fns(r.Total)})

@@ -12,7 +12,14 @@ import (
 
 func TestExplainFormats(t *testing.T) {
 	e := report.Explain{Base: "a", New: "b", BaseRuns: []int64{1}, NewRuns: []int64{2, 3}, Top: 10,
-		Steps: []report.ExplainStep{{Step: "l.i0", BaseOps: 1000, NewOps: 2000, Roles: []report.ExplainRole{{
+		Steps: []report.ExplainStep{{Step: "l.i0", BaseRate: 500, NewRate: 450, Change: -0.1, BaseOps: 1000, NewOps: 2000,
+			BaseStatementOps: 1000, NewStatementOps: 2000,
+			Statements: []report.StatementChange{{Query: "DELETE FROM t WHERE id < $1", DeltaUSPerOp: 40, Share: 0.8,
+				Base: report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
+				New:  report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]"},
+				PlanChanged: true, BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
+			Waits: []report.WaitChange{{Role: "insert", Wait: "IO:WALSync", Base: 0.1, New: 0.3, Delta: 0.2, BaseSamples: 10, NewSamples: 30}},
+			Roles: []report.ExplainRole{{
 			Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700,
 			Self:  []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1}},
 			Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2}},
@@ -23,7 +30,10 @@ func TestExplainFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	for _, want := range []string{"base a (run 1) → new b (runs 2, 3)", "step l.i0: 1000 ops in a, 2000 in b",
+	for _, want := range []string{"base a (run 1) → new b (runs 2, 3)", "step l.i0: 500 → 450 ops/s (-10.0%)", "CPU: 1000 ops in a, 2000 in b",
+		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
+		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1", "  Index Scan t t_pkey    Seq Scan t\n",
+		"insert  IO:WALSync   10%  30%    +20  10 → 30",
 		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share\n",
 		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%\n",
 		"        self   lock                       0.00        250     +250     new   100%\n",
@@ -44,5 +54,13 @@ func TestExplainFormats(t *testing.T) {
 	self := j["steps"].([]any)[0].(map[string]any)["roles"].([]any)[0].(map[string]any)["self"].([]any)[0].(map[string]any)
 	if self["function"] != "lock" || self["delta_pct"] != nil || self["share"] != 1.0 || self["new_us_per_op"] != 250.0 {
 		t.Errorf("json self: %v", self)
+	}
+	step := j["steps"].([]any)[0].(map[string]any)
+	stmt := step["statements"].([]any)[0].(map[string]any)
+	if stmt["plan_changed"] != true || stmt["new"].(map[string]any)["plan_us_per_call"] != 4000.0 || step["change"] != -0.1 {
+		t.Errorf("json statement %v, change %v", stmt, step["change"])
+	}
+	if w := step["waits"].([]any)[0].(map[string]any); w["wait"] != "IO:WALSync" || w["delta_share"] != 0.2 {
+		t.Errorf("json wait %v", w)
 	}
 }

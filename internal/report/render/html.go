@@ -67,7 +67,10 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 </ul>
 {{- end}}
 {{- range .Sections}}
-<h2>{{.Title}}</h2>
+<h2{{if .ID}} id="{{.ID}}"{{end}}>{{.Title}}</h2>
+{{- range .Legend}}
+<p class="legend">{{.}}</p>
+{{- end}}
 {{- range .Charts}}
 <figure>{{.}}</figure>
 {{- end}}
@@ -107,14 +110,19 @@ type htmlCell struct {
 }
 
 type htmlSection struct {
-	Title  string
+	ID, Title string
+	// Legend is what to read the charts by, and notes on what is left out.
+	Legend []string
 	Charts []template.HTML
 }
 
 // HTML writes rep as one self-contained HTML page: the comparison's tables (rep.
 // Comparison; every run its own config when nil) and charts drawn as inline SVG:
 // relative throughput and HW efficiency per step, each step's throughput and p50/p99
-// latency over time (one line per run and percentile), and the background writers' rate with its target.
+// latency over time (one line per run and percentile), the background writers' rate with
+// its target, and, when two configs are compared whose runs stored CPU profiles, the
+// differential flame graphs of the steps and roles whose CPU per operation changed most
+// (Comparison.FlameDiffs, FlameSVG).
 func HTML(w io.Writer, rep report.Report) error {
 	c := rep.Compared()
 	page := htmlPage{Title: "dbperf report"}
@@ -147,6 +155,13 @@ func HTML(w io.Writer, rep report.Report) error {
 	sections, err := charts(rep, c)
 	if err != nil {
 		return err
+	}
+	flames, err := flameSection(c)
+	if err != nil {
+		return err
+	}
+	if flames != nil {
+		sections = append(sections, *flames)
 	}
 	page.Sections = sections
 	tmpl, err := template.New("report").Parse(pageTemplate)
@@ -465,4 +480,26 @@ func runName(g report.GroupReport, r report.RunReport, groups int) string {
 		return g.Name
 	}
 	return fmt.Sprintf("%s #%d", g.Name, r.ID)
+}
+
+// flameSection is the page's "CPU profile differences": a differential flame graph per
+// step and role (Comparison.FlameDiffs), nil when there is none.
+func flameSection(c report.Comparison) (*htmlSection, error) {
+	diffs, notes := c.FlameDiffs()
+	if len(diffs) == 0 && len(notes) == 0 {
+		return nil, nil
+	}
+	sec := htmlSection{ID: "cpu-profile-differences", Title: "CPU profile differences"}
+	if len(diffs) > 0 {
+		sec.Legend = report.FlameLegend(diffs[0].Base, diffs[0].New)
+	}
+	sec.Legend = append(sec.Legend, notes...)
+	for _, d := range diffs {
+		var b bytes.Buffer
+		if err := FlameSVG(&b, d.Root, d.Title()); err != nil {
+			return nil, err
+		}
+		sec.Charts = append(sec.Charts, template.HTML(b.String())) // #nosec: our own SVG, every text escaped
+	}
+	return &sec, nil
 }

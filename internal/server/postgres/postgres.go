@@ -257,6 +257,10 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 	}
 
 	var b strings.Builder
+	// Before the profile, so a profile can change it (a profile that preloads other
+	// libraries must list pg_stat_statements too for `dbperf run --explain`).
+	b.WriteString("\n# ---- dbperf managed instance: pg_stat_statements loaded, tracking off until a run asks (dbperf run --explain) ----\n")
+	b.WriteString("shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'none'\n")
 	fmt.Fprintf(&b, "\n# ---- dbperf profile %q ----\n%s\n", in.Profile, strings.TrimRight(conf, "\n"))
 	b.WriteString("\n# ---- dbperf managed instance: loopback and a private unix socket dir only, passwords as SCRAM ----\n")
 	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\npassword_encryption = scram-sha-256\n",

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// waitHz is how often a step's sessions' waits are sampled (dbperf run --explain): one
+// small query of the server's activity view each time, on a connection of its own. At 20
+// a second a 10 s step has 200 samples per session, so a share of 5% is 10 samples.
+const waitHz = 20
+
+// maxPlans bounds the statement shapes whose plans are taken at a step's end: the most
+// expensive ones.
+const maxPlans = 20
+
+// roleOther is the wait samples' role for the server's sessions that serve no worker of
+// the step (dbperf's own monitoring and cleanup connections, other clients).
+const roleOther = "other"
+
+// diagCollector is the runner.Profiler of `dbperf run --explain`: around each step's
+// load it snapshots the server's statement statistics (engine.Diag.Statements) and
+// samples every session's wait at waitHz; at the step's end it keeps the statements'
+// differences with their plans and the waits counted per role, for the step's store
+// writer (take). It holds the diag's one connection: Start and Stop run on the runner's
+// goroutine, the sampler between them on its own.
+type diagCollector struct {
+	d engine.Diag
+
+	before   map[string]engine.Statement
+	beforeOK error
+	sessions map[int]string
+	stop     func()
+	sampled  chan struct{}
+	counts   map[[2]string]int64 // role, wait → samples (the sampler's until sampled closes)
+	waitErr  error
+
+	mu   sync.Mutex
+	kept map[string]stepDiag
+}
+
+// stepDiag is a stopped step's statements and waits, not yet stored.
+type stepDiag struct {
+	stmts []store.StepStatement
+	waits []store.StepWait
+}
+
+var _ runner.Profiler = (*diagCollector)(nil)
+
+// Start snapshots the statements and starts sampling waits.
+func (c *diagCollector) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
+	c.sessions = map[int]string{}
+	for _, s := range sessions {
+		if s.ID != 0 {
+			c.sessions[s.ID] = s.Role
+		}
+	}
+	c.before, c.beforeOK = nil, nil
+	if stmts, err := c.d.Statements(ctx); err != nil {
+		c.beforeOK = err
+	} else {
+		c.before = make(map[string]engine.Statement, len(stmts))
+		for _, s := range stmts {
+			c.before[s.ID] = s
+		}
+	}
+	c.counts, c.waitErr = map[[2]string]int64{}, nil
+	stop := make(chan struct{})
+	c.stop, c.sampled = func() { close(stop) }, make(chan struct{})
+	go c.sample(context.WithoutCancel(ctx), stop)
+	return nil
+}
+
+// waitTimeout bounds one wait sample's query.
+const waitTimeout = 2 * time.Second
+
+// sample counts every session's wait at waitHz until stop is closed; the first error ends
+// it. A sample is never cancelled half-way (a driver closes a connection whose query is
+// cancelled, and the step's end still needs it): stop waits for the one in flight.
+func (c *diagCollector) sample(ctx context.Context, stop <-chan struct{}) {
+	defer close(c.sampled)
+	t := time.NewTicker(time.Second / waitHz)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		wctx, cancel := context.WithTimeout(ctx, waitTimeout)
+		waits, err := c.d.Waits(wctx)
+		cancel()
+		if err != nil {
+			c.waitErr = err
+			return
+		}
+		for id, w := range waits {
+			role, ok := c.sessions[id]
+			if !ok {
+				role = roleOther
+			}
+			c.counts[[2]string{role, w}]++
+		}
+	}
+}
+
+// Stop ends the sampling, takes the statements' differences and the plans of the most
+// expensive shapes, and keeps them for take. What could not be read is its error (the
+// step's note); what could is kept all the same.
+func (c *diagCollector) Stop(ctx context.Context, step string) error {
+	c.stop()
+	<-c.sampled
+	var errs []error
+	var sd stepDiag
+	if c.waitErr != nil {
+		errs = append(errs, fmt.Errorf("waits: %w", c.waitErr))
+	}
+	for k, n := range c.counts {
+		sd.waits = append(sd.waits, store.StepWait{Role: k[0], Wait: k[1], Samples: n, Hz: waitHz})
+	}
+	sort.Slice(sd.waits, func(i, j int) bool {
+		a, b := sd.waits[i], sd.waits[j]
+		return a.Role < b.Role || (a.Role == b.Role && a.Wait < b.Wait)
+	})
+	if c.beforeOK != nil {
+		errs = append(errs, fmt.Errorf("statements: %w", c.beforeOK))
+	} else if after, err := c.d.Statements(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("statements: %w", err))
+	} else {
+		sd.stmts = c.statements(ctx, after)
+	}
+	c.mu.Lock()
+	if c.kept == nil {
+		c.kept = map[string]stepDiag{}
+	}
+	c.kept[step] = sd
+	c.mu.Unlock()
+	return joinNote(errs)
+}
+
+// statements are the shapes the step ran (after minus the start's snapshot), most time
+// first, the first maxPlans with their plans.
+func (c *diagCollector) statements(ctx context.Context, after []engine.Statement) []store.StepStatement {
+	var out []store.StepStatement
+	shapes := map[string]engine.Statement{}
+	for _, a := range after {
+		d := a.Sub(c.before[a.ID])
+		if d.Calls <= 0 {
+			continue
+		}
+		shapes[a.ID] = a
+		out = append(out, store.StepStatement{QueryID: a.ID, Query: a.Text, Calls: d.Calls, Plans: d.Plans,
+			PlanSec: d.PlanSec, ExecSec: d.ExecSec, Rows: d.Rows, RowsExamined: d.RowsExamined,
+			BlocksHit: d.BlocksHit, BlocksRead: d.BlocksRead, BlocksDirtied: d.BlocksDirtied, BlocksWritten: d.BlocksWritten,
+			WALBytes: d.WALBytes, JITSec: d.JITSec})
+	}
+	store.SortStatements(out)
+	for i := range out {
+		if i >= maxPlans {
+			out[i].PlanNote = fmt.Sprintf("not explained: only the %d most expensive shapes are", maxPlans)
+			continue
+		}
+		plan, err := c.d.Plan(ctx, shapes[out[i].QueryID])
+		if err != nil {
+			out[i].PlanNote = err.Error()
+			continue
+		}
+		out[i].Plan = plan
+	}
+	return out
+}
+
+// take hands over a stopped step's statements and waits, once.
+func (c *diagCollector) take(step string) ([]store.StepStatement, []store.StepWait) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sd := c.kept[step]
+	delete(c.kept, step)
+	return sd.stmts, sd.waits
+}
+
+// profilers runs several runner.Profilers as one, each error named by its profiler (the
+// step's note): a profiler that fails to start is left out of the step and its error is
+// the step's note at the end; the others run.
+type profilers struct {
+	names   []string
+	ps      []runner.Profiler
+	started []bool
+	startE  []error
+}
+
+var _ runner.Profiler = (*profilers)(nil)
+
+// add adds a profiler under the name its errors carry.
+func (m *profilers) add(name string, p runner.Profiler) {
+	m.names, m.ps = append(m.names, name), append(m.ps, p)
+}
+
+func (m *profilers) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
+	m.started, m.startE = make([]bool, len(m.ps)), nil
+	any := false
+	for i, p := range m.ps {
+		if err := p.Start(ctx, step, sessions); err != nil {
+			m.startE = append(m.startE, fmt.Errorf("%s: %w", m.names[i], err))
+			continue
+		}
+		m.started[i], any = true, true
+	}
+	if !any {
+		return joinNote(m.startE)
+	}
+	return nil
+}
+
+func (m *profilers) Stop(ctx context.Context, step string) error {
+	errs := m.startE
+	for i, p := range m.ps {
+		if !m.started[i] {
+			continue
+		}
+		if err := p.Stop(ctx, step); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.names[i], err))
+		}
+	}
+	return joinNote(errs)
+}
+
+// joinNote is errors as one line for a step's note ("; " between them), nil for none.
+func joinNote(errs []error) error {
+	var msgs []string
+	for _, err := range errs {
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// envExplain is the run's env entry on what --explain recorded: per kind of data how it
+// was read, or why there is none.
+const envExplain = "explain"
+
+// openDiag opens the server's diag for `dbperf run --explain` and records in the run's
+// env what it gives (nil without --explain or where the engine has none; the reason is
+// said once and kept in env).
+func openDiag(ctx context.Context, env Env, cfg *config.Run, ot *runTarget) *diagCollector {
+	if !cfg.Explain {
+		return nil
+	}
+	dg, ok := ot.h.(engine.Diagnoser)
+	if !ok {
+		ot.env[envExplain] = "none: " + ot.eng.Meta().Name + " keeps no statement statistics or waits dbperf reads (embedded engines: --cpu-profile names their functions)"
+		fmt.Fprintf(env.Err, "dbperf: --explain: %s\n", ot.env[envExplain])
+		return nil
+	}
+	d, err := dg.OpenDiag(ctx, engine.DiagOptions{Enable: cfg.Managed})
+	if err != nil {
+		ot.env[envExplain] = "none: " + err.Error()
+		fmt.Fprintf(env.Err, "dbperf: --explain: %v\n", err)
+		return nil
+	}
+	notes := d.Notes()
+	keys := make([]string, 0, len(notes))
+	for k := range notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", k, notes[k])
+	}
+	ot.env[envExplain] = fmt.Sprintf("%s; waits sampled %d times a second", b.String(), waitHz)
+	return &diagCollector{d: d}
+}

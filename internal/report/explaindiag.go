@@ -1,0 +1,326 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// StatementChange is one statement shape in both configs of an explanation (dbperf run
+// --explain): per call and per operation of the step, and whether its plan changed.
+// Shapes are matched by their normalized text (PostgreSQL's queryid changes with the
+// tables' oids, so it does not match across runs).
+type StatementChange struct {
+	Query     string
+	Base, New StatementCost // the zero StatementCost when the shape ran in one config only
+	// DeltaUSPerOp is the change of the shape's planning plus execution µs per operation
+	// of the step: what sorts the statements, and their part of the step's change.
+	DeltaUSPerOp float64
+	// Share is DeltaUSPerOp as a fraction of the change of all the step's statements'
+	// µs per operation (NaN when they did not change).
+	Share float64
+	// PlanChanged says the shape's plans differ (by their shape: node types, relations,
+	// indexes, access types; estimates and costs are left out); BasePlan and NewPlan are
+	// then their outlines (PlanOutline), one line per node.
+	PlanChanged       bool
+	BasePlan, NewPlan []string
+}
+
+// StatementCost is a shape's cost in one config, summed over its runs' step.
+type StatementCost struct {
+	Calls int64
+	// CallsPerOp are calls per operation of the step; the per-call figures are means.
+	CallsPerOp                       float64
+	PlanUSPerCall, ExecUSPerCall     float64
+	USPerOp                          float64 // (planning + execution) µs per operation
+	RowsPerCall, RowsExaminedPerCall float64
+	HitPerCall, ReadPerCall          float64 // shared blocks
+	DirtiedPerCall, WrittenPerCall   float64
+	WALBytesPerCall                  float64
+	JITUSPerCall                     float64
+	Plan                             string // the plan's JSON (the last run's), "" when none
+}
+
+// WaitChange is one role's share of wait samples in one wait class in both configs.
+type WaitChange struct {
+	Role, Wait string
+	// Base and New are the class's share of the role's samples (0–1); Delta New − Base.
+	Base, New, Delta        float64
+	BaseSamples, NewSamples int64
+}
+
+// stepDiag is one step's statements and waits over a config's runs.
+type stepDiag struct {
+	ops    int64
+	stmts  map[string]*stmtSum
+	waits  map[[2]string]int64
+	roleN  map[string]int64
+	hasAny bool
+}
+
+type stmtSum struct {
+	s    store.StepStatement // summed counters; Plan the last run's
+	runs int
+}
+
+// configDiag sums the statements and waits of a config's runs per step.
+func configDiag(runs []store.Run, o ExplainOptions) map[string]*stepDiag {
+	out := map[string]*stepDiag{}
+	for _, r := range runs {
+		for _, st := range r.Steps {
+			if len(st.Statements) == 0 && len(st.Waits) == 0 || o.Step != "" && st.Result.Name != o.Step {
+				continue
+			}
+			d := out[st.Result.Name]
+			if d == nil {
+				d = &stepDiag{stmts: map[string]*stmtSum{}, waits: map[[2]string]int64{}, roleN: map[string]int64{}}
+				out[st.Result.Name] = d
+			}
+			d.hasAny = true
+			d.ops += st.Result.PrimaryCount()
+			for _, s := range st.Statements {
+				k := strings.Join(strings.Fields(s.Query), " ")
+				sum := d.stmts[k]
+				if sum == nil {
+					sum = &stmtSum{s: store.StepStatement{Query: k}}
+					d.stmts[k] = sum
+				}
+				a := &sum.s
+				a.Calls += s.Calls
+				a.Plans += s.Plans
+				a.PlanSec += s.PlanSec
+				a.ExecSec += s.ExecSec
+				a.Rows += s.Rows
+				a.RowsExamined += s.RowsExamined
+				a.BlocksHit += s.BlocksHit
+				a.BlocksRead += s.BlocksRead
+				a.BlocksDirtied += s.BlocksDirtied
+				a.BlocksWritten += s.BlocksWritten
+				a.WALBytes += s.WALBytes
+				a.JITSec += s.JITSec
+				if s.Plan != "" {
+					a.Plan = s.Plan
+				}
+				sum.runs++
+			}
+			for _, w := range st.Waits {
+				if o.Role != "" && w.Role != o.Role {
+					continue
+				}
+				d.waits[[2]string{w.Role, w.Wait}] += w.Samples
+				d.roleN[w.Role] += w.Samples
+			}
+		}
+	}
+	return out
+}
+
+// cost is a summed shape's per-call and per-op figures.
+func (s *stmtSum) cost(ops int64) StatementCost {
+	if s == nil || s.s.Calls == 0 {
+		return StatementCost{}
+	}
+	a, calls := s.s, float64(s.s.Calls)
+	per := func(v float64) float64 { return v / calls }
+	c := StatementCost{Calls: a.Calls, PlanUSPerCall: per(a.PlanSec * 1e6), ExecUSPerCall: per(a.ExecSec * 1e6),
+		RowsPerCall: per(float64(a.Rows)), RowsExaminedPerCall: per(float64(a.RowsExamined)),
+		HitPerCall: per(float64(a.BlocksHit)), ReadPerCall: per(float64(a.BlocksRead)),
+		DirtiedPerCall: per(float64(a.BlocksDirtied)), WrittenPerCall: per(float64(a.BlocksWritten)),
+		WALBytesPerCall: per(float64(a.WALBytes)), JITUSPerCall: per(a.JITSec * 1e6), Plan: a.Plan}
+	if ops > 0 {
+		c.CallsPerOp = calls / float64(ops)
+		c.USPerOp = (a.PlanSec + a.ExecSec) * 1e6 / float64(ops)
+	}
+	return c
+}
+
+// statementChanges are the shapes of a step in both configs, largest change of µs per
+// operation first, at most top (plan changes always kept).
+func statementChanges(b, n *stepDiag, top int) []StatementChange {
+	keys := map[string]bool{}
+	for k := range b.stmts {
+		keys[k] = true
+	}
+	for k := range n.stmts {
+		keys[k] = true
+	}
+	var out []StatementChange
+	for k := range keys {
+		c := StatementChange{Query: k, Base: b.stmts[k].cost(b.ops), New: n.stmts[k].cost(n.ops)}
+		c.DeltaUSPerOp = c.New.USPerOp - c.Base.USPerOp
+		if c.Base.Plan != "" && c.New.Plan != "" && !SamePlan(c.Base.Plan, c.New.Plan) {
+			c.PlanChanged = true
+			c.BasePlan, c.NewPlan = PlanOutline(c.Base.Plan), PlanOutline(c.New.Plan)
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b StatementChange) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.DeltaUSPerOp), math.Abs(a.DeltaUSPerOp)), strings.Compare(a.Query, b.Query))
+	})
+	total := 0.0
+	for _, c := range out {
+		total += c.DeltaUSPerOp
+	}
+	for i := range out {
+		out[i].Share = math.NaN()
+		if total != 0 {
+			out[i].Share = out[i].DeltaUSPerOp / total
+		}
+	}
+	var kept []StatementChange
+	for i, c := range out {
+		if i < top || c.PlanChanged {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// waitChanges are each role's wait classes in both configs as shares of the role's
+// samples, per role largest change first.
+func waitChanges(b, n *stepDiag) []WaitChange {
+	keys := map[[2]string]bool{}
+	for k := range b.waits {
+		keys[k] = true
+	}
+	for k := range n.waits {
+		keys[k] = true
+	}
+	var out []WaitChange
+	for k := range keys {
+		w := WaitChange{Role: k[0], Wait: k[1], BaseSamples: b.waits[k], NewSamples: n.waits[k]}
+		if t := b.roleN[k[0]]; t > 0 {
+			w.Base = float64(w.BaseSamples) / float64(t)
+		}
+		if t := n.roleN[k[0]]; t > 0 {
+			w.New = float64(w.NewSamples) / float64(t)
+		}
+		w.Delta = w.New - w.Base
+		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b WaitChange) int {
+		return cmp.Or(strings.Compare(a.Role, b.Role), cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), strings.Compare(a.Wait, b.Wait))
+	})
+	return out
+}
+
+// SamePlan says two plans (EXPLAIN's JSON) have the same shape: equal once every number
+// (estimates, costs, widths, loops) is taken out. Plans that are not JSON compare as text.
+func SamePlan(a, b string) bool {
+	var ja, jb any
+	if json.Unmarshal([]byte(a), &ja) != nil || json.Unmarshal([]byte(b), &jb) != nil {
+		return strings.TrimSpace(a) == strings.TrimSpace(b)
+	}
+	return reflect.DeepEqual(planShape(ja), planShape(jb))
+}
+
+// planShape is a decoded plan without its numbers.
+func planShape(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			if _, num := x.(float64); num {
+				continue
+			}
+			out[k] = planShape(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = planShape(x)
+		}
+		return out
+	}
+	return v
+}
+
+// planKeys are the fields a plan outline shows, in this order: PostgreSQL's and
+// MariaDB's names for what a node does and on what.
+var planKeys = []string{"Node Type", "Operation", "Join Type", "Strategy", "Scan Direction", "Relation Name", "Index Name",
+	"table_name", "access_type", "key", "index"}
+
+// PlanOutline is a plan (EXPLAIN's JSON, PostgreSQL's or MariaDB's) as short lines, one
+// per node that says what it does, indented by its depth: what a reader compares side by
+// side. A plan that is not JSON is its lines.
+func PlanOutline(plan string) []string {
+	var v any
+	if err := json.Unmarshal([]byte(plan), &v); err != nil {
+		return strings.Split(strings.TrimSpace(plan), "\n")
+	}
+	var out []string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch t := v.(type) {
+		case map[string]any:
+			var parts []string
+			for _, k := range planKeys {
+				if s, ok := t[k].(string); ok && s != "" {
+					parts = append(parts, s)
+				}
+			}
+			if ks, ok := t["Index Cond"].(string); ok {
+				parts = append(parts, "("+ks+")")
+			}
+			next := depth
+			if len(parts) > 0 {
+				out = append(out, strings.Repeat("  ", depth)+strings.Join(parts, " "))
+				next = depth + 1
+			}
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				switch t[k].(type) {
+				case map[string]any, []any:
+					walk(t[k], next)
+				}
+			}
+		case []any:
+			for _, x := range t {
+				walk(x, depth)
+			}
+		}
+	}
+	walk(v, 0)
+	if len(out) == 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(plan)) == nil {
+			return []string{Clip(b.String(), 200)}
+		}
+	}
+	return out
+}
+
+// stepRate is a step's primary operations per second over a config's runs.
+func stepRate(runs []store.Run, step string) float64 {
+	var ops int64
+	var sec float64
+	for _, r := range runs {
+		for _, st := range r.Steps {
+			if st.Result.Name == step {
+				ops += st.Result.PrimaryCount()
+				sec += st.Result.Seconds
+			}
+		}
+	}
+	if sec <= 0 {
+		return 0
+	}
+	return float64(ops) / sec
+}
+
+// describeStatement is a shape's one-line summary for notes.
+func describeStatement(q string) string {
+	return fmt.Sprintf("%q", Clip(q, 60))
+}
