@@ -240,6 +240,9 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if f.cpuProfile != "" {
 		errs = append(errs, "--cpu-profile: not in sweep yet (issue 25); profile the configurations with dbperf run --cpu-profile")
 	}
+	if f.explain && sw.design != designSequential {
+		errs = append(errs, "--explain: only with --design sequential (the interleaved and duet designs record no statements yet); or record the configurations with dbperf run --explain")
+	}
 	for n := range think {
 		if !slices.ContainsFunc(named, func(np namedProfile) bool { return np.name == n }) {
 			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))

@@ -76,6 +76,8 @@ type StepReport struct {
 	// the store read them: what the differential flame graphs draw (flame.go). No text
 	// or JSON report shows them.
 	Profiles []store.StepProfile
+	// Explained says the step recorded statements or waits (dbperf run --explain).
+	Explained bool
 }
 
 // PrimaryOp is the primary label's figures, if the step has them.
@@ -216,6 +218,7 @@ func buildStep(st store.Step, env map[string]string) StepReport {
 		HW:               buildHW(res, env),
 		Intervals:        make([]IntervalReport, 0, len(st.Intervals)),
 		Profiles:         st.Profiles,
+		Explained:        len(st.Statements) > 0 || len(st.Waits) > 0,
 	}
 	for _, l := range res.Labels {
 		sr.Ops = append(sr.Ops, op(l, secs))

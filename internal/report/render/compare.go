@@ -147,6 +147,12 @@ func CompareText(w io.Writer, c report.Comparison, colour bool) error {
 			fmt.Fprintf(&buf, "  - %s\n", report.Printable(n.Text))
 		}
 	}
+	if ps := c.ExplainPointers(); len(ps) > 0 {
+		buf.WriteString("\n")
+		for _, p := range ps {
+			fmt.Fprintf(&buf, "%s\n", report.Printable(p))
+		}
+	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("render: write text: %w", err)
 	}
@@ -207,6 +213,12 @@ func Markdown(w io.Writer, c report.Comparison) error {
 		buf.WriteString("\n## Notes\n\n")
 		for _, n := range c.Notes {
 			fmt.Fprintf(&buf, "- %s\n", mdEscape(n.Text))
+		}
+	}
+	if ps := c.ExplainPointers(); len(ps) > 0 {
+		buf.WriteString("\n## Why\n\n")
+		for _, p := range ps {
+			fmt.Fprintf(&buf, "- `%s`\n", strings.ReplaceAll(report.Printable(p), "`", "'"))
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {

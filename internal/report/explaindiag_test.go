@@ -1,0 +1,110 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// diagRun is a run of steps (name → ops, seconds) with statements and waits on the first.
+func diagRun(id int64, ops int64, secs float64, stmts []store.StepStatement, waits []store.StepWait) store.Run {
+	st := store.Step{Result: metrics.StepResult{Name: "l.i1", Primary: "insert", Seconds: secs,
+		Labels: []metrics.LabelStats{{Label: "insert", Unit: metrics.UnitRows, Rows: ops}}},
+		Statements: stmts, Waits: waits}
+	return store.Run{ID: id, Steps: []store.Step{st}}
+}
+
+const (
+	pgIndexPlan = `[{"Plan": {"Node Type": "ModifyTable", "Operation": "Delete", "Relation Name": "pi1", "Startup Cost": 1.5,
+		"Plans": [{"Node Type": "Index Scan", "Index Name": "pi1_pkey", "Relation Name": "pi1", "Plan Rows": 10}]}}]`
+	pgIndexPlanOtherCosts = `[{"Plan": {"Node Type": "ModifyTable", "Operation": "Delete", "Relation Name": "pi1", "Startup Cost": 9,
+		"Plans": [{"Node Type": "Index Scan", "Index Name": "pi1_pkey", "Relation Name": "pi1", "Plan Rows": 1000}]}}]`
+	pgSeqPlan = `[{"Plan": {"Node Type": "ModifyTable", "Operation": "Delete", "Relation Name": "pi1",
+		"Plans": [{"Node Type": "Seq Scan", "Relation Name": "pi1"}]}}]`
+	mariaPlan = `{"query_block": {"select_id": 1, "table": {"table_name": "pi1", "access_type": "range", "key": "PRIMARY", "rows": 50}}}`
+)
+
+// TestExplainStatementsAndWaits: statements are matched by their text (ids differ between
+// runs), figures are per call and per operation, sorted by the change of µs per
+// operation with their share of all statements' change; a plan that differs only in
+// numbers is the same plan, one with another scan is changed and outlined; waits are
+// shares of each role's samples.
+func TestExplainStatementsAndWaits(t *testing.T) {
+	del := "DELETE FROM pi1 WHERE transactionid < $1"
+	ins := "INSERT INTO pi1 VALUES ($1, $2)"
+	base := []store.Run{diagRun(1, 1000, 1, []store.StepStatement{
+		{QueryID: "11", Query: del, Calls: 10, ExecSec: 0.01, PlanSec: 0.001, BlocksHit: 100, Plan: pgIndexPlan},
+		{QueryID: "12", Query: ins, Calls: 1000, ExecSec: 0.1, WALBytes: 100000, Plan: pgIndexPlan},
+	}, []store.StepWait{{Role: "insert", Wait: "CPU", Samples: 15, Hz: 20}, {Role: "insert", Wait: "IO:WALSync", Samples: 5, Hz: 20}})}
+	neu := []store.Run{diagRun(2, 2000, 1, []store.StepStatement{
+		{QueryID: "21", Query: del, Calls: 20, ExecSec: 0.2, PlanSec: 0.002, BlocksHit: 400, Plan: pgSeqPlan},
+		{QueryID: "22", Query: "INSERT INTO pi1   VALUES ($1, $2)", Calls: 2000, ExecSec: 0.2, WALBytes: 200000, Plan: pgIndexPlanOtherCosts},
+	}, []store.StepWait{{Role: "insert", Wait: "CPU", Samples: 10, Hz: 20}, {Role: "insert", Wait: "IO:WALSync", Samples: 10, Hz: 20}})}
+	e, err := BuildExplain(Group{Name: "a", RunIDs: []int64{1}}, Group{Name: "b", RunIDs: []int64{2}}, base, neu, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Steps) != 1 || len(e.Steps[0].Roles) != 0 {
+		t.Fatalf("steps %+v", e.Steps)
+	}
+	s := e.Steps[0]
+	if !near(s.BaseRate, 1000) || !near(s.NewRate, 2000) || !near(s.Change, 1) || s.BaseStatementOps != 1000 || s.NewStatementOps != 2000 {
+		t.Errorf("step %+v", s)
+	}
+	if len(s.Statements) != 2 {
+		t.Fatalf("statements %+v", s.Statements)
+	}
+	d, i := s.Statements[0], s.Statements[1]
+	// delete: (0.01 + 0.001) s / 1000 ops = 11 µs/op → (0.2 + 0.002) / 2000 = 101 µs/op.
+	if d.Query != del || !near(d.Base.USPerOp, 11) || !near(d.New.USPerOp, 101) || !near(d.DeltaUSPerOp, 90) ||
+		!near(d.Base.ExecUSPerCall, 1000) || !near(d.New.ExecUSPerCall, 10000) || !near(d.New.PlanUSPerCall, 100) ||
+		!near(d.Base.HitPerCall, 10) || !near(d.New.HitPerCall, 20) || !near(d.New.CallsPerOp, 0.01) {
+		t.Errorf("delete %+v", d)
+	}
+	// insert: 100 µs/op both; all statements changed by +90, the delete explains all of it.
+	if i.Query != ins || !near(i.DeltaUSPerOp, 0) || !near(d.Share, 1) || !near(i.Share, 0) || !near(i.New.WALBytesPerCall, 100) {
+		t.Errorf("insert %+v (delete share %v)", i, d.Share)
+	}
+	if !d.PlanChanged || i.PlanChanged {
+		t.Errorf("plan changed: delete %v, insert %v (costs and rows differ only)", d.PlanChanged, i.PlanChanged)
+	}
+	if got := strings.Join(d.BasePlan, "|"); got != "ModifyTable Delete pi1|  Index Scan pi1 pi1_pkey" {
+		t.Errorf("base plan outline %q", got)
+	}
+	if got := strings.Join(d.NewPlan, "|"); got != "ModifyTable Delete pi1|  Seq Scan pi1" {
+		t.Errorf("new plan outline %q", got)
+	}
+	if len(s.Waits) != 2 || s.Waits[0].Wait != "CPU" || !near(s.Waits[0].Base, 0.75) || !near(s.Waits[0].New, 0.5) ||
+		!near(s.Waits[1].Delta, 0.25) || s.Waits[1].NewSamples != 10 {
+		t.Errorf("waits %+v", s.Waits)
+	}
+}
+
+func TestPlanShapes(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{pgIndexPlan, pgIndexPlanOtherCosts, true},
+		{pgIndexPlan, pgSeqPlan, false},
+		{mariaPlan, strings.Replace(mariaPlan, `"rows": 50`, `"rows": 5000`, 1), true},
+		{mariaPlan, strings.Replace(mariaPlan, `"range"`, `"ALL"`, 1), false},
+		{"not json", " not json\n", true},
+	} {
+		if got := SamePlan(tc.a, tc.b); got != tc.same {
+			t.Errorf("SamePlan(%.40q, %.40q) = %v", tc.a, tc.b, got)
+		}
+	}
+	if got := strings.Join(PlanOutline(mariaPlan), "|"); got != "pi1 range PRIMARY" {
+		t.Errorf("MariaDB outline %q", got)
+	}
+	if got := PlanOutline("Seq Scan on t\n  Filter"); len(got) != 2 {
+		t.Errorf("text outline %q", got)
+	}
+	if math.IsNaN(absChange(math.NaN())) || absChange(math.NaN()) >= 0 {
+		t.Error("a step without a change does not sort last")
+	}
+}
