@@ -10,22 +10,14 @@ import (
 	"github.com/dbperf/dbperf/internal/profile"
 )
 
-// TestRunCPUProfilePostgres: dbperf run --cpu-profile on a managed PostgreSQL writes
-// folded stacks per step and role; in l.i1 the delete connection's backend is under
-// PostgreSQL's executor (standard_ExecutorRun, exported: Debian's binary keeps its
-// dynamic symbols, its static functions such as ExecDelete read "[postgres]") deleting
-// heap tuples, and the server's other processes are background roles.
-func TestRunCPUProfilePostgres(t *testing.T) {
-	needPerfPostgres(t)
-	dir := t.TempDir()
-	profDir := filepath.Join(dir, "prof")
-	// 999 Hz: PostgreSQL's background processes use little CPU in 2 s steps.
-	code, out, errOut := runCLI(t, map[string]string{"DBPERF_CPU_PROFILE_HZ": "999"}, "run", "insertbench", "--engine", "postgres", "--managed",
-		"--scale", "tiny", "--steps", "l.i0,l.x,l.i1", "--time", "2", "--quiet",
-		"--results", filepath.Join(dir, "r.db"), "--cpu-profile", profDir)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+// checkPostgresProfiles checks the files of a managed PostgreSQL run with --cpu-profile
+// over l.i0, l.x and l.i1 (TestExplainKnownCostPostgres's base run, profDir/run-1): folded
+// stacks per step and role; in l.i1 the delete connection's backend is under PostgreSQL's
+// executor (standard_ExecutorRun, exported: Debian's binary keeps its dynamic symbols, its
+// static functions such as ExecDelete read "[postgres]") deleting heap tuples, and the
+// server's other processes are background roles.
+func checkPostgresProfiles(t *testing.T, profDir string) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(profDir, "run-1", "*.folded"))
 	var names []string
 	for _, f := range files {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,9 +17,11 @@ import (
 )
 
 // waitHz is how often a step's sessions' waits are sampled (dbperf run --explain): one
-// small query of the server's activity view each time, on a connection of its own. At 20
-// a second a 10 s step has 200 samples per session, so a share of 5% is 10 samples.
-const waitHz = 20
+// small query of the server's activity view each time, on a connection of its own. At 10
+// a second a 10 s step has 100 samples per session, so a share of 5% is 5 samples; the
+// sampling connection's backend cost a managed PostgreSQL about 0.8 ms of CPU per sample
+// on the 2-core VM (docs/profiles.md), under 1% of one CPU.
+const waitHz = 10
 
 // maxPlans bounds the statement shapes whose plans are taken at a step's end: the most
 // expensive ones.
@@ -193,6 +196,9 @@ func (c *diagCollector) take(step string) ([]store.StepStatement, []store.StepWa
 // step's note): a profiler that fails to start is left out of the step and its error is
 // the step's note at the end; the others run.
 type profilers struct {
+	// extra are sessions of dbperf's own that every profiler is told of beside the
+	// step's workers' (the --explain diag's connection, role "dbperf:explain").
+	extra   []runner.ProfiledSession
 	names   []string
 	ps      []runner.Profiler
 	started []bool
@@ -208,6 +214,9 @@ func (m *profilers) add(name string, p runner.Profiler) {
 
 func (m *profilers) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	m.started, m.startE = make([]bool, len(m.ps)), nil
+	if len(m.extra) > 0 {
+		sessions = append(slices.Clip(sessions), m.extra...)
+	}
 	any := false
 	for i, p := range m.ps {
 		if err := p.Start(ctx, step, sessions); err != nil {
@@ -285,6 +294,14 @@ func openDiag(ctx context.Context, env Env, cfg *config.Run, ot *runTarget) *dia
 		}
 		fmt.Fprintf(&b, "%s: %s", k, notes[k])
 	}
-	ot.env[envExplain] = fmt.Sprintf("%s; waits sampled %d times a second", b.String(), waitHz)
+	ot.env[envExplain] = fmt.Sprintf("%s; waits sampled %d times a second; the sampling connection's CPU is role %s in CPU profiles", b.String(), waitHz, roleDiag)
 	return &diagCollector{d: d}
+}
+
+// roleDiag is the role of the --explain diag's own connection in CPU profiles and waits.
+const roleDiag = "dbperf:explain"
+
+// session is the diag's connection as a profiled session of its own role.
+func (c *diagCollector) session(local bool) runner.ProfiledSession {
+	return runner.ProfiledSession{Role: roleDiag, ID: c.d.SessionID(), Local: local}
 }

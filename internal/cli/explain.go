@@ -15,16 +15,20 @@ func newExplainCmd(env Env) *cobra.Command {
 	var top int
 	cmd := &cobra.Command{
 		Use:   "explain BASE NEW",
-		Short: "Name the functions whose CPU per operation changed between two configs (CPU profiles of dbperf run --cpu-profile)",
-		Long: `Compare the CPU profiles stored with two configs' runs (dbperf run --cpu-profile DIR).
+		Short: "Say why a step changed between two configs: CPU per function, statements, plans and waits (dbperf run --cpu-profile DIR --explain)",
+		Long: `Compare what two configs' runs recorded about each step: CPU profiles (dbperf run
+--cpu-profile DIR) and the server's statements, plans and waits (dbperf run --explain).
 BASE and NEW are run ids or labels, as in dbperf report; a label's runs are summed.
 
-For each step profiled in both and each role (a worker's connection, background:<name>,
-client), the role's CPU µs per operation (samples ÷ the sampling rate ÷ the step's
-primary operations) and the functions whose µs/op changed most: by self CPU (the
-function is the leaf frame) and by total CPU (the function is anywhere on the stack,
-counted once per stack); base and new µs/op, the change in µs/op and in %, and the
-share of the role's change each explains. The top N by absolute change, per kind.`,
+Steps come in order of their rate's change, largest first. For each, per role (a
+worker's connection, background:<name>, client), largest change first: the role's CPU µs
+per operation (samples ÷ the sampling rate ÷ the step's primary operations) and the
+functions whose µs/op changed most: by self CPU (the function is the leaf frame) and by
+total CPU (the function is anywhere on the stack, counted once per stack); base and new
+µs/op, the change in µs/op and in %, and the share of the role's change each explains.
+Then the statements whose planning plus execution µs per operation changed most, with
+their per-call figures and any plan change side by side, and each role's wait shares.
+The top N by absolute change, per kind. docs/profiles.md.`,
 		Example: `  dbperf explain base new
   dbperf explain 12 15 --step l.i1 --role delete --top 5
   dbperf explain base new --format json`,
@@ -59,6 +63,6 @@ share of the role's change each explains. The top N by absolute change, per kind
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(render.Names(render.ExplainFormats()), ", "))
 	cmd.Flags().StringVar(&step, "step", "", "only this step")
 	cmd.Flags().StringVar(&role, "role", "", "only this role (insert, delete, query, background:walwriter, client, …)")
-	cmd.Flags().IntVar(&top, "top", report.DefaultExplainTop, "functions per role and kind (self, total)")
+	cmd.Flags().IntVar(&top, "top", report.DefaultExplainTop, "functions per role and kind (self, total), and statements per step")
 	return cmd
 }

@@ -440,6 +440,8 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if dc != nil {
 		profs.add("explain", dc)
 		rec.diag = dc.take
+		pi, ok := run.Handle.(engine.ProcessInfo)
+		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
 	}
 	if len(profs.ps) > 0 {
 		run.Profiler = &profs

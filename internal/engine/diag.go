@@ -34,6 +34,10 @@ type Diag interface {
 	// for it (engine.ProcessInfo), the session's state as a wait class (WaitCPU, WaitIdle
 	// or the server's own "type:event" name).
 	Waits(ctx context.Context) (map[int]string, error)
+	// SessionID is the diag's own connection as SessionPID names a worker's (PostgreSQL:
+	// its backend's pid; MariaDB: its thread's OS id; 0 when unknown), so a CPU profile
+	// can tell its cost from the server's background work.
+	SessionID() int
 	// Notes say, per kind of data ("statements", "plans", "waits"), what the server gave
 	// and how it was read, or why it gave nothing: for the run's env.
 	Notes() map[string]string

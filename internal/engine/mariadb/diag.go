@@ -21,6 +21,7 @@ const diagMark = "/* dbperf diag */ "
 type diag struct {
 	c     *sql.Conn
 	off   error // why performance_schema cannot be read
+	tid   int   // the connection's OS thread id (0: unknown)
 	notes map[string]string
 }
 
@@ -34,6 +35,9 @@ func (h *handle) OpenDiag(ctx context.Context, o engine.DiagOptions) (engine.Dia
 		return nil, fmt.Errorf("mariadb diag: %w", err)
 	}
 	d := &diag{c: c, notes: map[string]string{}}
+	if tid, err := threadOSID(ctx, c); err == nil {
+		d.tid = tid
+	}
 	var on sql.NullString
 	if err := c.QueryRowContext(ctx, diagMark+"SELECT @@performance_schema").Scan(&on); err != nil {
 		_ = c.Close()
@@ -65,6 +69,8 @@ func (h *handle) OpenDiag(ctx context.Context, o engine.DiagOptions) (engine.Dia
 }
 
 func (d *diag) Notes() map[string]string { return d.notes }
+
+func (d *diag) SessionID() int { return d.tid }
 
 // preparedPrefix begins the id of a prepared statement's shape (its text's MD5).
 const preparedPrefix = "prepared:"

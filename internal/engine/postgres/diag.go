@@ -107,6 +107,8 @@ func (d *diag) checkStatements(ctx context.Context, enable bool) error {
 
 func (d *diag) Notes() map[string]string { return d.notes }
 
+func (d *diag) SessionID() int { return int(d.c.PgConn().PID()) }
+
 // Statements reads pg_stat_statements for this database, the diag's own statements left
 // out. Times are in seconds; WAL bytes from PostgreSQL 13, JIT times from 15.
 func (d *diag) Statements(ctx context.Context) ([]engine.Statement, error) {
