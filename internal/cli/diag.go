@@ -39,6 +39,9 @@ const roleOther = "other"
 // goroutine, the sampler between them on its own.
 type diagCollector struct {
 	d engine.Diag
+	// noStatements, noWaits: the server gives none (the run's env says why once), so
+	// the steps neither ask nor note it.
+	noStatements, noWaits bool
 
 	before   map[string]engine.Statement
 	beforeOK error
@@ -69,7 +72,9 @@ func (c *diagCollector) Start(ctx context.Context, step string, sessions []runne
 		}
 	}
 	c.before, c.beforeOK = nil, nil
-	if stmts, err := c.d.Statements(ctx); err != nil {
+	if c.noStatements {
+		c.beforeOK = errNoStatements
+	} else if stmts, err := c.d.Statements(ctx); err != nil {
 		c.beforeOK = err
 	} else {
 		c.before = make(map[string]engine.Statement, len(stmts))
@@ -80,9 +85,17 @@ func (c *diagCollector) Start(ctx context.Context, step string, sessions []runne
 	c.counts, c.waitErr = map[[2]string]int64{}, nil
 	stop := make(chan struct{})
 	c.stop, c.sampled = func() { close(stop) }, make(chan struct{})
+	if c.noWaits {
+		close(c.sampled)
+		return nil
+	}
 	go c.sample(context.WithoutCancel(ctx), stop)
 	return nil
 }
+
+// errNoStatements marks a run whose server gives no statement statistics: said once, in
+// the run's env.
+var errNoStatements = errors.New("none")
 
 // waitTimeout bounds one wait sample's query.
 const waitTimeout = 2 * time.Second
@@ -117,12 +130,21 @@ func (c *diagCollector) sample(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
+// halt ends the sampling of waits (at once when the load ends: profilers.Stop halts
+// every hook before stopping any, so folding a CPU profile is not sampled as idle).
+func (c *diagCollector) halt() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	<-c.sampled
+}
+
 // Stop ends the sampling, takes the statements' differences and the plans of the most
 // expensive shapes, and keeps them for take. What could not be read is its error (the
 // step's note); what could is kept all the same.
 func (c *diagCollector) Stop(ctx context.Context, step string) error {
-	c.stop()
-	<-c.sampled
+	c.halt()
 	var errs []error
 	var sd stepDiag
 	if c.waitErr != nil {
@@ -135,7 +157,9 @@ func (c *diagCollector) Stop(ctx context.Context, step string) error {
 		a, b := sd.waits[i], sd.waits[j]
 		return a.Role < b.Role || (a.Role == b.Role && a.Wait < b.Wait)
 	})
-	if c.beforeOK != nil {
+	if errors.Is(c.beforeOK, errNoStatements) {
+		// The run's env says why.
+	} else if c.beforeOK != nil {
 		errs = append(errs, fmt.Errorf("statements: %w", c.beforeOK))
 	} else if after, err := c.d.Statements(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("statements: %w", err))
@@ -231,7 +255,15 @@ func (m *profilers) Start(ctx context.Context, step string, sessions []runner.Pr
 	return nil
 }
 
+// halter is a profiler whose sampling can end before its Stop (diagCollector).
+type halter interface{ halt() }
+
 func (m *profilers) Stop(ctx context.Context, step string) error {
+	for i, p := range m.ps {
+		if h, ok := p.(halter); ok && m.started[i] {
+			h.halt()
+		}
+	}
 	errs := m.startE
 	for i, p := range m.ps {
 		if !m.started[i] {
@@ -294,8 +326,17 @@ func openDiag(ctx context.Context, env Env, cfg *config.Run, ot *runTarget) *dia
 		}
 		fmt.Fprintf(&b, "%s: %s", k, notes[k])
 	}
-	ot.env[envExplain] = fmt.Sprintf("%s; waits sampled %d times a second; the sampling connection's CPU is role %s in CPU profiles", b.String(), waitHz, roleDiag)
-	return &diagCollector{d: d}
+	ot.env[envExplain] = b.String()
+	dc := &diagCollector{d: d, noStatements: strings.HasPrefix(notes["statements"], "none:"), noWaits: strings.HasPrefix(notes["waits"], "none:")}
+	if dc.noStatements && dc.noWaits {
+		fmt.Fprintf(env.Err, "dbperf: --explain: %s\n", ot.env[envExplain])
+		_ = d.Close()
+		return nil
+	}
+	if !dc.noWaits {
+		ot.env[envExplain] += fmt.Sprintf("; waits sampled %d times a second; the sampling connection's CPU is role %s in CPU profiles", waitHz, roleDiag)
+	}
+	return dc
 }
 
 // roleDiag is the role of the --explain diag's own connection in CPU profiles and waits.

@@ -15,15 +15,15 @@ func TestExplainFormats(t *testing.T) {
 		Steps: []report.ExplainStep{{Step: "l.i0", BaseRate: 500, NewRate: 450, Change: -0.1, BaseOps: 1000, NewOps: 2000,
 			BaseStatementOps: 1000, NewStatementOps: 2000,
 			Statements: []report.StatementChange{{Query: "DELETE FROM t WHERE id < $1", DeltaUSPerOp: 40, Share: 0.8,
-				Base: report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
-				New:  report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]"},
+				Base:        report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
+				New:         report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]"},
 				PlanChanged: true, BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
 			Waits: []report.WaitChange{{Role: "insert", Wait: "IO:WALSync", Base: 0.1, New: 0.3, Delta: 0.2, BaseSamples: 10, NewSamples: 30}},
 			Roles: []report.ExplainRole{{
-			Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700,
-			Self:  []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1}},
-			Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2}},
-		}}}},
+				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700,
+				Self:  []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1}},
+				Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2}},
+			}}}},
 		Notes: []string{"a note"}}
 	var buf bytes.Buffer
 	if err := ExplainText(&buf, e); err != nil {
