@@ -44,6 +44,7 @@ import (
 // nothing, saying why.
 func TestRunCPUProfileMariaDB(t *testing.T) {
 	needPerfMariaDB(t)
+	t.Parallel() // beside TestExplainKnownCostPostgres
 	dir := t.TempDir()
 	profDir := filepath.Join(dir, "prof")
 	results := filepath.Join(dir, "r.db")

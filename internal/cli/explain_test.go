@@ -23,6 +23,10 @@ import (
 // profiles, statements and waits.
 func TestExplainKnownCostPostgres(t *testing.T) {
 	needPerfPostgres(t)
+	// Beside TestRunCPUProfileMariaDB, the other long perf test, after the package's
+	// sequential tests: their assertions are on changes of several times, far above
+	// the noise one adds to the other (docs/development.md).
+	t.Parallel()
 	if _, err := os.Stat("/usr/lib/postgresql/15/lib/llvmjit.so"); err != nil {
 		t.Skipf("PostgreSQL 15 without JIT (llvmjit.so): %v", err)
 	}
@@ -47,7 +51,7 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 		}
 		env := map[string]string{"DBPERF_CPU_PROFILE_HZ": strconv.Itoa(hz[profile])}
 		code, out, errOut := runCLI(t, env, "run", "insertbench", "--engine", "postgres", "--managed",
-			"--scale", "tiny", "--steps", steps, "--time", "1", "--quiet", "--label", profile,
+			"--scale", "tiny", "--rows", "20000", "--steps", steps, "--time", "1", "--quiet", "--label", profile,
 			"--profiles-dir", profiles, "--profile", profile,
 			"--results", results, "--cpu-profile", profDir, "--explain")
 		if code != 0 {
