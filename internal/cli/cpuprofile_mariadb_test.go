@@ -142,45 +142,7 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	}
 
 	// The optimizer trace's cost in qp100.
-	code, out, errOut := runCLI(t, nil, "explain", "default", "trace", "--results", results, "--step", "qp100", "--top", "5")
-	if code != 0 {
-		t.Fatalf("explain: exit %d\n%s\n%s", code, out, errOut)
-	}
-	t.Logf("dbperf explain default trace --step qp100:\n%s", out)
-	code, out, errOut = runCLI(t, nil, "explain", "default", "trace", "--results", results, "--step", "qp100", "--top", "60", "--format", "json")
-	if code != 0 {
-		t.Fatalf("explain --format json: exit %d\n%s\n%s", code, out, errOut)
-	}
-	var j struct {
-		Steps []struct {
-			Step  string `json:"step"`
-			Roles []struct {
-				Role  string            `json:"role"`
-				Delta float64           `json:"delta_us_per_op"`
-				Self  []explainFunction `json:"self"`
-				Total []explainFunction `json:"total"`
-			} `json:"roles"`
-			Statements []struct {
-				Query string `json:"query"`
-				Base  struct {
-					Exec float64 `json:"exec_us_per_call"`
-				} `json:"base"`
-				New struct {
-					Exec float64 `json:"exec_us_per_call"`
-				} `json:"new"`
-			} `json:"statements"`
-			Waits []struct {
-				Role string `json:"role"`
-			} `json:"waits"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal([]byte(out), &j); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if len(j.Steps) != 1 || j.Steps[0].Step != "qp100" || len(j.Steps[0].Roles) == 0 {
-		t.Fatalf("json: %+v", j)
-	}
-	s := j.Steps[0]
+	s := explainOf(t, results, "default", "trace", "qp100", 60)
 	var order []string
 	qi := -1
 	for i, r := range s.Roles {
@@ -262,7 +224,7 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	offResults := filepath.Join(dir, "off.db")
 	offDir := filepath.Join(dir, "prof-off")
 	start := time.Now()
-	code, out, errOut = runCLI(t, env, "run", "insertbench", "--engine", "mariadb", "--managed",
+	code, out, errOut := runCLI(t, env, "run", "insertbench", "--engine", "mariadb", "--managed",
 		"--profile", "nops", "--profiles-dir", profiles,
 		"--scale", "tiny", "--rows", "50000", "--steps", "l.i0", "--quiet",
 		"--results", offResults, "--cpu-profile", offDir, "--explain")
@@ -303,14 +265,6 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	if !strings.Contains(note, want) || strings.Count(note, "cpu profile:") != 1 {
 		t.Errorf("l.i0's note %q: want it to say once %q", note, want)
 	}
-}
-
-// explainFunction is a function's change in dbperf explain's JSON.
-type explainFunction struct {
-	Function string  `json:"function"`
-	Base     float64 `json:"base_us_per_op"`
-	New      float64 `json:"new_us_per_op"`
-	Delta    float64 `json:"delta_us_per_op"`
 }
 
 // traceFrames reads a folded profile's stacks that hold a frame isTrace: callers are the
@@ -368,21 +322,6 @@ func foldedNames(t *testing.T, dir string) []string {
 		names = append(names, filepath.Base(f))
 	}
 	return names
-}
-
-// needPerfMariaDB skips a test that profiles a managed MariaDB when it cannot run: -short,
-// no MariaDB server (Debian's mariadbd), or perf unavailable.
-func needPerfMariaDB(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a database server")
-	}
-	if _, err := os.Stat("/usr/sbin/mariadbd"); err != nil {
-		t.Skipf("mariadbd not installed (make test installs it): %v", err)
-	}
-	if err := profile.Available(context.Background()); err != nil {
-		t.Skipf("perf unavailable: %v", err)
-	}
 }
 
 // fakeNamer is an engine.ThreadNamer of fixed names, or of an error.

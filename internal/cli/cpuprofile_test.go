@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,13 +62,85 @@ func checkPostgresProfiles(t *testing.T, profDir string) {
 // container may still forbid perf_event_open, and the reason is then the skip's).
 func needPerfPostgres(t *testing.T) {
 	t.Helper()
+	needPerf(t, "/usr/lib/postgresql/15/bin/postgres", "postgres")
+}
+
+// needPerfMariaDB skips a test that profiles a managed MariaDB when it cannot run: -short,
+// no MariaDB server (Debian's mariadbd), or perf unavailable.
+func needPerfMariaDB(t *testing.T) {
+	t.Helper()
+	needPerf(t, "/usr/sbin/mariadbd", "mariadbd")
+}
+
+// needPerf skips a test that profiles a managed server whose binary is bin.
+func needPerf(t *testing.T, bin, name string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a database server")
 	}
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
-		t.Skipf("postgres not installed (make test installs it): %v", err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not installed (make test installs it): %v", name, err)
 	}
 	if err := profile.Available(context.Background()); err != nil {
 		t.Skipf("perf unavailable: %v", err)
 	}
+}
+
+// explainFunction, explainCost and explainStep are the parts of dbperf explain's JSON
+// the tests read.
+type explainFunction struct {
+	Function string  `json:"function"`
+	Base     float64 `json:"base_us_per_op"`
+	New      float64 `json:"new_us_per_op"`
+	Delta    float64 `json:"delta_us_per_op"`
+}
+
+type explainCost struct {
+	Exec float64 `json:"exec_us_per_call"`
+	Plan float64 `json:"plan_us_per_call"`
+	JIT  float64 `json:"jit_us_per_call"`
+}
+
+type explainStep struct {
+	Step  string `json:"step"`
+	Roles []struct {
+		Role  string            `json:"role"`
+		Delta float64           `json:"delta_us_per_op"`
+		Self  []explainFunction `json:"self"`
+		Total []explainFunction `json:"total"`
+	} `json:"roles"`
+	Statements []struct {
+		Query string      `json:"query"`
+		Base  explainCost `json:"base"`
+		New   explainCost `json:"new"`
+	} `json:"statements"`
+	Waits []struct {
+		Role string `json:"role"`
+		Wait string `json:"wait"`
+	} `json:"waits"`
+}
+
+// explainOf runs dbperf explain BASE NEW --step STEP in text (logged, top 5) and JSON
+// (top N) and returns the step's JSON; the test fails unless it is the one step.
+func explainOf(t *testing.T, results, base, neu, step string, top int) explainStep {
+	t.Helper()
+	code, out, errOut := runCLI(t, nil, "explain", base, neu, "--results", results, "--step", step, "--top", "5")
+	if code != 0 {
+		t.Fatalf("explain: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("dbperf explain %s %s --step %s:\n%s", base, neu, step, out)
+	code, out, errOut = runCLI(t, nil, "explain", base, neu, "--results", results, "--step", step, "--top", strconv.Itoa(top), "--format", "json")
+	if code != 0 {
+		t.Fatalf("explain --format json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var j struct {
+		Steps []explainStep `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(j.Steps) != 1 || j.Steps[0].Step != step || len(j.Steps[0].Roles) == 0 {
+		t.Fatalf("json: %+v", j)
+	}
+	return j.Steps[0]
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,49 +92,7 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 		t.Errorf("the profile's file: %v", err)
 	}
 
-	code, out, errOut := runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qr100", "--top", "5")
-	if code != 0 {
-		t.Fatalf("explain: exit %d\n%s\n%s", code, out, errOut)
-	}
-	t.Logf("dbperf explain default jit --step qr100:\n%s", out)
-	code, out, errOut = runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qr100", "--top", "10", "--format", "json")
-	if code != 0 {
-		t.Fatalf("explain --format json: exit %d\n%s\n%s", code, out, errOut)
-	}
-	var j struct {
-		Steps []struct {
-			Step  string `json:"step"`
-			Roles []struct {
-				Role  string  `json:"role"`
-				Delta float64 `json:"delta_us_per_op"`
-				Total []struct {
-					Function string  `json:"function"`
-					Delta    float64 `json:"delta_us_per_op"`
-				} `json:"total"`
-			} `json:"roles"`
-			Statements []struct {
-				Query string `json:"query"`
-				Base  struct {
-					JIT  float64 `json:"jit_us_per_call"`
-					Plan float64 `json:"plan_us_per_call"`
-				} `json:"base"`
-				New struct {
-					JIT  float64 `json:"jit_us_per_call"`
-					Exec float64 `json:"exec_us_per_call"`
-				} `json:"new"`
-			} `json:"statements"`
-			Waits []struct {
-				Role string `json:"role"`
-			} `json:"waits"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal([]byte(out), &j); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if len(j.Steps) != 1 || j.Steps[0].Step != "qr100" || len(j.Steps[0].Roles) == 0 {
-		t.Fatalf("json: %+v", j)
-	}
-	s := j.Steps[0]
+	s := explainOf(t, results, "default", "jit", "qr100", 10)
 	if r := s.Roles[0]; r.Role != "query" || r.Delta <= 0 {
 		t.Errorf("the role whose CPU per op changed most is %s (%+.0f µs/op), want query", r.Role, r.Delta)
 	}
