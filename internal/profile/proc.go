@@ -9,9 +9,11 @@ import (
 // ProcessName names a server's process or thread for a background role: a process whose
 // title follows the "comm: what" convention (PostgreSQL's "postgres: checkpointer",
 // "postgres: autovacuum worker ib") is what; another backend's title ("postgres: user
-// db 127.0.0.1(5432) idle") is "backend"; otherwise the thread's own name (MariaDB
-// names its threads: /proc/PID/task/TID/comm), else comm. title is the process's
-// command line as /proc/PID/cmdline gives it ("" when unknown).
+// db 127.0.0.1(5432) idle") is "backend"; otherwise the thread's own name
+// (/proc/PID/task/TID/comm: MariaDB 10.11 and 11.4 leave every thread "mariadbd", so
+// their roles name threads by performance_schema instead, engine.ThreadNamer), else
+// comm. title is the process's command line as /proc/PID/cmdline gives it ("" when
+// unknown).
 func ProcessName(title, comm string) string {
 	title = strings.TrimSpace(strings.ReplaceAll(title, "\x00", " "))
 	if comm != "" {
