@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dbperf/dbperf/internal/stats"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -55,8 +56,11 @@ type ExplainRole struct {
 	Role string
 	// Base and New are the role's CPU µs per op (every sample), Delta their difference.
 	Base, New, Delta float64
-	// BaseSamples and NewSamples are the role's samples.
+	// BaseSamples and NewSamples are the role's samples; P and Beyond test its change
+	// against sampling noise at NoiseAlpha (see FunctionChange).
 	BaseSamples, NewSamples int64
+	P                       float64
+	Beyond                  bool
 	// Self are the functions by self CPU (the leaf frame), Total by total CPU (the frame
 	// anywhere on a stack, once per stack): the Top by absolute change, largest first.
 	Self, Total []FunctionChange
@@ -71,7 +75,19 @@ type FunctionChange struct {
 	Pct float64
 	// Share is Delta as a fraction of the role's Delta; NaN when the role's is 0.
 	Share float64
+	// BaseSamples and NewSamples are the function's samples; P is the p-value of the
+	// change against the noise of sampling alone (stats.PoissonRateP, exposures the
+	// configs' rate × operations), Beyond whether it is below NoiseAlpha divided by the
+	// role's functions compared (Bonferroni): only then does explain call it a change.
+	BaseSamples, NewSamples int64
+	P                       float64
+	Beyond                  bool
 }
+
+// NoiseAlpha is the family-wise level of explain's test of a change against sampling
+// noise: per role and kind, a function's change is beyond the noise when its p-value is
+// below NoiseAlpha ÷ the number of functions compared.
+const NoiseAlpha = 0.01
 
 // ExplainOptions select what Explain shows.
 type ExplainOptions struct {
@@ -120,25 +136,33 @@ func ParseFolded(text []byte) (FunctionCPU, error) {
 	return f, sc.Err()
 }
 
-// roleCPU is a role's CPU seconds over a config's runs: in all and per function.
+// roleCPU is a role's CPU seconds over a config's runs: in all and per function, with
+// the samples behind them and their exposure (Σ rate × the step's operations), the
+// denominator of a rate test (stats.PoissonRateP).
 type roleCPU struct {
-	samples     int64
-	sec         float64
-	self, total map[string]float64
+	samples       int64
+	sec           float64
+	exposure      float64
+	self, total   map[string]float64
+	selfN, totalN map[string]int64
 }
 
-func (r *roleCPU) add(f FunctionCPU, hz int) {
+func (r *roleCPU) add(f FunctionCPU, hz int, ops int64) {
 	if r.self == nil {
 		r.self, r.total = map[string]float64{}, map[string]float64{}
+		r.selfN, r.totalN = map[string]int64{}, map[string]int64{}
 	}
 	h := float64(hz)
 	r.samples += f.Samples
 	r.sec += float64(f.Samples) / h
+	r.exposure += h * float64(ops)
 	for fn, n := range f.Self {
 		r.self[fn] += float64(n) / h
+		r.selfN[fn] += n
 	}
 	for fn, n := range f.Total {
 		r.total[fn] += float64(n) / h
+		r.totalN[fn] += n
 	}
 }
 
@@ -181,7 +205,7 @@ func configCPU(runs []store.Run, o ExplainOptions) (map[string]*stepCPU, error) 
 					rc = &roleCPU{}
 					s.roles[p.Role] = rc
 				}
-				rc.add(f, p.Hz)
+				rc.add(f, p.Hz, st.Result.PrimaryCount())
 				s.events[fmt.Sprintf("%s at %d Hz", cmp.Or(p.Event, "an unknown event"), p.Hz)] = true
 			}
 		}
@@ -257,8 +281,10 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			er := ExplainRole{Role: role, Base: perOp(br.sec, bs.ops), New: perOp(nr.sec, ns.ops),
 				BaseSamples: br.samples, NewSamples: nr.samples}
 			er.Delta = er.New - er.Base
-			er.Self = topChanges(br.self, nr.self, bs.ops, ns.ops, er.Delta, o.Top)
-			er.Total = topChanges(br.total, nr.total, bs.ops, ns.ops, er.Delta, o.Top)
+			er.P = stats.PoissonRateP(br.samples, nr.samples, br.exposure, nr.exposure)
+			er.Beyond = er.P < NoiseAlpha
+			er.Self = topChanges(br.self, nr.self, fnSamples{br.selfN, nr.selfN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
+			er.Total = topChanges(br.total, nr.total, fnSamples{br.totalN, nr.totalN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
 			es.Roles = append(es.Roles, er)
 		}
 		slices.SortStableFunc(es.Roles, func(a, b ExplainRole) int { return cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)) })
@@ -286,9 +312,16 @@ func absChange(c float64) float64 {
 	return math.Abs(c)
 }
 
+// fnSamples are the samples per function of both configs and their exposures.
+type fnSamples struct {
+	base, neu   map[string]int64
+	ebase, eneu float64
+}
+
 // topChanges are the top functions by absolute change of CPU µs per op, largest first
-// (ties by name).
-func topChanges(base, neu map[string]float64, baseOps, newOps int64, roleDelta float64, top int) []FunctionChange {
+// (ties by name), each tested against sampling noise (Bonferroni over every function
+// compared).
+func topChanges(base, neu map[string]float64, n fnSamples, baseOps, newOps int64, roleDelta float64, top int) []FunctionChange {
 	fns := map[string]bool{}
 	for f := range base {
 		fns[f] = true
@@ -298,7 +331,10 @@ func topChanges(base, neu map[string]float64, baseOps, newOps int64, roleDelta f
 	}
 	var out []FunctionChange
 	for f := range fns {
-		c := FunctionChange{Function: f, Base: base[f] * 1e6 / float64(baseOps), New: neu[f] * 1e6 / float64(newOps)}
+		c := FunctionChange{Function: f, Base: base[f] * 1e6 / float64(baseOps), New: neu[f] * 1e6 / float64(newOps),
+			BaseSamples: n.base[f], NewSamples: n.neu[f]}
+		c.P = stats.PoissonRateP(c.BaseSamples, c.NewSamples, n.ebase, n.eneu)
+		c.Beyond = c.P < NoiseAlpha/float64(len(fns))
 		c.Delta = c.New - c.Base
 		c.Pct, c.Share = math.NaN(), math.NaN()
 		if c.Base != 0 {

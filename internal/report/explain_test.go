@@ -158,3 +158,38 @@ func checkChanges(t *testing.T, kind string, got, want []FunctionChange) {
 		}
 	}
 }
+
+// TestExplainNoise: a function whose samples per operation grew tenfold is beyond the
+// noise of sampling; one with a few samples more is within it, and so is a role whose
+// samples per op are the same at twice the operations.
+func TestExplainNoise(t *testing.T) {
+	base := []store.Run{explainRun(t, 1, "l.i0", 1000, 100, map[string]string{
+		"insert": "main;hot 20\nmain;warm 10\nmain;cold 500\n",
+		"client": "go;send 100\n",
+	})}
+	neu := []store.Run{explainRun(t, 2, "l.i0", 2000, 100, map[string]string{
+		"insert": "main;hot 400\nmain;warm 26\nmain;cold 1000\n",
+		"client": "go;send 202\n",
+	})}
+	e, err := BuildExplain(Group{Name: "a", RunIDs: []int64{1}}, Group{Name: "b", RunIDs: []int64{2}}, base, neu, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beyond := map[string]bool{}
+	for _, r := range e.Steps[0].Roles {
+		beyond[r.Role] = r.Beyond
+		for _, f := range r.Self {
+			beyond[r.Role+"/"+f.Function] = f.Beyond
+			if f.P < 0 || f.P > 1 || f.BaseSamples+f.NewSamples == 0 {
+				t.Errorf("%s %s: p %g, samples %d → %d", r.Role, f.Function, f.P, f.BaseSamples, f.NewSamples)
+			}
+		}
+	}
+	want := map[string]bool{"insert": true, "insert/hot": true, "insert/warm": false, "insert/cold": false,
+		"client": false, "client/send": false}
+	for k, w := range want {
+		if beyond[k] != w {
+			t.Errorf("%s beyond noise: %v, want %v", k, beyond[k], w)
+		}
+	}
+}

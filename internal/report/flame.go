@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dbperf/dbperf/internal/stats"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -48,8 +49,15 @@ type FlameNode struct {
 	// frames above it that are not drawn (too narrow, or absent from the new profile),
 	// so that a frame whose callee disappeared shows shrinking. Own over every drawn
 	// frame adds up to the root's Delta. A frame's colour is its Own.
-	Own      float64
-	Children []*FlameNode
+	Own float64
+	// OwnBeyond says Own exceeds the noise of sampling: the samples behind it in both
+	// configs, tested as explain tests a function (stats.PoissonRateP, NoiseAlpha over the
+	// frames drawn). A frame whose Own is within the noise is drawn neutral, not red or
+	// blue: its colour must say no more than its samples do.
+	OwnBeyond bool
+	Children  []*FlameNode
+
+	baseN, newN int64 // samples through the frame
 
 	kids map[string]*FlameNode // while the tree is built
 }
@@ -119,10 +127,10 @@ func buildFlame(base, neu []store.StepProfile, baseOps, newOps, minFrac float64,
 			err = foldedStacks(text, func(frames []string, count int64) {
 				v := float64(count) * per
 				n := root
-				n.addTotal(v, isNew)
+				n.addTotal(v, count, isNew)
 				for _, f := range frames {
 					n = n.child(f)
-					n.addTotal(v, isNew)
+					n.addTotal(v, count, isNew)
 				}
 				if isNew {
 					n.NewSelf += v
@@ -147,14 +155,31 @@ func buildFlame(base, neu []store.StepProfile, baseOps, newOps, minFrac float64,
 	root.prune(minFrac*root.New, maxFrames)
 	eps := 1e-9 * max(root.Base, root.New)
 	root.setOwn(eps)
+	// Exposures (rate × operations) from the root: its samples over its CPU per op.
+	if root.Base > 0 && root.New > 0 {
+		root.testOwn(float64(root.baseN)*1e6/root.Base, float64(root.newN)*1e6/root.New, NoiseAlpha/float64(max(1, root.Frames())))
+	}
 	return root, before - root.Frames(), nil
 }
 
-func (n *FlameNode) addTotal(v float64, isNew bool) {
+// testOwn sets OwnBeyond under n: the samples behind each frame's Own (its samples less
+// those of its children drawn) tested at alpha.
+func (n *FlameNode) testOwn(ebase, enew, alpha float64) {
+	b, w := n.baseN, n.newN
+	for _, c := range n.Children {
+		b, w = b-c.baseN, w-c.newN
+		c.testOwn(ebase, enew, alpha)
+	}
+	n.OwnBeyond = n.Own != 0 && stats.PoissonRateP(max(b, 0), max(w, 0), ebase, enew) < alpha
+}
+
+func (n *FlameNode) addTotal(v float64, count int64, isNew bool) {
 	if isNew {
 		n.New += v
+		n.newN += count
 	} else {
 		n.Base += v
+		n.baseN += count
 	}
 }
 

@@ -241,3 +241,28 @@ func TestComparisonFlameDiffs(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// TestFlameNoise: a frame whose own samples grew tenfold is coloured (OwnBeyond); one
+// with a sample more, or the same samples per op, is not.
+func TestFlameNoise(t *testing.T) {
+	base := []store.StepProfile{flameProfile(t, "insert", 100, "main;hot 20\nmain;warm 10\nmain;cold 500\n")}
+	neu := []store.StepProfile{flameProfile(t, "insert", 100, "main;hot 200\nmain;warm 11\nmain;cold 500\n")}
+	root, err := BuildFlameDiff(base, neu, 1000, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beyond := map[string]bool{}
+	var walk func(n *FlameNode)
+	walk = func(n *FlameNode) {
+		beyond[n.Name] = n.OwnBeyond
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(root)
+	for name, want := range map[string]bool{"hot": true, "warm": false, "cold": false, "main": false} {
+		if beyond[name] != want {
+			t.Errorf("%s: OwnBeyond %v, want %v", name, beyond[name], want)
+		}
+	}
+}

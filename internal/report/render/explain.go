@@ -46,7 +46,8 @@ func ExplainText(w io.Writer, e report.Explain) error {
 			fmt.Fprintf(w, "note: %s\n", report.Printable(n))
 		}
 	}
-	fmt.Fprintln(w, "\nself: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement). Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
+	fmt.Fprintf(w, "\nnoise: beyond when the change exceeds the noise of sampling (an exact Poisson rate test of the samples, p < %g over the role's functions compared, Bonferroni), within otherwise: a change within it is no finding; the runs' own noise is larger still, so compare configs of several runs.\n", report.NoiseAlpha)
+	fmt.Fprintln(w, "self: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement). Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
 	return nil
 }
 
@@ -59,19 +60,19 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 	fmt.Fprintf(w, "CPU: %d ops in %s, %d in %s\n", s.BaseOps, report.Printable(e.Base), s.NewOps, report.Printable(e.New))
 	{
 		t := newTable(w, 3)
-		t.row("role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share")
+		t.row("role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share", "noise")
 		for _, r := range s.Roles {
 			all := math.NaN()
 			if r.Delta != 0 {
 				all = 1
 			}
-			t.row(r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all))
+			t.row(r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all), noiseCell(r.Beyond))
 			for _, k := range []struct {
 				kind string
 				fns  []report.FunctionChange
 			}{{"self", r.Self}, {"total", r.Total}} {
 				for _, f := range k.fns {
-					t.row("", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pctCell(f.Pct), shareCell(f.Share))
+					t.row("", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pctCell(f.Pct), shareCell(f.Share), noiseCell(f.Beyond))
 				}
 			}
 		}
@@ -176,6 +177,14 @@ func explainWaitsText(w io.Writer, s report.ExplainStep) error {
 			fmt.Sprintf("%+.0f", 100*c.Delta), fmt.Sprintf("%d → %d", c.BaseSamples, c.NewSamples))
 	}
 	return t.flush()
+}
+
+// noiseCell says whether a change of CPU per op is beyond the noise of sampling.
+func noiseCell(beyond bool) string {
+	if beyond {
+		return "beyond"
+	}
+	return "within"
 }
 
 // rateCell is a step's rate, "–" when unknown.
@@ -316,6 +325,8 @@ type jsonExplainRole struct {
 	DeltaUSPerOp float64              `json:"delta_us_per_op"`
 	BaseSamples  int64                `json:"base_samples"`
 	NewSamples   int64                `json:"new_samples"`
+	PValue       float64              `json:"p_value"`
+	BeyondNoise  bool                 `json:"beyond_noise"`
 	Self         []jsonFunctionChange `json:"self"`
 	Total        []jsonFunctionChange `json:"total"`
 }
@@ -327,6 +338,10 @@ type jsonFunctionChange struct {
 	DeltaUSPerOp float64  `json:"delta_us_per_op"`
 	DeltaPct     *float64 `json:"delta_pct"` // null: not in the base
 	Share        *float64 `json:"share"`     // fraction of the role's change; null when it did not change
+	BaseSamples  int64    `json:"base_samples"`
+	NewSamples   int64    `json:"new_samples"`
+	PValue       float64  `json:"p_value"`      // the change against sampling noise (stats.PoissonRateP)
+	BeyondNoise  bool     `json:"beyond_noise"` // p_value below report.NoiseAlpha ÷ the functions compared
 }
 
 // ExplainJSON writes an explanation as one JSON object.
@@ -341,7 +356,8 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		out := make([]jsonFunctionChange, 0, len(cs))
 		for _, c := range cs {
 			out = append(out, jsonFunctionChange{Function: c.Function, BaseUSPerOp: c.Base, NewUSPerOp: c.New,
-				DeltaUSPerOp: c.Delta, DeltaPct: finite(c.Pct), Share: finite(c.Share)})
+				DeltaUSPerOp: c.Delta, DeltaPct: finite(c.Pct), Share: finite(c.Share),
+				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples, PValue: c.P, BeyondNoise: c.Beyond})
 		}
 		return out
 	}
@@ -368,7 +384,7 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		}
 		for _, r := range s.Roles {
 			js.Roles = append(js.Roles, jsonExplainRole{Role: r.Role, BaseUSPerOp: r.Base, NewUSPerOp: r.New, DeltaUSPerOp: r.Delta,
-				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, Self: fns(r.Self), Total: fns(r.Total)})
+				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, PValue: r.P, BeyondNoise: r.Beyond, Self: fns(r.Self), Total: fns(r.Total)})
 		}
 		j.Steps = append(j.Steps, js)
 	}

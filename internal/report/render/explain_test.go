@@ -20,8 +20,9 @@ func TestExplainFormats(t *testing.T) {
 				PlanChanged: true, BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
 			Waits: []report.WaitChange{{Role: "insert", Wait: "IO:WALSync", Base: 0.1, New: 0.3, Delta: 0.2, BaseSamples: 10, NewSamples: 30}},
 			Roles: []report.ExplainRole{{
-				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700,
-				Self:  []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1}},
+				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700, P: 1e-9, Beyond: true,
+				Self: []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1,
+					NewSamples: 100, P: 1e-20, Beyond: true}},
 				Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2}},
 			}}}},
 		Notes: []string{"a note"}}
@@ -34,10 +35,10 @@ func TestExplainFormats(t *testing.T) {
 		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
 		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
-		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share\n",
-		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%\n",
-		"        self   lock                       0.00        250     +250     new   100%\n",
-		"        total  heap                       1000        500     -500  -50.0%  -200%\n",
+		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise\n",
+		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond\n",
+		"        self   lock                       0.00        250     +250     new   100%  beyond\n",
+		"        total  heap                       1000        500     -500  -50.0%  -200%  within\n",
 		"note: a note"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in\n%s", want, text)
@@ -52,7 +53,8 @@ func TestExplainFormats(t *testing.T) {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
 	self := j["steps"].([]any)[0].(map[string]any)["roles"].([]any)[0].(map[string]any)["self"].([]any)[0].(map[string]any)
-	if self["function"] != "lock" || self["delta_pct"] != nil || self["share"] != 1.0 || self["new_us_per_op"] != 250.0 {
+	if self["function"] != "lock" || self["delta_pct"] != nil || self["share"] != 1.0 || self["new_us_per_op"] != 250.0 ||
+		self["beyond_noise"] != true || self["new_samples"] != 100.0 {
 		t.Errorf("json self: %v", self)
 	}
 	step := j["steps"].([]any)[0].(map[string]any)

@@ -41,8 +41,20 @@ func FlameSVG(w io.Writer, root *report.FlameNode, title string) error {
 	}
 	depth := flameDepth(root)
 	height := flameTitleH + float64(depth+1)*flameFrameH + flameLegendH
+	// Only changes beyond the noise of sampling are coloured (FlameNode.OwnBeyond); the
+	// saturation scale is theirs.
 	maxOwn := 0.0
-	flameWalk(root, func(n *report.FlameNode) { maxOwn = max(maxOwn, math.Abs(n.Own)) })
+	flameWalk(root, func(n *report.FlameNode) {
+		if n.OwnBeyond {
+			maxOwn = max(maxOwn, math.Abs(n.Own))
+		}
+	})
+	own := func(n *report.FlameNode) float64 {
+		if !n.OwnBeyond {
+			return 0
+		}
+		return n.Own
+	}
 
 	bw := bufio.NewWriter(w)
 	title = html.EscapeString(report.Printable(title))
@@ -65,11 +77,11 @@ func FlameSVG(w io.Writer, root *report.FlameNode, title string) error {
 			width = flameWidth - 2*flameXPad // nothing sampled in new: the root alone, full width
 		}
 		y := bottom - float64(d+1)*flameFrameH
-		fill := flameColour(n.Own, maxOwn)
+		fill := flameColour(own(n), maxOwn)
 		fmt.Fprintf(bw, `<g class="f"><title>%s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`,
 			html.EscapeString(flameTooltip(n)), flameNum(x), flameNum(y), flameNum(width), flameNum(flameFrameH-1), fill)
 		if label := flameLabel(report.Printable(n.Name), width); label != "" {
-			fmt.Fprintf(bw, `<text x="%s" y="%s" fill="%s">%s</text>`, flameNum(x+3), flameNum(y+flameFrameH-4.5), flameTextColour(n.Own, maxOwn), html.EscapeString(label))
+			fmt.Fprintf(bw, `<text x="%s" y="%s" fill="%s">%s</text>`, flameNum(x+3), flameNum(y+flameFrameH-4.5), flameTextColour(own(n), maxOwn), html.EscapeString(label))
 		}
 		bw.WriteString("</g>\n")
 		for _, c := range n.Children {
