@@ -148,7 +148,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		if err != nil {
 			return nil, err
 		}
-		pc.EngineVersion, pc.Label, pc.Think = p.version, p.label, p.think
+		pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.version, p.label, p.think, p.clients
 		if pc.WorkDir != "" {
 			// The points are open at once: each in a directory of its own under --workdir.
 			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))

@@ -31,6 +31,8 @@ type sweepFlags struct {
 	design   string
 	slice    float64
 	think    []string
+	// clients are the counts of --clients, the concurrency axis (one count: no axis).
+	clients []int
 }
 
 // newSweepCmd is `dbperf sweep`, with one subcommand per workload: the workload over
@@ -44,10 +46,13 @@ func newSweepCmd(env Env) *cobra.Command {
 		Use:   "sweep WORKLOAD",
 		Short: "Run a workload over several versions and/or config profiles of a managed engine, then compare them",
 		Long: `Run one workload over several versions (--versions) and/or config profiles (--profiles)
-of a managed engine (the cross product, versions outer), each point on its own throwaway
-server, --repeat times, stored with the label SWEEP/VERSION/PROFILE (SWEEP: --label, by
-default sweep-WORKLOAD-ENGINE-TIME), and end with the relative report, the first point
-being the base. One profile is applied to every version; a setting a version lacks is
+of a managed engine and/or counts of clients (--clients 1,2,4,8): the cross product,
+versions outer, then profiles, then clients. Each point runs on its own throwaway server,
+--repeat times, stored with the label SWEEP/VERSION/PROFILE (SWEEP/VERSION/PROFILE/cN with
+a concurrency axis; SWEEP: --label, by default sweep-WORKLOAD-ENGINE-TIME), and the sweep
+ends with the relative report, the first point being the base; with a concurrency axis
+also the rate of each step by clients, one row per version and profile, and the same
+relative to the first count and to the first row. One profile is applied to every version; a setting a version lacks is
 left out and said so in the run's env. A key-value engine (rocksdb, pebble) is swept over
 its --profiles (LSM options), each point on a fresh database: VERSION is "default".
 
@@ -110,6 +115,10 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip the points (sequential) or blocks (interleaved) already stored finished")
 	fl.StringVar(&sw.design, "design", designInterleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")
 	fl.Float64Var(&sw.slice, "slice", 5, "interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads); 0 = whole steps")
+	// --clients takes a list here: the concurrency axis.
+	cl := fl.Lookup("clients")
+	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
+	cl.Usage = "concurrent clients, or counts to sweep over (the concurrency axis), e.g. 1,2,4,8: each point runs at each count"
 	fl.StringArrayVar(&sw.think, "think", nil, "NAME=DURATION: the closed-loop workers of point NAME pause this long after every operation (a known effect, to check a comparison), e.g. --think b=200us")
 	return cmd
 }
@@ -119,6 +128,10 @@ dbperf sweep --help), then print the relative report of the points, the first th
 // comparison, or a known effect with --think).
 type sweepPoint struct {
 	version, profile, label string
+	// clients is the point's --clients; byClients says the sweep has a concurrency axis,
+	// so the count is part of the point's name ("/c4").
+	clients   int
+	byClients bool
 	// as is the point's own name (NAME=PROFILE), "" for a profile given by itself.
 	as string
 	// think is the pause of its closed-loop workers after each operation (--think).
@@ -132,14 +145,18 @@ func (p sweepPoint) name() string {
 	if p.as != "" {
 		prof = p.as
 	}
+	c := ""
+	if p.byClients {
+		c = fmt.Sprintf("/c%d", p.clients)
+	}
 	if p.embedded {
-		return prof
+		return prof + c
 	}
 	v := p.version
 	if v == "" {
 		v = "default"
 	}
-	return v + "/" + prof
+	return v + "/" + prof + c
 }
 
 // namedProfile is one --profiles entry: PROFILE or NAME=PROFILE.
@@ -233,7 +250,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			errs = append(errs, fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", f.engine, f.engine))
 		case kv && sw.design == designDuet:
 			errs = append(errs, fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", f.engine))
-		case embedded && (len(sw.versions) > 0 || !onlyDefault):
+		case embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && len(sw.clients) > 1)):
 			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
 		}
 	}
@@ -281,28 +298,39 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if prefix == "" {
 		prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
+	counts := sw.clients
+	if len(counts) == 0 {
+		counts = []int{cfg.Clients}
+	}
 	var points []sweepPoint
 	var perr []error
 	for _, v := range versions {
 		for _, np := range named {
-			pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded}
-			pc, err := resolve(np.profile)
-			if err != nil {
-				perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-				continue
-			}
-			pc.EngineVersion = v
-			if err := checkTarget(pc, eng.Meta()); err != nil {
-				perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-			}
-			if !kv && !embedded {
-				// Every point's profile is checked before the first point runs.
-				if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
-					perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
+			for _, n := range counts {
+				pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded,
+					clients: n, byClients: len(counts) > 1}
+				pc, err := resolve(np.profile)
+				if err != nil {
+					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+					continue
 				}
+				pc.EngineVersion = v
+				if err := checkTarget(pc, eng.Meta()); err != nil {
+					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+				}
+				if !kv && !embedded {
+					// Every point's profile is checked before the first point runs.
+					if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
+						perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
+					}
+				}
+				pc.Clients = n
+				if err := pc.Validate(); err != nil {
+					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+				}
+				pt.label = prefix + "/" + pt.name()
+				points = append(points, pt)
 			}
-			pt.label = prefix + "/" + pt.name()
-			points = append(points, pt)
 		}
 	}
 	if len(perr) > 0 {
@@ -346,7 +374,15 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			return err
 		}
 		cmp := report.Compare(report.Build(runs), groups, 0)
-		fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (dbperf report %s/… to compare them again)\n", prefix, len(groups), sw.design, prefix)
+		if len(sw.clients) > 1 {
+			// The concurrency axis: its tables first, the seeds' view of such a sweep.
+			cmp.Tables = append(cmp.ConcurrencyTables(concurrencyPoints(points, groups)), cmp.Tables...)
+		}
+		again := fmt.Sprintf("dbperf report %s/… to compare them again", prefix)
+		if len(sw.clients) > 1 {
+			again += "; points at different counts of clients need --force there, a different count changes every figure"
+		}
+		fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (%s)\n", prefix, len(groups), sw.design, again)
 		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 			return err
 		}
@@ -453,7 +489,7 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 				return nil, lastFailed, err // checked above for every point
 			}
 			pc.EngineVersion, pc.Label = pt.version, pt.label
-			pc.Think = pt.think
+			pc.Think, pc.Clients = pt.think, pt.clients
 			got, failed, err := runRepeats(ctx, env, pc, wl, params, eng, st, todo)
 			ids = append(ids, got...)
 			if failed != nil {
@@ -497,6 +533,23 @@ func dedupe(vs []string) []string {
 		v = strings.TrimSpace(v)
 		if v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// concurrencyPoints places each compared group on the sweep's concurrency axis: the
+// point's name without its count, and its count.
+func concurrencyPoints(points []sweepPoint, groups []report.Group) []report.ConcurrencyPoint {
+	out := make([]report.ConcurrencyPoint, 0, len(groups))
+	for _, g := range groups {
+		for _, p := range points {
+			if p.name() == g.Name {
+				q := p
+				q.byClients = false
+				out = append(out, report.ConcurrencyPoint{Config: q.name(), Clients: p.clients})
+				break
+			}
 		}
 	}
 	return out
