@@ -72,8 +72,17 @@ type Cell struct {
 	Rel *Rel
 	// Class marks the cell (colour in text and HTML, a marker in Markdown).
 	Class Class
-	// Unit of the value (for formatting): "rows/s", "q/s", "µs", "s", "GiB", "ratio", "".
+	// Unit of the value (for formatting): "rows/s", "q/s", "µs", "s", "GiB", "ratio", "",
+	// and the conn_cpu table's "µs/row", "µs/query", "µs/op".
 	Unit string
+	// ShowUnit: renderers print Unit after the figure, in a table whose cells differ in
+	// unit (conn_cpu).
+	ShowUnit bool
+	// CPUSec is, in the conn_cpu table, the role's CPU seconds over the step behind the
+	// cell, over the group's runs, whatever figure the cell shows; Ops the role's own
+	// operations behind a per-op cell (nil when the cell is in seconds). Nil elsewhere.
+	// JSON keeps them beside the cell's value.
+	CPUSec, Ops *stats.Summary
 }
 
 // Rel is a group's figure against the base group's: the ratio (candidate ÷ base) with its
@@ -1015,10 +1024,13 @@ func (c Comparison) shapeTable() Table {
 	return t
 }
 
+// connCPUTable is the server CPU of each connection role per step: per operation of the
+// role's own work (RoleCPU), or its seconds over the step where it has no per-op figure
+// (connPerOpUnit), with the seconds behind every cell (Cell.CPUSec). Absolute only: it
+// has no relative cells, so no marks but the noisy one, on the figure shown.
 func (c Comparison) connCPUTable() Table {
-	t := Table{ID: "conn_cpu", Title: "Server CPU per connection role (seconds per step)", HeadColumns: []string{"role", "config"},
-		Columns: c.Steps,
-		Legend:  []string{"CPU of the server backends/threads serving each role's sessions; client_process: embedded engines (SQLite) run in dbperf"}}
+	t := Table{ID: "conn_cpu", Title: "Server CPU per connection role (µs per operation of the role's own work)",
+		HeadColumns: []string{"role", "config"}, Columns: c.Steps, Legend: ConnCPULegend()}
 	var roles []string
 	for _, g := range c.Groups {
 		for _, r := range g.Runs {
@@ -1032,21 +1044,25 @@ func (c Comparison) connCPUTable() Table {
 		}
 	}
 	for _, role := range roles {
+		units := make([]string, len(c.Steps)) // the figure every config shows per step
+		for i, step := range c.Steps {
+			units[i] = c.connPerOpUnit(step, role)
+		}
 		for gi, g := range c.Groups {
 			row := Row{Head: []string{role, g.Name}, Base: gi == c.Base}
-			for _, step := range c.Steps {
-				row.Cells = append(row.Cells, cellOf(values(g, func(r RunReport) (float64, bool) {
-					s, ok := r.Step(step)
-					if !ok {
-						return 0, false
-					}
-					for _, cc := range s.HW.ConnCPU {
-						if cc.Role == role {
-							return cc.CPUSec, true
-						}
-					}
-					return 0, false
-				}), "s"))
+			for i, step := range c.Steps {
+				perOp := units[i] != ConnCPUSecUnit
+				cell := cellOf(values(g, roleCPUFigure(step, role, perOp)), units[i])
+				cell.ShowUnit = true
+				if secs := values(g, roleCPUFigure(step, role, false)); len(secs) > 0 {
+					sum := stats.Summarize(secs)
+					cell.CPUSec = &sum
+				}
+				if ops := values(g, roleOpsOf(step, role)); perOp && len(ops) > 0 {
+					sum := stats.Summarize(ops)
+					cell.Ops = &sum
+				}
+				row.Cells = append(row.Cells, cell)
 			}
 			if anyPresent(row.Cells) {
 				t.Rows = append(t.Rows, row)
@@ -1054,6 +1070,71 @@ func (c Comparison) connCPUTable() Table {
 		}
 	}
 	return t
+}
+
+// connPerOpUnit is the unit of what every config shows for a role in a step: its per-op
+// unit when the step is not one-op and every run that measured the role's CPU in it has
+// a per-op figure in that same unit, else ConnCPUSecUnit (its seconds), so that the
+// configs' cells are one figure.
+func (c Comparison) connPerOpUnit(step, role string) string {
+	if c.oneOps[step] {
+		return ConnCPUSecUnit
+	}
+	unit := ""
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			s, ok := r.Step(step)
+			if !ok {
+				continue
+			}
+			rc, ok := s.RoleCPU(role)
+			if !ok {
+				continue
+			}
+			if _, ok := rc.USPerOp(); !ok || (unit != "" && rc.PerOpUnit() != unit) {
+				return ConnCPUSecUnit
+			}
+			unit = rc.PerOpUnit()
+		}
+	}
+	if unit == "" {
+		return ConnCPUSecUnit
+	}
+	return unit
+}
+
+// roleCPUFigure is a run's CPU of a role's connections in a step: per op of the role's
+// own work (perOp), else its seconds over the step.
+func roleCPUFigure(step, role string, perOp bool) func(RunReport) (float64, bool) {
+	return func(r RunReport) (float64, bool) {
+		s, ok := r.Step(step)
+		if !ok {
+			return 0, false
+		}
+		rc, ok := s.RoleCPU(role)
+		if !ok {
+			return 0, false
+		}
+		if perOp {
+			return rc.USPerOp()
+		}
+		return rc.CPUSec, true
+	}
+}
+
+// roleOpsOf is a run's count of a role's own operations in a step (when it has any).
+func roleOpsOf(step, role string) func(RunReport) (float64, bool) {
+	return func(r RunReport) (float64, bool) {
+		s, ok := r.Step(step)
+		if !ok {
+			return 0, false
+		}
+		rc, ok := s.RoleCPU(role)
+		if !ok || rc.Ops <= 0 {
+			return 0, false
+		}
+		return float64(rc.Ops), true
+	}
 }
 
 // anyPresent says whether a row has a measured cell (rows of configs that did not run a

@@ -6,8 +6,8 @@ import (
 
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/reporttest"
-	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // TestConcurrencyTables: configs a and b at 1 and 2 clients, 4 runs each; b at 2 clients

@@ -51,11 +51,11 @@ func formatValue(v float64, unit string) string {
 }
 
 // cellText is a cell as plain text. An absolute cell: the median, [min–max] for repeated
-// runs that differ, ! when noisy. A relative cell: the ratio, [lo–hi] its interval when it
-// has one, ? when unstable. With marks also ▲/▼ better/worse, = the same and ✗ an SLA miss
-// (used where colour cannot show them). A cell without a verdict has no mark at all. The
-// marks follow shown, the cell's class as its row shows it (report.Row.Shown): none on the
-// base's row.
+// runs that differ, its unit where the cell says to show it (report.Cell.ShowUnit), ! when
+// noisy. A relative cell: the ratio, [lo–hi] its interval when it has one, ? when
+// unstable. With marks also ▲/▼ better/worse, = the same and ✗ an SLA miss (used where
+// colour cannot show them). A cell without a verdict has no mark at all. The marks follow
+// shown, the cell's class as its row shows it (report.Row.Shown): none on the base's row.
 func cellText(c report.Cell, shown report.Class, marks bool) string {
 	if !c.Present {
 		return "-"
@@ -69,6 +69,9 @@ func cellText(c report.Cell, shown report.Class, marks bool) string {
 		}
 	case c.N > 1 && c.Min != c.Max:
 		fmt.Fprintf(&b, " [%s–%s]", formatValue(c.Min, c.Unit), formatValue(c.Max, c.Unit))
+	}
+	if c.ShowUnit && c.Unit != "" {
+		b.WriteString(" " + c.Unit)
 	}
 	if c.Noisy && c.Rel == nil {
 		b.WriteString(" " + markNoisy)

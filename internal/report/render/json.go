@@ -96,6 +96,14 @@ type jsonCell struct {
 	NA           *int     `json:"n_base,omitempty"`
 	// GeomeanSteps is, for a geometric mean, how many steps' ratios it combines.
 	GeomeanSteps int `json:"geomean_steps,omitempty"`
+	// CPUSec, CPUSecMin and CPUSecMax are, in the conn_cpu table, the role's CPU seconds
+	// over the step behind the cell (median, min, max over the config's runs), whether the
+	// cell's value is µs per op or those seconds; Ops is the median of the role's own
+	// operations behind a per-op cell.
+	CPUSec    *float64 `json:"cpu_sec,omitempty"`
+	CPUSecMin *float64 `json:"cpu_sec_min,omitempty"`
+	CPUSecMax *float64 `json:"cpu_sec_max,omitempty"`
+	Ops       *float64 `json:"ops,omitempty"`
 }
 
 type jsonRun struct {
@@ -134,8 +142,12 @@ type jsonStep struct {
 	// reason under "absent") and the counters behind them (docs/metrics.md).
 	HW map[string]any `json:"hw"`
 	// ConnCPU is the server-side CPU seconds of the step's sessions by role.
-	ConnCPU   map[string]float64 `json:"conn_cpu"`
-	Intervals []jsonInterval     `json:"intervals"`
+	ConnCPU map[string]float64 `json:"conn_cpu"`
+	// ConnCPUUSPerOp is, for each role with operations of its own (report.RoleCPU), its
+	// CPU µs per operation: per row (insert, delete, index) or per query ("hw.conn_op_unit"
+	// says which, "hw.conn_ops" counts them); a role without any is absent.
+	ConnCPUUSPerOp map[string]float64 `json:"conn_cpu_us_per_op"`
+	Intervals      []jsonInterval     `json:"intervals"`
 }
 
 // jsonLatency has metrics.Latency's fields, so one converts to the other.
@@ -282,11 +294,19 @@ func toJSONStep(s report.StepReport) jsonStep {
 		Note:             s.Note,
 		HW:               jsonHW(s.HW),
 		ConnCPU:          map[string]float64{},
+		ConnCPUUSPerOp:   map[string]float64{},
 		Intervals:        make([]jsonInterval, 0, len(s.Intervals)),
 	}
 	for _, c := range s.HW.ConnCPU {
 		js.ConnCPU[c.Role] = report.Finite(c.CPUSec)
 	}
+	roles := s.RoleCPUs()
+	for _, rc := range roles {
+		if us, ok := rc.USPerOp(); ok {
+			js.ConnCPUUSPerOp[rc.Role] = us
+		}
+	}
+	connOps(js.HW, roles)
 	for _, o := range s.Ops {
 		jo := jsonOp{
 			Unit:         string(o.Unit),
@@ -362,7 +382,8 @@ func toJSONStep(s report.StepReport) jsonStep {
 // it is missing), and the counters: machine CPU seconds by kind, busy and elapsed, and context switches,
 // device IO ("io_devices", read/write ops and bytes, when sampled), "server" and "client"
 // processes (cpu_sec, peak_mem_bytes, read_bytes/write_bytes from /proc/PID/io), database
-// size and the number of sessions per role behind conn_cpu.
+// size and the number of sessions per role behind conn_cpu (connOps adds the roles'
+// operations behind conn_cpu_us_per_op).
 func jsonHW(h report.HWReport) map[string]any {
 	out := map[string]any{"absent": nonNil(h.Absent)}
 	for name, v := range h.Metrics {
@@ -411,6 +432,21 @@ func jsonHW(h report.HWReport) map[string]any {
 	return out
 }
 
+// connOps adds to a step's "hw" object the operations behind conn_cpu_us_per_op, for the
+// roles with operations of their own: "conn_ops" (role → count) and "conn_op_unit" (role →
+// "row", "query" or "op": what one is).
+func connOps(hw map[string]any, rcs []report.RoleCPU) {
+	ops, units := map[string]int64{}, map[string]string{}
+	for _, rc := range rcs {
+		if _, ok := rc.USPerOp(); ok {
+			ops[rc.Role], units[rc.Role] = rc.Ops, rc.Noun
+		}
+	}
+	if len(ops) > 0 {
+		hw["conn_ops"], hw["conn_op_unit"] = ops, units
+	}
+}
+
 func jsonProc(p metrics.ProcHW) map[string]any {
 	m := map[string]any{"processes": p.Processes, "cpu_sec": report.Finite(p.CPUSec), "peak_mem_bytes": p.PeakMemBytes}
 	if p.IOKnown {
@@ -439,6 +475,14 @@ func toJSONComparison(c report.Comparison) *jsonComparison {
 				}
 				jcell := &jsonCell{Value: report.Finite(c.Median), Min: report.Finite(c.Min), Max: report.Finite(c.Max), N: c.N, Unit: c.Unit,
 					SpreadPct: report.Finite(c.SpreadPct), Noisy: c.Noisy, Class: string(c.Class)}
+				if sec := c.CPUSec; sec != nil {
+					med, lo, hi := report.Finite(sec.Median), report.Finite(sec.Min), report.Finite(sec.Max)
+					jcell.CPUSec, jcell.CPUSecMin, jcell.CPUSecMax = &med, &lo, &hi
+				}
+				if ops := c.Ops; ops != nil {
+					med := report.Finite(ops.Median)
+					jcell.Ops = &med
+				}
 				if rel := c.Rel; rel != nil {
 					sig, few, verdict := rel.Significant(), rel.Verdict == stats.VerdictNone, string(rel.Verdict)
 					conf, th, noise, paired, na := report.Finite(rel.Confidence), report.Finite(100*rel.Threshold), report.Finite(rel.NoisePct), rel.Paired, rel.NA

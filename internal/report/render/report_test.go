@@ -142,7 +142,23 @@ func TestJSONContract(t *testing.T) {
 	}
 	qp100 := keys(steps[2])
 	has("step", qp100, "name", "status", "error", "seconds", "kind", "primary", "ops", "background", "audit",
-		"client_cpu_sec", "client_cpu_us_per_op", "note", "intervals")
+		"client_cpu_sec", "client_cpu_us_per_op", "note", "conn_cpu", "conn_cpu_us_per_op", "intervals")
+	// per-connection CPU: the seconds, and per operation of each role's own work
+	var connSec, connUS map[string]float64
+	if err := json.Unmarshal(qp100["conn_cpu"], &connSec); err != nil || connSec["query"] != 3.1 {
+		t.Errorf("conn_cpu = %s (%v)", qp100["conn_cpu"], err)
+	}
+	if err := json.Unmarshal(qp100["conn_cpu_us_per_op"], &connUS); err != nil || math.Round(connUS["query"]) != 117 ||
+		math.Round(connUS["insert"]) != 235 {
+		t.Errorf("conn_cpu_us_per_op = %s (%v)", qp100["conn_cpu_us_per_op"], err)
+	}
+	hw := keys(qp100["hw"])
+	has("hw", hw, "conn_sessions", "conn_ops", "conn_op_unit")
+	var opUnit map[string]string
+	if err := json.Unmarshal(hw["conn_op_unit"], &opUnit); err != nil || len(opUnit) != 3 ||
+		opUnit["query"] != "query" || opUnit["insert"] != "row" || opUnit["delete"] != "row" {
+		t.Errorf("hw.conn_op_unit = %s (%v)", hw["conn_op_unit"], err)
+	}
 	ops := keys(qp100["ops"])
 	opKeys := []string{"unit", "count", "per_sec", "statements", "rows", "errors", "late", "missed",
 		"p50_us", "p90_us", "p99_us", "p999_us", "max_us"}

@@ -320,6 +320,7 @@ func renderHWText(w *bytes.Buffer, r report.RunReport) error {
 	reasons := map[string][]string{}
 	var order []string
 	var oneOps []string // one-op steps: CPU seconds instead of per-op figures
+	anyConn := false
 	for _, s := range r.Steps {
 		if s.Status == metrics.StatusSkipped {
 			continue
@@ -348,7 +349,8 @@ func renderHWText(w *bytes.Buffer, r report.RunReport) error {
 			}
 			row = append(row, report.FormatNum(v))
 		}
-		conn := connCPUCells(s.HW.ConnCPU)
+		conn := connCPUCells(s.RoleCPUs(), one)
+		anyConn = anyConn || len(conn) > 0
 		t.row(append(row, cell(conn, 0))...)
 		for i := 1; i < len(conn); i++ {
 			t.row(append(make([]string, len(names)+1), conn[i])...)
@@ -359,6 +361,16 @@ func renderHWText(w *bytes.Buffer, r report.RunReport) error {
 	}
 	for _, l := range report.MetricsLegend(metrics.HWDefs()) {
 		fmt.Fprintln(w, l)
+	}
+	if anyConn {
+		for i, l := range report.ConnCPULegend() {
+			if i == 0 {
+				l = "conn cpu: " + l
+			}
+			for _, part := range wrapWords(l, 110) {
+				fmt.Fprintln(w, part)
+			}
+		}
 	}
 	for _, n := range r.HWNotes() {
 		fmt.Fprintf(w, "  %s\n", n)
@@ -388,11 +400,37 @@ func oneOpCPU(s report.StepReport) string {
 		s.Name, strings.Join(parts, ", "))
 }
 
-// connCPUCells are "role 1.23s" per role.
-func connCPUCells(cs []metrics.ConnCPU) []string {
+// wrapWords breaks s at spaces into lines of at most width runes (a longer word stays whole).
+func wrapWords(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && len([]rune(line))+1+len([]rune(word)) > width {
+			out = append(out, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// connCPUCells are "role 117 µs/query" per role: its CPU per operation of its own work,
+// or "role 1.23 s", its CPU seconds over the step, where it has none or the step is one-op.
+func connCPUCells(cs []report.RoleCPU, oneOp bool) []string {
 	var out []string
 	for _, c := range cs {
-		out = append(out, fmt.Sprintf("%s %.2fs", strings.ReplaceAll(c.Role, "_", " "), c.CPUSec))
+		v, unit := c.Figure(oneOp)
+		num := report.FormatNum(v)
+		if unit == report.ConnCPUSecUnit {
+			num = fmt.Sprintf("%.2f", v)
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", strings.ReplaceAll(c.Role, "_", " "), num, unit))
 	}
 	return out
 }
