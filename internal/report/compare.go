@@ -330,6 +330,8 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	}
 	c.StepGroups = stepGroups(c.Groups, c.Steps)
 	c.Tables = []Table{c.throughputTable()}
+	// Tests repeated at several thread counts (sysbench --threads 1,4): by thread count.
+	c.Tables = append(c.Tables, c.ThreadTables()...)
 	// One config (one run, or the repeats of one label) has nothing to be relative to:
 	// its relative tables would be all 1.00.
 	if len(c.Groups) > 1 {

@@ -87,3 +87,40 @@ func TestConcurrencyTables(t *testing.T) {
 		t.Errorf("points not matching the groups: %d tables", len(ts))
 	}
 }
+
+// TestThreadTables: a test run at two thread counts (steps x.t1 and x.t2, as sysbench
+// --threads 1,2 names them) is shown by thread count, and relative to 1 thread within each
+// config; steps without the suffix are not.
+func TestThreadTables(t *testing.T) {
+	var runs []store.Run
+	var groups []report.Group
+	for gi, name := range []string{"a", "b"} {
+		g := report.Group{Name: name}
+		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
+			r := reporttest.RepeatRun(int64(10*gi+i+1), name, 1+float64(gi), j, 100)
+			r.Steps[0].Result.Name, r.Steps[1].Result.Name = "x.t1", "x.t2"
+			runs = append(runs, r)
+			g.RunIDs = append(g.RunIDs, r.ID)
+		}
+		groups = append(groups, g)
+	}
+	c := report.Compare(report.Build(runs), groups, 0)
+	var ts []report.Table
+	for _, tb := range c.Tables {
+		if tb.ID == "concurrency" || tb.ID == "concurrency_scaling" || tb.ID == "concurrency_relative" {
+			ts = append(ts, tb)
+		}
+	}
+	if len(ts) != 3 || ts[0].Title != "Throughput by threads" || len(ts[0].Rows) != 2 || ts[0].Rows[0].Head[0] != "x" ||
+		len(ts[0].Columns) != 2 || ts[0].Columns[0] != "1 thread" || ts[0].Columns[1] != "2 threads" {
+		t.Fatalf("tables %+v", ts)
+	}
+	abs, scale := ts[0].Rows[0].Cells, ts[1].Rows[0].Cells
+	want := abs[1].Median / abs[0].Median
+	if scale[1].Rel == nil || math.Abs(scale[1].Rel.Estimate/want-1) > 0.02 || scale[0].Rel != nil {
+		t.Errorf("a's 2 threads relative to 1: %+v, want about %.3f", scale[1].Rel, want)
+	}
+	if rel := ts[2].Rows[1].Cells[0]; rel.Rel == nil || math.Abs(rel.Rel.Estimate-2) > 0.05 || rel.Class != report.ClassBetter {
+		t.Errorf("b relative to a at 1 thread: %+v", rel.Rel)
+	}
+}

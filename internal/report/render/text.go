@@ -78,9 +78,21 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 	}
 	line = append(line, fmt.Sprintf("seed %d", r.Seed))
 	for _, k := range []string{"scale", "clients"} {
-		if v, ok := r.Params[k]; ok {
-			line = append(line, fmt.Sprintf("%s %v", k, v))
+		v, ok := r.Params[k]
+		if !ok {
+			continue
 		}
+		// A test repeated at several thread counts (sysbench --threads 1,4) ran at each:
+		// the stored clients is only the largest.
+		if th, many := r.Params["threads"].([]any); k == "clients" && many && len(th) > 1 {
+			ns := make([]string, len(th))
+			for i, n := range th {
+				ns[i] = fmt.Sprint(n)
+			}
+			line = append(line, "threads "+strings.Join(ns, ","))
+			continue
+		}
+		line = append(line, fmt.Sprintf("%s %v", k, v))
 	}
 	fmt.Fprintln(w, report.Printable(strings.Join(line, ", ")))
 	// How the server was reached (cli stores these with the engine's settings).
