@@ -8,6 +8,15 @@ import (
 	"testing"
 )
 
+// builtinNames are the built-in profiles of the managed servers, sorted: default and cached
+// (issue 12), and the configs the seeds toggle (issue 26 item 3), each of which the engine's
+// tests start on every version dbperf installs (TestPostgresSeedProfilesStart,
+// TestMariaDBSeedProfilesStart).
+var builtinNames = map[string][]string{
+	"postgres": {"cached", "default", "fpw", "nofpw", "seeds"},
+	"mariadb":  {"binlog", "cached", "default", "leveled", "leveled-l0-10", "nobinlog", "trx1", "trx2", "universal"},
+}
+
 // Issue 12 item 10: the default profiles are built into the binary; a profiles directory
 // adds to them and overrides them by name.
 func TestProfilesBuiltInAndOverridden(t *testing.T) {
@@ -18,8 +27,12 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := []string{ps[0].Name, ps[1].Name}; len(ps) != 2 || !slices.Equal(got, []string{"cached", "default"}) {
-			t.Errorf("%s: built-in profiles %+v", engine, ps)
+		var got []string
+		for _, p := range ps {
+			got = append(got, p.Name)
+		}
+		if !slices.Equal(got, builtinNames[engine]) {
+			t.Errorf("%s: built-in profiles %+v, want %v", engine, ps, builtinNames[engine])
 		}
 		for _, p := range ps {
 			if p.Path != "" || p.Source() != BuiltinProfiles {
@@ -46,7 +59,7 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Profile{{Name: "cached"}, {Name: "default", Path: filepath.Join(dir, "postgres", "default.conf")},
-		{Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}}
+		{Name: "fpw"}, {Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}, {Name: "nofpw"}, {Name: "seeds"}}
 	if !slices.Equal(ps, want) {
 		t.Errorf("ListProfiles = %+v, want %+v", ps, want)
 	}
@@ -58,16 +71,16 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Errorf("built-in cached beside a dir: %+v %v", src, err)
 	}
 	// A directory without the engine's subdirectory adds nothing and takes nothing away.
-	if names, err := Profiles(dir, "mariadb"); err != nil || !slices.Equal(names, []string{"cached", "default"}) {
+	if names, err := Profiles(dir, "mariadb"); err != nil || !slices.Equal(names, builtinNames["mariadb"]) {
 		t.Errorf("mariadb with a postgres-only dir: %v %v", names, err)
 	}
 	// Unknown names list what there is and where; a missing directory is one clear line.
 	_, _, err = ReadProfile(dir, "postgres", "nosuch")
-	if err == nil || !strings.Contains(err.Error(), "cached, default, mine") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
+	if err == nil || !strings.Contains(err.Error(), "cached, default, fpw, mine, nofpw, seeds") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
 		t.Errorf("unknown profile: %v", err)
 	}
 	_, _, err = ReadProfile("", "mariadb", "nosuch")
-	if err == nil || !strings.Contains(err.Error(), `unknown mariadb profile "nosuch" (available: cached, default; built into dbperf`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown mariadb profile "nosuch" (available: `+strings.Join(builtinNames["mariadb"], ", ")+`; built into dbperf`) {
 		t.Errorf("unknown built-in profile: %v", err)
 	}
 	missing := filepath.Join(dir, "nope")

@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/report"
@@ -256,6 +258,55 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 		}
 	}
 	add("Relative throughput", svgs)
+
+	// A concurrency axis (a sweep's --clients, sysbench's --threads): per step, the rate by
+	// count, one line per config.
+	svgs = nil
+	if conc := tableByID(c, "concurrency"); conc != nil {
+		counts := make([]float64, len(conc.Columns))
+		for i, col := range conc.Columns {
+			n, _ := strconv.Atoi(strings.Fields(col + " x")[0])
+			counts[i] = float64(n)
+		}
+		what := strings.TrimPrefix(conc.Title, "Throughput by ")
+		var line *chart.Line
+		flush := func() error {
+			if line != nil && len(line.Series) > 0 {
+				if err := draw(line.SVG()); err != nil {
+					return err
+				}
+			}
+			line = nil
+			return nil
+		}
+		for _, r := range conc.Rows {
+			if r.Head[0] != "" {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+				unit := ""
+				for _, cell := range r.Cells {
+					if cell.Present {
+						unit = cell.Unit
+					}
+				}
+				line = &chart.Line{Title: r.Head[0] + ": throughput by " + what, XLabel: what, YLabel: "throughput (" + unit + ")", IntegerX: true}
+			}
+			se := chart.Series{Name: r.Head[1]}
+			for i, cell := range r.Cells {
+				if cell.Present && i < len(counts) {
+					se.X, se.Y = append(se.X, counts[i]), append(se.Y, cell.Median)
+				}
+			}
+			if line != nil && len(se.X) > 0 {
+				line.Series = append(line.Series, se)
+			}
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	add("Throughput by concurrency", svgs)
 
 	// HW efficiency: one bar chart per metric that some config measured.
 	svgs = nil
