@@ -1,0 +1,45 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/reporttest"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// TestConcurrencyHTML: a comparison of runs that ran a test at two thread counts (x.t1,
+// x.t2) draws its rate by thread count, one line per config, and prints the tables.
+func TestConcurrencyHTML(t *testing.T) {
+	var runs []store.Run
+	var groups []report.Group
+	for gi, name := range []string{"a", "b"} {
+		g := report.Group{Name: name}
+		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
+			r := reporttest.RepeatRun(int64(10*gi+i+1), name, 1+float64(gi), j, 100)
+			r.Steps[0].Result.Name, r.Steps[1].Result.Name = "x.t1", "x.t2"
+			runs = append(runs, r)
+			g.RunIDs = append(g.RunIDs, r.ID)
+		}
+		groups = append(groups, g)
+	}
+	rep := report.Build(runs)
+	c := report.Compare(rep, groups, 0)
+	rep.Comparison = &c
+	var buf bytes.Buffer
+	if err := HTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{"Throughput by concurrency", "x: throughput by threads", "Throughput by threads relative to 1 thread"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	buf.Reset()
+	if err := CompareText(&buf, c, false); err != nil || !strings.Contains(buf.String(), "Throughput by threads\nstep  config               1 thread           2 threads\nx     a ") {
+		t.Errorf("text (%v):\n%s", err, buf.String())
+	}
+}
