@@ -53,6 +53,7 @@ type runFlags struct {
 	storeTimeout   float64
 	cpuProfile     string
 	explain        bool
+	limits         serverLimitFlags
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -81,6 +82,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 		Example: `  dbperf run insertbench --scale tiny
   dbperf run insertbench --engine postgres --managed --engine-version 13 --profile cached
   dbperf run insertbench --engine mariadb --managed --mysql-storage-engine rocksdb
+  dbperf run insertbench --engine postgres --managed --server-memory 256M --rows 4000000
   dbperf run insertbench --scale small --clients 4 --label four-clients
   dbperf run insertbench --scale tiny --steps l.i0,l.x,qp100 --repeat 5 --label a
   dbperf run insertbench --steps l.i0,l.x,qp100 --time 60 --rows-per-commit l.i0=1000`,
@@ -142,7 +144,8 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl := cmd.Flags()
 	fl.StringVar(&f.engine, "engine", engines[0], "engine to benchmark: "+strings.Join(engines, ", "))
 	fl.StringVar(&f.scale, "scale", defScale, "size preset: "+strings.Join(scales, ", ")+" (docs/"+name+".md)")
-	fl.IntVar(&f.clients, "clients", 1, "concurrent clients; each owns its tables and runs every step's actors on its own connections")
+	f.clients = 1
+	fl.Var(&clientsValue{n: &f.clients, cmd: "dbperf run " + name}, "clients", "concurrent clients; each owns its tables and runs every step's actors on its own connections")
 	fl.Float64Var(&f.timeSec, "time", 0, "seconds each timed step runs (default: the scale's)")
 	fl.StringSliceVar(&f.steps, "steps", nil, "run only these steps, by name (default: all; see --help of the workload)")
 	fl.Int64Var(&f.seed, "seed", DefaultSeed, "seed of all generated data and query parameters")
@@ -166,8 +169,9 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
+	f.limits.add(fl)
 	if servers {
-		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached) or one in --profiles-dir (see \"dbperf server list\")")
+		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
 	} else {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of the engine (its LSM options): built in (default, zstd) or one in --profiles-dir (see \"dbperf server list\")")
@@ -185,7 +189,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 
 // serverOnlyFlags apply only to server engines: a key-value workload's --help hides them.
 func serverOnlyFlags() []string {
-	return []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine"}
+	return []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine", "server-memory", "server-cpus"}
 }
 
 // kindEngines are the names of the catalog's engines of kind k, the default first, and
@@ -218,6 +222,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 	if resultsErr != nil {
 		errs = append(errs, resultsErr)
 	}
+	errs = append(errs, f.limits.apply(cfg, changed)...)
 	if changed("time") {
 		// Checked here, on the value given: as a time.Duration 0 and -5 would read back
 		// as -1 ns and 1e12 s as a negative overflow.
@@ -545,6 +550,9 @@ func openRunTarget(ctx context.Context, env Env, cfg *config.Run, eng engine.Eng
 	}
 	for k, v := range hwNotes {
 		runEnvironment[k] = v
+	}
+	for k, v := range tg.env {
+		runEnvironment[k] = v // a managed server's limits (cgroup.go)
 	}
 	return &runTarget{target: tg, eng: eng, info: info, sampler: sampler, hw: hw, env: runEnvironment}, nil
 }

@@ -38,6 +38,9 @@ func checkTarget(cfg *config.Run, meta engine.Meta) error {
 	if cfg.EngineVersion != "" && !cfg.Managed {
 		add("--engine-version picks the binaries of a managed server: add --managed")
 	}
+	if err := checkServerLimits(cfg, meta.Embedded); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.StorageEngine != "" {
 		if len(meta.StorageEngines) == 0 {
 			add("--mysql-storage-engine applies to --engine %s only", strings.Join(storageEngineOwners(), ", "))
@@ -64,7 +67,9 @@ type target struct {
 	serverPID int
 	// settings are added to the engine's own settings: profile, redacted DSN, managed.
 	settings map[string]string
-	close    func()
+	// env is added to the run's env: a managed server's limits (limitsEnv).
+	env   map[string]string
+	close func()
 }
 
 // openTarget opens the engine: in a work directory (embedded), on a server dbperf starts
@@ -112,7 +117,11 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 			// Stop with a fresh context: after Ctrl-C the server must still go down.
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 			defer cancel()
+			oom := oomWarning(in) // read before Stop removes the cgroup
 			_ = in.Stop(sctx)
+			if oom != "" {
+				out(oom)
+			}
 			if cfg.Keep {
 				out(fmt.Sprintf("kept the %s data directory %s", meta.Name, in.DataDir))
 			} else {
@@ -124,6 +133,11 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 		t.settings["dbperf.profile"] = in.Profile
 		t.settings["dbperf.profile_text"] = in.Config
 		t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
+		var notes []string
+		t.env, notes = limitsEnv(in)
+		for _, n := range notes {
+			out(n)
+		}
 		if len(in.ProfileSkipped) > 0 {
 			// One line per profile line the server version does not know.
 			t.settings["dbperf.profile_skipped"] = strings.Join(in.ProfileSkipped, "\n")
@@ -173,6 +187,7 @@ func serverOptions(cfg *config.Run, base string) server.Options {
 	return server.Options{
 		WorkDir: base, Version: cfg.EngineVersion, Profile: cfg.Profile,
 		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, StorageEngine: cfg.StorageEngine,
+		Limits: serverLimits(cfg), Cgroups: serverCgroups(cfg),
 	}
 }
 

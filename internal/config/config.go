@@ -55,6 +55,10 @@ type Run struct {
 	CacheDir string
 	// StorageEngine is MariaDB's storage engine: innodb or rocksdb ("" = innodb).
 	StorageEngine string
+	// ServerMemory limits a managed server's memory, page cache included, in bytes (0 =
+	// none), and ServerCPUs the CPUs it runs on (0 = any): a cgroup of its own.
+	ServerMemory int64
+	ServerCPUs   int
 
 	// Scale names the workload's size preset ("" = the workload's default); the
 	// workload's Params resolve it.

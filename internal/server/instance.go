@@ -39,8 +39,17 @@ type Instance struct {
 	// one per line: "innodb_change_buffering=none (line 12): not a setting of MariaDB
 	// 11.4.5 (MariaDB 10.11.19 has it)". Empty when the whole profile applies.
 	ProfileSkipped []string
+	// Limits are the server's resource limits (Options.Limits), enforced while it runs by
+	// Cgroup, which Launch makes and Stop removes (nil without limits). MemoryFitted notes
+	// the profile settings the engine changed to fit under Limits.Memory, one per line
+	// (MemoryFit.Note).
+	Limits       Limits
+	Cgroup       *Cgroup
+	MemoryFitted []string
 
 	eng Engine
+	// cgroups are the machine's cgroup hierarchies, when Limits are set.
+	cgroups *Cgroups
 	// detached: do not tie the server's life to dbperf's (Options.Detached).
 	detached bool
 	// password is the superuser's password, generated for this instance: no local
@@ -70,6 +79,21 @@ func NewInstance(e Engine, o Options) (*Instance, error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: create work dir: %w", name, err)
 	}
+	var cgroups *Cgroups
+	if o.Limits.Set() {
+		// Refused before anything is made or started, in one line saying how to fix it.
+		if o.Detached {
+			return nil, fmt.Errorf("%s: memory and CPU limits are for servers dbperf stops itself, not for one that outlives it", name)
+		}
+		if cgroups = o.Cgroups; cgroups == nil {
+			if cgroups, err = ReadCgroups(); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		if err := errors.Join(CheckMemory(e, o), cgroups.Check(o.Limits)); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	dir, err := newInstanceDir(work, name)
 	if err != nil {
 		return nil, err
@@ -79,7 +103,8 @@ func NewInstance(e Engine, o Options) (*Instance, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Instance{eng: e, detached: o.Detached, password: password, Engine: name, Dir: dir, Host: "127.0.0.1"}, nil
+	return &Instance{eng: e, detached: o.Detached, password: password, Engine: name, Dir: dir, Host: "127.0.0.1",
+		Limits: o.Limits, cgroups: cgroups}, nil
 }
 
 // Password is the superuser's password generated for the instance: the engine's Start
@@ -116,10 +141,20 @@ func (in *Instance) AfterStop(f func() error) { in.afterStop = append(in.afterSt
 
 // Launch runs the server command in its own process group (so a Ctrl-C to dbperf's
 // terminal does not reach it before dbperf stops it cleanly) with its output in LogPath.
+// With Limits it runs in a cgroup of its own (Cgroup) from its first instruction: see
+// gateCgroup.
 func (in *Instance) Launch(cmd *exec.Cmd) error {
 	logf, err := os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: open log: %w", in.Engine, err)
+	}
+	path := cmd.Path
+	var gate *cgroupGate
+	if in.Limits.Set() {
+		if gate, err = in.gateCgroup(cmd); err != nil {
+			logf.Close()
+			return err
+		}
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Keep a Credential the caller set (servers that refuse to run as root).
@@ -134,7 +169,8 @@ func (in *Instance) Launch(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("%s: start %s: %w", in.Engine, cmd.Path, err)
+		gate.abort()
+		return fmt.Errorf("%s: start %s: %w", in.Engine, path, err)
 	}
 	in.cmd = cmd
 	in.done = make(chan struct{})
@@ -143,6 +179,12 @@ func (in *Instance) Launch(cmd *exec.Cmd) error {
 		logf.Close()
 		close(in.done)
 	}()
+	if err := gate.open(in, cmd.Process.Pid); err != nil {
+		// The server never ran: its gate exits when the pipe closes.
+		<-in.done
+		gate.abort()
+		return fmt.Errorf("%s: %w", in.Engine, err)
+	}
 	return nil
 }
 
@@ -153,6 +195,9 @@ func (in *Instance) Launch(cmd *exec.Cmd) error {
 func (in *Instance) Stop(ctx context.Context) error {
 	sig, grace := in.eng.StopSignal()
 	err := in.stop(sig, grace)
+	if in.Cgroup != nil {
+		err = errors.Join(err, in.Cgroup.Remove())
+	}
 	for _, f := range in.afterStop {
 		err = errors.Join(err, f())
 	}
@@ -186,7 +231,7 @@ func (in *Instance) WaitReady(ctx context.Context, timeout time.Duration, ready 
 	var last error
 	for time.Now().Before(deadline) {
 		if !in.Alive() {
-			return fmt.Errorf("%s exited while starting (%v); last lines of %s:\n%s", in.Engine, in.werr, in.LogPath, in.LogTail(20))
+			return fmt.Errorf("%s exited while starting (%v)%s; last lines of %s:\n%s", in.Engine, in.werr, in.oomNote(), in.LogPath, in.LogTail(20))
 		}
 		if last = ready(ctx); last == nil {
 			return nil

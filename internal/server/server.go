@@ -3,7 +3,9 @@
 // internal/server/mariadb, listed in the catalog), the running Instance (its private
 // directory, generated password, process group, log, stop), config profiles (built into
 // the binary, or files in a profiles directory), versions installed from a Maven
-// repository (maven.go), and the files, processes and ports engines share (files.go).
+// repository (maven.go), the files, processes and ports engines share (files.go), and
+// the memory and CPU limits a server may run under, in a cgroup of its own (limits.go,
+// cgroup.go).
 //
 // Every server listens only on 127.0.0.1 (a free port) and a unix socket in the
 // instance's private directory (0700), its superuser reachable only with the password
@@ -39,6 +41,12 @@ type Options struct {
 	StorageEngine string
 	// Detached servers outlive dbperf (`dbperf server start`); others die with it.
 	Detached bool
+	// Limits are the memory and CPUs the server may use (dbperf run --server-memory,
+	// --server-cpus), enforced by a cgroup of its own while it runs (cgroup.go); the
+	// engine fits its profile's buffer pool under the memory limit (Instance.MemoryFitted).
+	// Cgroups are the machine's cgroup hierarchies (nil: ReadCgroups).
+	Limits  Limits
+	Cgroups *Cgroups
 }
 
 // Engine is one kind of server dbperf starts. A server engine lives in its own folder

@@ -180,7 +180,9 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 	if err := os.Mkdir(filepath.Join(dir, mariadbTmpDir), 0o700); err != nil {
 		return nil, fmt.Errorf("mariadb: tmpdir: %w", err)
 	}
-	in.Config = mariadbConfig(in, profile, profText, storage, bins)
+	fitted, notes := mariadbFitMemory(profText, storage, in.Limits.Memory)
+	in.MemoryFitted = notes
+	in.Config = mariadbConfig(in, profile, profText, storage, bins, fitted)
 	cnf := filepath.Join(dir, mariadbConfigName)
 	if err := os.WriteFile(cnf, []byte(in.Config), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: write %s: %w", cnf, err)
@@ -287,8 +289,9 @@ func mariadbSetup(ctx context.Context, in *server.Instance) error {
 }
 
 // mariadbConfig renders my.cnf: the profile verbatim, then dbperf's own [mysqld] lines,
-// which come last so that they win over the profile (the last value of an option counts).
-func mariadbConfig(in *server.Instance, profile, profText, storage string, bins mariadbBinaries) string {
+// which come last so that they win over the profile (the last value of an option counts),
+// the settings fitted under a memory limit (fitted, mariadbFitMemory) at their end.
+func mariadbConfig(in *server.Instance, profile, profText, storage string, bins mariadbBinaries, fitted []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# my.cnf written by dbperf: profile %q, then dbperf's own settings.\n\n", profile)
 	b.WriteString(strings.TrimRight(profText, "\n"))
@@ -320,6 +323,7 @@ func mariadbConfig(in *server.Instance, profile, profText, storage string, bins 
 		// it is then, and dbperf's clients never use TLS.
 		lines = append(lines, "basedir="+bins.basedir, "skip-ssl")
 	}
+	lines = append(lines, fitted...)
 	b.WriteString(strings.Join(lines, "\n"))
 	b.WriteString("\n")
 	return b.String()

@@ -265,6 +265,12 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 	b.WriteString("\n# ---- dbperf managed instance: loopback and a private unix socket dir only, passwords as SCRAM ----\n")
 	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\npassword_encryption = scram-sha-256\n",
 		port, strings.ReplaceAll(sockDir, "'", "''"))
+	// Last, so they win over the profile; the stored profile text shows them too.
+	if fitted, notes := pgFitMemory(conf, in.Limits.Memory); fitted != "" {
+		b.WriteString(fitted)
+		in.Config = strings.TrimRight(in.Config, "\n") + "\n" + fitted
+		in.MemoryFitted = notes
+	}
 	f, err := os.OpenFile(filepath.Join(in.DataDir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
