@@ -257,6 +257,9 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if f.cpuProfile != "" {
 		errs = append(errs, "--cpu-profile: not in sweep yet (issue 25); profile the configurations with dbperf run --cpu-profile")
 	}
+	if f.limits.cpus > 0 && sw.design == designDuet {
+		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
+	}
 	if f.explain && sw.design != designSequential {
 		errs = append(errs, "--explain: only with --design sequential (the interleaved and duet designs record no statements yet); or record the configurations with dbperf run --explain")
 	}

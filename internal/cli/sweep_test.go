@@ -76,6 +76,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"embedded unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "default"}, "named points of one configuration"},
 		{"design", []string{"sweep", "insertbench", "--engine", "postgres", "--design", "duo"}, `--design "duo": use interleaved, sequential, duet`},
 		{"think unnamed", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "b=1ms"}, "no point is named b"},
+		{"server cpus in a duet", []string{"sweep", "insertbench", "--engine", "postgres", "--versions", "15", "--profiles", "a=default,b=default", "--design", "duet", "--server-cpus", "1"}, "--server-cpus: the duet design"},
 		{"explain interleaved", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--explain"}, "--explain: only with --design sequential"},
 		{"think duration", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "a=soon"}, `--think "a=soon": give NAME=DURATION`},
 		{"profile name", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a/b=default"}, "name a point NAME=PROFILE"},

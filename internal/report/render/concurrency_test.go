@@ -43,3 +43,18 @@ func TestConcurrencyHTML(t *testing.T) {
 		t.Errorf("text (%v):\n%s", err, buf.String())
 	}
 }
+
+func TestLimitsNote(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, ""},
+		{map[string]string{"server_memory": "256MiB, page cache included (cgroup v1 memory.limit_in_bytes …)"}, ", limited to memory 256MiB, page cache included"},
+		{map[string]string{"server_memory": "1GiB", "server_cpus": "1-2 (cgroup cpuset)"}, ", limited to memory 1GiB, cpus 1-2"},
+	} {
+		if got := limitsNote(tc.env); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

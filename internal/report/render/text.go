@@ -98,7 +98,7 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 	// How the server was reached (cli stores these with the engine's settings).
 	switch r.EngineSettings["dbperf.managed"] {
 	case "true":
-		fmt.Fprintf(w, "managed server, profile %s\n", report.Printable(orDash(r.EngineSettings["dbperf.profile"])))
+		fmt.Fprintf(w, "managed server, profile %s%s\n", report.Printable(orDash(r.EngineSettings["dbperf.profile"])), report.Printable(limitsNote(r.Env)))
 	case "false":
 		fmt.Fprintf(w, "server %s\n", report.Printable(r.EngineSettings["dbperf.dsn"]))
 	}
@@ -445,4 +445,24 @@ func connCPUCells(cs []report.RoleCPU, oneOp bool) []string {
 		out = append(out, fmt.Sprintf("%s %s %s", strings.ReplaceAll(c.Role, "_", " "), num, unit))
 	}
 	return out
+}
+
+// limitsNote is a managed server's cgroup limits (--server-memory, --server-cpus) as the
+// run's env records them, shortened to their values ("" without limits).
+func limitsNote(env map[string]string) string {
+	var parts []string
+	for _, k := range []struct{ key, name string }{{"server_memory", "memory"}, {"server_cpus", "cpus"}} {
+		v := env[k.key]
+		if v == "" {
+			continue
+		}
+		if i := strings.Index(v, " ("); i > 0 {
+			v = v[:i]
+		}
+		parts = append(parts, k.name+" "+v)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", limited to " + strings.Join(parts, ", ")
 }
