@@ -42,6 +42,7 @@ type jsonStep struct {
 	ClientCPUPerOp float64            `json:"client_cpu_us_per_op"`
 	HW             map[string]any     `json:"hw"`
 	ConnCPU        map[string]float64 `json:"conn_cpu"`
+	ConnCPUPerOp   map[string]float64 `json:"conn_cpu_us_per_op"`
 	Intervals      []json.RawMessage  `json:"intervals"`
 }
 

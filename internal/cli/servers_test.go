@@ -94,6 +94,9 @@ func TestConformanceManagedServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			needServer(t, tc.engine)
+			// Two servers at a time (go test's -parallel, GOMAXPROCS): these runs assert
+			// results and audits, not timings.
+			t.Parallel()
 			tmp := serverWorkdir(t)
 			results := filepath.Join(tmp, "r.db")
 			// --time 1: every step still runs and is audited; the query steps' 5 s at tiny
@@ -180,9 +183,18 @@ func checkHW(t *testing.T, env map[string]string, steps []jsonStep) {
 			if st.ConnCPU["insert"] <= 0 || st.ConnCPU["delete"] <= 0 {
 				t.Errorf("l.i1: insert/delete connections' CPU %v", st.ConnCPU)
 			}
+			// Issue 26: per operation of the role's own work, for every role.
+			if st.ConnCPUPerOp["insert"] <= 0 || st.ConnCPUPerOp["delete"] <= 0 {
+				t.Errorf("l.i1: insert/delete connections' CPU per row %v", st.ConnCPUPerOp)
+			}
 		case "qr100":
-			if st.ConnCPU["query"] <= 0 {
-				t.Errorf("qr100: query connection's CPU %v", st.ConnCPU)
+			if st.ConnCPU["query"] <= 0 || st.ConnCPUPerOp["query"] <= 0 {
+				t.Errorf("qr100: query connection's CPU %v, per query %v", st.ConnCPU, st.ConnCPUPerOp)
+			}
+			for _, role := range []string{"insert", "delete"} {
+				if _, ok := st.ConnCPUPerOp[role]; !ok {
+					t.Errorf("qr100: no per-row CPU of the %s connection: %v", role, st.ConnCPUPerOp)
+				}
 			}
 		}
 	}
