@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -74,5 +75,30 @@ func TestSweepClients(t *testing.T) {
 	code, _, errOut = runCLI(t, nil, "run", "insertbench", "--clients", "1,2", "--results", results)
 	if code != ExitBadInput || !strings.Contains(errOut, "dbperf sweep insertbench --clients 1,2") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Errorf("run --clients 1,2: exit %d, %q", code, errOut)
+	}
+}
+
+// TestSweepVary: --vary rows=…,… sweeps a workload parameter, interleaved: each point
+// named by its value and stored with it, the axes after --clients.
+func TestSweepVary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the workload")
+	}
+	results := t.TempDir() + "/r.db"
+	code, out, errOut := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--clients", "1,2", "--vary", "rows=20000,30000",
+		"--scale", "tiny", "--steps", "l.i0", "--results", results, "--label", "vv", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The points differ in rows and clients: report compares them only with --force.
+	rep := reportJSON(t, results, "1", "2", "3", "4", "--force")
+	got := map[string]string{}
+	for _, r := range rep.Runs {
+		got[r.Label] = fmt.Sprint(r.Params["rows"], " ", r.Params["clients"])
+	}
+	want := map[string]string{"vv/default/c1/rows=20000": "20000 1", "vv/default/c1/rows=30000": "30000 1",
+		"vv/default/c2/rows=20000": "20000 2", "vv/default/c2/rows=30000": "30000 2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs by label: %v, want %v", got, want)
 	}
 }

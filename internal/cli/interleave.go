@@ -82,7 +82,7 @@ type interleaved struct {
 	st      *store.Store
 	prefix  string
 	slice   time.Duration
-	resolve func(profile string) (*config.Run, error)
+	resolve func(p sweepPoint) (*config.Run, error)
 	points  []*trialPoint
 	rng     *rand.Rand
 	prog    *progress.Progress
@@ -144,7 +144,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	}
 	// Open (embedded: afresh) and plan every point.
 	for pi, p := range i.points {
-		pc, err := i.resolve(p.profile)
+		pc, err := i.resolve(p.sweepPoint)
 		if err != nil {
 			return nil, err
 		}

@@ -53,6 +53,7 @@ type jsonReport struct {
 		Workload      string            `json:"workload"`
 		Engine        string            `json:"engine"`
 		EngineVersion string            `json:"engine_version"`
+		Label         string            `json:"label"`
 		Status        string            `json:"status"`
 		Settings      map[string]string `json:"engine_settings"`
 		Env           map[string]string `json:"env"`

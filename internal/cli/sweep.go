@@ -33,6 +33,8 @@ type sweepFlags struct {
 	think    []string
 	// clients are the counts of --clients, the concurrency axis (one count: no axis).
 	clients []int
+	// vary are --vary FLAG=V1,V2,…: axes over the workload's own parameters.
+	vary []string
 }
 
 // newSweepCmd is `dbperf sweep`, with one subcommand per workload: the workload over
@@ -46,8 +48,9 @@ func newSweepCmd(env Env) *cobra.Command {
 		Use:   "sweep WORKLOAD",
 		Short: "Run a workload over several versions and/or config profiles of a managed engine, then compare them",
 		Long: `Run one workload over several versions (--versions) and/or config profiles (--profiles)
-of a managed engine and/or counts of clients (--clients 1,2,4,8): the cross product,
-versions outer, then profiles, then clients. Each point runs on its own throwaway server,
+of a managed engine, counts of clients (--clients 1,2,4,8) and values of the workload's
+own parameters (--vary rows=100000,200000): the cross product, versions outer, then
+profiles, then clients, then the --vary axes. Each point runs on its own throwaway server,
 --repeat times, stored with the label SWEEP/VERSION/PROFILE (SWEEP/VERSION/PROFILE/cN with
 a concurrency axis; SWEEP: --label, by default sweep-WORKLOAD-ENGINE-TIME), and the sweep
 ends with the relative report, the first point being the base; with a concurrency axis
@@ -119,6 +122,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	cl := fl.Lookup("clients")
 	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
 	cl.Usage = "concurrent clients, or counts to sweep over (the concurrency axis), e.g. 1,2,4,8: each point runs at each count"
+	fl.StringArrayVar(&sw.vary, "vary", nil, "FLAG=V1,V2,…: sweep one of the workload's own parameters over these values, e.g. --vary rows=100000,200000 (repeatable: the cross product, after --clients)")
 	fl.StringArrayVar(&sw.think, "think", nil, "NAME=DURATION: the closed-loop workers of point NAME pause this long after every operation (a known effect, to check a comparison), e.g. --think b=200us")
 	return cmd
 }
@@ -132,6 +136,8 @@ type sweepPoint struct {
 	// so the count is part of the point's name ("/c4").
 	clients   int
 	byClients bool
+	// vary are the point's values of the --vary axes, in their order: FLAG, VALUE.
+	vary [][2]string
 	// as is the point's own name (NAME=PROFILE), "" for a profile given by itself.
 	as string
 	// think is the pause of its closed-loop workers after each operation (--think).
@@ -148,6 +154,9 @@ func (p sweepPoint) name() string {
 	c := ""
 	if p.byClients {
 		c = fmt.Sprintf("/c%d", p.clients)
+	}
+	for _, v := range p.vary {
+		c += "/" + v[0] + "=" + v[1]
 	}
 	if p.embedded {
 		return prof + c
@@ -250,7 +259,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			errs = append(errs, fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", f.engine, f.engine))
 		case kv && sw.design == designDuet:
 			errs = append(errs, fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", f.engine))
-		case embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && len(sw.clients) > 1)):
+		case embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && (len(sw.clients) > 1 || len(sw.vary) > 0))):
 			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
 		}
 	}
@@ -278,17 +287,37 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	}
 	// resolve is the configuration of one point: a key-value engine's profile is part of
 	// the workload's parameters (its LSM options), so they are resolved again for it.
-	resolve := func(p string) (*config.Run, error) {
-		if !kv {
+	// A point with --vary values is resolved again too: its flags set to its values,
+	// the shared workload.Params resolved for it (each workload's Plan copies them, so a
+	// point planned keeps its own).
+	resolve := func(pt sweepPoint) (*config.Run, error) {
+		if !kv && len(pt.vary) == 0 {
 			pc := *cfg
 			if !embedded {
-				pc.Profile = p
+				pc.Profile = pt.profile
 			}
 			return &pc, nil
 		}
-		f.profile = p
+		for _, v := range pt.vary {
+			if err := cmd.Flags().Set(v[0], v[1]); err != nil {
+				return nil, fmt.Errorf("--vary %s=%s: %w", v[0], v[1], err)
+			}
+		}
+		if kv {
+			f.profile = pt.profile
+		}
 		pc, _, err := checkRun(cmd, env, wl, params, f)
-		return pc, err
+		if err != nil {
+			return nil, err
+		}
+		if !kv && !embedded {
+			pc.Profile = pt.profile
+		}
+		return pc, nil
+	}
+	axes, err := parseVary(cmd, sw.vary)
+	if err != nil {
+		return badInput(err)
 	}
 	versions := dedupe(sw.versions)
 	if len(versions) == 0 {
@@ -310,29 +339,31 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	for _, v := range versions {
 		for _, np := range named {
 			for _, n := range counts {
-				pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded,
-					clients: n, byClients: len(counts) > 1}
-				pc, err := resolve(np.profile)
-				if err != nil {
-					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-					continue
-				}
-				pc.EngineVersion = v
-				if err := checkTarget(pc, eng.Meta()); err != nil {
-					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-				}
-				if !kv && !embedded {
-					// Every point's profile is checked before the first point runs.
-					if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
-						perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
+				for _, vals := range crossVary(axes) {
+					pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded,
+						clients: n, byClients: len(counts) > 1, vary: vals}
+					pc, err := resolve(pt)
+					if err != nil {
+						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+						continue
 					}
+					pc.EngineVersion = v
+					if err := checkTarget(pc, eng.Meta()); err != nil {
+						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+					}
+					if !kv && !embedded {
+						// Every point's profile is checked before the first point runs.
+						if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
+							perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
+						}
+					}
+					pc.Clients = n
+					if err := pc.Validate(); err != nil {
+						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+					}
+					pt.label = prefix + "/" + pt.name()
+					points = append(points, pt)
 				}
-				pc.Clients = n
-				if err := pc.Validate(); err != nil {
-					perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-				}
-				pt.label = prefix + "/" + pt.name()
-				points = append(points, pt)
 			}
 		}
 	}
@@ -396,7 +427,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 // sweepInterleaved runs the points in randomized blocks (interleaved.runBlocks), --repeat
 // blocks (less those a --resume finds stored), and returns the points' finished runs.
 func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine,
-	st *store.Store, points []sweepPoint, resolve func(string) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
+	st *store.Store, points []sweepPoint, resolve func(sweepPoint) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
 	first, blocks := 1, cfg.Repeat
 	if sw.resume {
 		var labels []string
@@ -467,7 +498,7 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 // sweepSequential runs each point's --repeat runs in turn, points in order (--design
 // sequential; also a sweep of one point).
 func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine,
-	st *store.Store, points []sweepPoint, resolve func(string) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
+	st *store.Store, points []sweepPoint, resolve func(sweepPoint) (*config.Run, error), prefix string, sw *sweepFlags) ([]report.Group, error, error) {
 	var groups []report.Group
 	var lastFailed error
 	for i, pt := range points {
@@ -487,7 +518,7 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 			}
 		}
 		if todo > 0 {
-			pc, err := resolve(pt.profile)
+			pc, err := resolve(pt)
 			if err != nil {
 				return nil, lastFailed, err // checked above for every point
 			}
@@ -554,6 +585,78 @@ func concurrencyPoints(points []sweepPoint, groups []report.Group) []report.Conc
 				break
 			}
 		}
+	}
+	return out
+}
+
+// varyAxis is one --vary axis: a workload flag and its values.
+type varyAxis struct {
+	flag   string
+	values []string
+}
+
+// parseVary reads --vary FLAG=V1,V2,…: FLAG a flag of the workload's own (not one the
+// sweep or the run owns), each value one the flag accepts, at least one value.
+func parseVary(cmd *cobra.Command, vs []string) ([]varyAxis, error) {
+	var out []varyAxis
+	var errs []error
+	for _, v := range vs {
+		name, list, ok := strings.Cut(v, "=")
+		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
+		fl := cmd.Flags().Lookup(name)
+		switch {
+		case !ok || name == "" || strings.TrimSpace(list) == "":
+			errs = append(errs, fmt.Errorf("--vary %q: give FLAG=V1,V2,… with a flag of the workload, e.g. --vary rows=100000,200000", v))
+			continue
+		case fl == nil:
+			errs = append(errs, fmt.Errorf("--vary %s: the workload has no flag --%s (see its --help)", name, name))
+			continue
+		case sweepOwnFlag(name):
+			errs = append(errs, fmt.Errorf("--vary %s: --%s is the sweep's or the run's own; sweep versions, profiles and clients with --versions, --profiles and --clients", name, name))
+			continue
+		}
+		ax := varyAxis{flag: name}
+		for _, x := range strings.Split(list, ",") {
+			x = strings.TrimSpace(x)
+			if x == "" || slices.Contains(ax.values, x) {
+				continue
+			}
+			ax.values = append(ax.values, x)
+		}
+		for _, o := range out {
+			if o.flag == name {
+				errs = append(errs, fmt.Errorf("--vary %s: given twice; list its values once", name))
+			}
+		}
+		out = append(out, ax)
+	}
+	return out, errors.Join(errs...)
+}
+
+// sweepOwnFlag says a flag is one a sweep sets per point or run-wide, never a --vary axis.
+func sweepOwnFlag(name string) bool {
+	switch name {
+	case "engine", "engine-version", "versions", "profile", "profiles", "clients", "label", "results", "repeat",
+		"design", "slice", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
+		"mysql-storage-engine", "cache-dir", "profiles-dir", "steps", "store-timeout", "cpu-profile", "explain",
+		"server-memory", "server-cpus", "build-id", "report-interval":
+		return true
+	}
+	return false
+}
+
+// crossVary is every combination of the axes' values, the last axis innermost; one empty
+// combination without axes.
+func crossVary(axes []varyAxis) [][][2]string {
+	out := [][][2]string{nil}
+	for _, ax := range axes {
+		var next [][][2]string
+		for _, c := range out {
+			for _, v := range ax.values {
+				next = append(next, append(slices.Clone(c), [2]string{ax.flag, v}))
+			}
+		}
+		out = next
 	}
 	return out
 }
