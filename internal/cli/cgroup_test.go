@@ -160,3 +160,41 @@ func TestServerMemoryPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestServerMemoryMariaDB: a managed MariaDB run under --server-memory 384M (the least it
+// starts under: docs/engines.md) records the limit and the fitted buffer pool in its env,
+// runs its step, and leaves no cgroup behind.
+func TestServerMemoryMariaDB(t *testing.T) {
+	needServer(t, "mariadb")
+	servertest.NeedCgroups(t, server.Limits{Memory: 384 * server.MiB})
+	tmp := serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	code, _, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "mariadb", "--managed",
+		"--server-memory", "384M", "--scale", "tiny", "--steps", "l.i0", "--quiet", "--results", results,
+		"--workdir", tmp, "--profiles-dir", "../../profiles")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	run := reportJSON(t, results).Runs[0]
+	prefix := fmt.Sprintf("dbperf-mariadb-%d-", os.Getpid())
+	if m := run.Env["server_memory"]; !strings.HasPrefix(m, "384MiB, page cache included (cgroup v") || !strings.Contains(m, prefix) {
+		t.Errorf("env server_memory = %q", m)
+	}
+	if f := run.Env["server_memory_fitted"]; !strings.Contains(f, "innodb_buffer_pool_size") {
+		t.Errorf("env server_memory_fitted = %q", f)
+	}
+	if len(run.Steps) != 1 || run.Steps[0].Status != "ok" {
+		t.Errorf("steps %+v", run.Steps)
+	}
+	cg, err := server.ReadCgroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mount := range cg.V1 {
+		for _, pattern := range []string{filepath.Join(mount, prefix+"*"), filepath.Join(mount, "*", prefix+"*"), filepath.Join(mount, "*", "*", prefix+"*")} {
+			if left, _ := filepath.Glob(pattern); len(left) > 0 {
+				t.Errorf("cgroups outlived the run: %v", left)
+			}
+		}
+	}
+}
