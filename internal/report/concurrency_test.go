@@ -92,19 +92,8 @@ func TestConcurrencyTables(t *testing.T) {
 // --threads 1,2 names them) is shown by thread count, and relative to 1 thread within each
 // config; steps without the suffix are not.
 func TestThreadTables(t *testing.T) {
-	var runs []store.Run
-	var groups []report.Group
-	for gi, name := range []string{"a", "b"} {
-		g := report.Group{Name: name}
-		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
-			r := reporttest.RepeatRun(int64(10*gi+i+1), name, 1+float64(gi), j, 100)
-			r.Steps[0].Result.Name, r.Steps[1].Result.Name = "x.t1", "x.t2"
-			runs = append(runs, r)
-			g.RunIDs = append(g.RunIDs, r.ID)
-		}
-		groups = append(groups, g)
-	}
-	c := report.Compare(report.Build(runs), groups, 0)
+	rep, groups := reporttest.ThreadFixture()
+	c := report.Compare(rep, groups, 0)
 	var ts []report.Table
 	for _, tb := range c.Tables {
 		if tb.ID == "concurrency" || tb.ID == "concurrency_scaling" || tb.ID == "concurrency_relative" {

@@ -7,25 +7,12 @@ import (
 
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/reporttest"
-	"github.com/dbperf/dbperf/internal/store"
 )
 
 // TestConcurrencyHTML: a comparison of runs that ran a test at two thread counts (x.t1,
 // x.t2) draws its rate by thread count, one line per config, and prints the tables.
 func TestConcurrencyHTML(t *testing.T) {
-	var runs []store.Run
-	var groups []report.Group
-	for gi, name := range []string{"a", "b"} {
-		g := report.Group{Name: name}
-		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
-			r := reporttest.RepeatRun(int64(10*gi+i+1), name, 1+float64(gi), j, 100)
-			r.Steps[0].Result.Name, r.Steps[1].Result.Name = "x.t1", "x.t2"
-			runs = append(runs, r)
-			g.RunIDs = append(g.RunIDs, r.ID)
-		}
-		groups = append(groups, g)
-	}
-	rep := report.Build(runs)
+	rep, groups := reporttest.ThreadFixture()
 	c := report.Compare(rep, groups, 0)
 	rep.Comparison = &c
 	var buf bytes.Buffer

@@ -414,3 +414,21 @@ func ChangeSeries() []report.RunReport {
 	runs[0].Env["build_id"] = "nightly-1"
 	return runs
 }
+
+// ThreadFixture: configs a and b, 4 runs each, each run a test at two thread counts (its
+// steps renamed x.t1 and x.t2, as sysbench --threads 1,2 names them); b is 2× a.
+func ThreadFixture() (report.Report, []report.Group) {
+	var runs []store.Run
+	var groups []report.Group
+	for gi, name := range []string{"a", "b"} {
+		g := report.Group{Name: name}
+		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
+			r := RepeatRun(int64(10*gi+i+1), name, 1+float64(gi), j, 100)
+			r.Steps[0].Result.Name, r.Steps[1].Result.Name = "x.t1", "x.t2"
+			runs = append(runs, r)
+			g.RunIDs = append(g.RunIDs, r.ID)
+		}
+		groups = append(groups, g)
+	}
+	return report.Build(runs), groups
+}
