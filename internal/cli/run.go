@@ -54,6 +54,7 @@ type runFlags struct {
 	cpuProfile     string
 	explain        bool
 	limits         serverLimitFlags
+	cluster        clusterFlags
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -170,6 +171,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	f.limits.add(fl)
+	f.cluster.add(fl)
 	if servers {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
@@ -223,6 +225,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		errs = append(errs, resultsErr)
 	}
 	errs = append(errs, f.limits.apply(cfg, changed)...)
+	errs = append(errs, f.cluster.apply(cfg, changed)...)
 	if changed("time") {
 		// Checked here, on the value given: as a time.Duration 0 and -5 would read back
 		// as -1 ns and 1e12 s as a negative overflow.
@@ -448,9 +451,11 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		pi, ok := run.Handle.(engine.ProcessInfo)
 		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
 	}
+	ot.cluster.attach(rec, &profs)
 	if len(profs.ps) > 0 {
 		run.Profiler = &profs
 	}
+	steps = ot.cluster.wrap(steps)
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	// The steps in order, a failed or interrupted one's followers stored skipped
 	// (runner.Sequence); a store that fails ends the run at once.

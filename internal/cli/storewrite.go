@@ -166,6 +166,9 @@ type runRecord struct {
 	// diag, when set (dbperf run --explain), hands over a finished step's statements and
 	// waits, stored with the step.
 	diag func(step string) ([]store.StepStatement, []store.StepWait)
+	// stepMetrics, when set (dbperf run --cluster), adds a finished step's figures of its
+	// own (each node's) to its metrics before they are stored.
+	stepMetrics func(step string, res *metrics.StepResult)
 }
 
 // keptStep is a step as written: its intervals (iw) and result, once known.
@@ -373,6 +376,9 @@ func (s *stepSink) BeginStep(seq int, step workload.Step) (runner.Observer, erro
 // (--explain), all after the step's load.
 func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResult) error {
 	rec, k := s.rec, s.cur
+	if rec.stepMetrics != nil {
+		rec.stepMetrics(k.name, &res)
+	}
 	s.prog.Finish(res)
 	k.res = &res
 	if res.Status == metrics.StatusFailed {

@@ -41,6 +41,9 @@ func checkTarget(cfg *config.Run, meta engine.Meta) error {
 	if err := checkServerLimits(cfg, meta.Embedded); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkCluster(cfg, meta); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.StorageEngine != "" {
 		if len(meta.StorageEngines) == 0 {
 			add("--mysql-storage-engine applies to --engine %s only", strings.Join(storageEngineOwners(), ", "))
@@ -68,8 +71,10 @@ type target struct {
 	// settings are added to the engine's own settings: profile, redacted DSN, managed.
 	settings map[string]string
 	// env is added to the run's env: a managed server's limits (limitsEnv).
-	env   map[string]string
-	close func()
+	env map[string]string
+	// cluster is the managed cluster of --cluster (nil: one server or none).
+	cluster *clusterRun
+	close   func()
 }
 
 // openTarget opens the engine: in a work directory (embedded), on a server dbperf starts
@@ -102,6 +107,15 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 			tg.KV = o.KVOptions()
 			t.settings["dbperf.profile"] = cfg.Profile
 			t.settings["dbperf.profile_text"] = cfg.KVProfile
+		}
+	case cfg.Managed && cfg.Cluster > 1:
+		base, cleanup, err := workDir(cfg, meta.Name)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, cleanup)
+		if err := openCluster(ctx, cfg, meta.Name, base, t, &tg, &closers, out); err != nil {
+			return fail(err)
 		}
 	case cfg.Managed:
 		base, cleanup, err := workDir(cfg, meta.Name)

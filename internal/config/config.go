@@ -59,6 +59,14 @@ type Run struct {
 	// none), and ServerCPUs the CPUs it runs on (0 = any): a cgroup of its own.
 	ServerMemory int64
 	ServerCPUs   int
+	// Cluster is how many nodes a managed cluster has (dbperf run --cluster N; 0 or 1:
+	// one server). NodeLatency and NodeJitter are the round-trip delay and its jitter
+	// added to every replication link between them (--node-latency, --node-jitter), and
+	// Spread puts the clients on every node in turn instead of node 0 (--spread).
+	Cluster     int
+	NodeLatency time.Duration
+	NodeJitter  time.Duration
+	Spread      bool
 
 	// Scale names the workload's size preset ("" = the workload's default); the
 	// workload's Params resolve it.

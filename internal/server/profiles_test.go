@@ -13,7 +13,7 @@ import (
 // tests start on every version dbperf installs (TestPostgresSeedProfilesStart,
 // TestMariaDBSeedProfilesStart).
 var builtinNames = map[string][]string{
-	"postgres": {"cached", "default", "fpw", "nofpw", "seeds"},
+	"postgres": {"cached", "default", "fpw", "nofpw", "seeds", "sync-on", "sync-remote-apply", "sync-remote-write"},
 	"mariadb":  {"binlog", "cached", "default", "leveled", "leveled-l0-10", "nobinlog", "trx1", "trx2", "universal"},
 }
 
@@ -59,7 +59,8 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Profile{{Name: "cached"}, {Name: "default", Path: filepath.Join(dir, "postgres", "default.conf")},
-		{Name: "fpw"}, {Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}, {Name: "nofpw"}, {Name: "seeds"}}
+		{Name: "fpw"}, {Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}, {Name: "nofpw"}, {Name: "seeds"},
+		{Name: "sync-on"}, {Name: "sync-remote-apply"}, {Name: "sync-remote-write"}}
 	if !slices.Equal(ps, want) {
 		t.Errorf("ListProfiles = %+v, want %+v", ps, want)
 	}
@@ -76,7 +77,7 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 	}
 	// Unknown names list what there is and where; a missing directory is one clear line.
 	_, _, err = ReadProfile(dir, "postgres", "nosuch")
-	if err == nil || !strings.Contains(err.Error(), "cached, default, fpw, mine, nofpw, seeds") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
+	if err == nil || !strings.Contains(err.Error(), "cached, default, fpw, mine, nofpw, seeds, sync-on") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
 		t.Errorf("unknown profile: %v", err)
 	}
 	_, _, err = ReadProfile("", "mariadb", "nosuch")

@@ -147,12 +147,23 @@ func (Engine) Install(ctx context.Context, baseURL, cacheDir, version string) (s
 // its privilege, the server's user as owner, no other user at all.
 // On any failure after the server started, it is stopped before Start returns.
 func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, error) {
+	in, _, _, err := e.start(ctx, o, "")
+	return in, err
+}
+
+// start is Start with clusterConf, settings of a cluster's primary written before the
+// profile (so a profile can change them); it returns the binaries and the credential the
+// server runs with too, for its standbys.
+func (e Engine) start(ctx context.Context, o server.Options, clusterConf string) (*server.Instance, pgBinaries, *syscall.Credential, error) {
+	fail := func(err error) (*server.Instance, pgBinaries, *syscall.Credential, error) {
+		return nil, pgBinaries{}, nil, err
+	}
 	if err := e.Check(o); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	bins, err := findPostgres(o.Version, o.CacheDir)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	profile := o.Profile
 	if profile == "" {
@@ -160,28 +171,28 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 	}
 	conf, src, err := server.ReadProfile(o.ProfilesDir, "postgres", profile)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	in, err := server.NewInstance(e, o)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	in.DataDir, in.LogPath = filepath.Join(in.Dir, "data"), filepath.Join(in.Dir, "postgres.log")
 	in.Profile, in.Config, in.ProfileSource = profile, conf, src.Source()
 	in.AfterStop(func() error { return removeSocketDir(in) })
-	bins, cred, err := initPostgres(ctx, in, bins, conf)
+	bins, cred, err := initPostgres(ctx, in, bins, conf, clusterConf)
 	if err != nil {
 		_ = removeSocketDir(in)
 		_ = os.RemoveAll(in.Dir)
-		return nil, err
+		return fail(err)
 	}
 	if err := startPostgres(ctx, in, bins, cred); err != nil {
 		// The error carries the log's last lines; nothing is left behind.
 		_ = in.Stop(context.WithoutCancel(ctx))
 		_ = os.RemoveAll(in.Dir)
-		return nil, err
+		return fail(err)
 	}
-	return in, nil
+	return in, bins, cred, nil
 }
 
 // Start starts a managed PostgreSQL (Engine.Start), for tests and benchmarks.
@@ -194,7 +205,7 @@ func Start(ctx context.Context, o server.Options) (*server.Instance, error) {
 // profile and dbperf's connection settings to postgresql.conf.
 // It returns the binaries to run (a copy when root's user cannot reach the originals) and
 // the credential to run them with (nil when dbperf is not root).
-func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, conf string) (pgBinaries, *syscall.Credential, error) {
+func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, conf, clusterConf string) (pgBinaries, *syscall.Credential, error) {
 	fail := func(err error) (pgBinaries, *syscall.Credential, error) { return pgBinaries{}, nil, err }
 	cred, err := unprivilegedCredential()
 	if err != nil {
@@ -208,25 +219,9 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 			return fail(err)
 		}
 	}
-	port, err := server.FreePort()
+	sockDir, err := placeInstance(in, cred)
 	if err != nil {
-		return fail(fmt.Errorf("postgres: %w", err))
-	}
-	in.Port = port
-	sockDir := in.Dir
-	if len(filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(port))) >= server.MaxSocketPath {
-		// 0700, as the instance dir: private to the server's user.
-		if sockDir, err = server.ShortSocketDir(pgShortSocketPrefix); err != nil {
-			return fail(fmt.Errorf("postgres: %w", err))
-		}
-	}
-	in.Socket = filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(port))
-	if cred != nil {
-		for _, d := range []string{in.Dir, sockDir} {
-			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
-				return fail(fmt.Errorf("postgres: chown %s: %w", d, err))
-			}
-		}
+		return fail(err)
 	}
 
 	// The superuser's password reaches initdb in a file only the server's user can read,
@@ -261,10 +256,11 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 	// libraries must list pg_stat_statements too for `dbperf run --explain`).
 	b.WriteString("\n# ---- dbperf managed instance: pg_stat_statements loaded, tracking off until a run asks (dbperf run --explain) ----\n")
 	b.WriteString("shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'none'\n")
+	b.WriteString(clusterConf)
 	fmt.Fprintf(&b, "\n# ---- dbperf profile %q ----\n%s\n", in.Profile, strings.TrimRight(conf, "\n"))
 	b.WriteString("\n# ---- dbperf managed instance: loopback and a private unix socket dir only, passwords as SCRAM ----\n")
 	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nunix_socket_permissions = 0700\npassword_encryption = scram-sha-256\n",
-		port, strings.ReplaceAll(sockDir, "'", "''"))
+		in.Port, strings.ReplaceAll(sockDir, "'", "''"))
 	// Last, so they win over the profile; the stored profile text shows them too.
 	if fitted, notes := pgFitMemory(conf, in.Limits.Memory); fitted != "" {
 		b.WriteString(fitted)
@@ -283,6 +279,33 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
 	}
 	return bins, cred, nil
+}
+
+// placeInstance gives the instance a free port and the directory of its unix socket (the
+// instance dir, or a short one when that path is too long for a socket), both owned by
+// the server's user when cred is set; it returns the socket's directory.
+func placeInstance(in *server.Instance, cred *syscall.Credential) (string, error) {
+	port, err := server.FreePort()
+	if err != nil {
+		return "", fmt.Errorf("postgres: %w", err)
+	}
+	in.Port = port
+	sockDir := in.Dir
+	if len(filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(port))) >= server.MaxSocketPath {
+		// 0700, as the instance dir: private to the server's user.
+		if sockDir, err = server.ShortSocketDir(pgShortSocketPrefix); err != nil {
+			return "", fmt.Errorf("postgres: %w", err)
+		}
+	}
+	in.Socket = filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(port))
+	if cred != nil {
+		for _, d := range []string{in.Dir, sockDir} {
+			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
+				return "", fmt.Errorf("postgres: chown %s: %w", d, err)
+			}
+		}
+	}
+	return sockDir, nil
 }
 
 // startPostgres starts `postgres -D data`, waits until it accepts connections, creates the

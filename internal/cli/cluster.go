@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/netdelay"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Managed clusters (dbperf run --cluster N, issue 28): the run's env keys.
+const (
+	envCluster      = "cluster"
+	envClusterNodes = "cluster_nodes"
+	envNodeLatency  = "node_latency"
+	envClientNodes  = "client_nodes"
+)
+
+// clusterAgreeTimeout bounds the wait for every node to catch up before a step's
+// cluster audit compares them.
+const clusterAgreeTimeout = 2 * time.Minute
+
+// clusterPoll is how often a step samples its cluster's lags and the nodes' memory.
+const clusterPoll = 500 * time.Millisecond
+
+// clusterFlags are --cluster, --node-latency, --node-jitter and --spread.
+type clusterFlags struct {
+	nodes   int
+	latency string
+	jitter  string
+	spread  bool
+}
+
+// add registers the cluster flags on fl.
+func (f *clusterFlags) add(fl *pflag.FlagSet) {
+	fl.IntVar(&f.nodes, "cluster", 0, "with --managed: start a cluster of N nodes on 127.0.0.1 (postgres: a primary and N-1 synchronous streaming standbys, synchronous level by --profile sync-on|sync-remote-write|sync-remote-apply; mariadb: N Galera nodes) and audit every node after every step (docs/clusters.md)")
+	fl.StringVar(&f.latency, "node-latency", "", "with --cluster: round-trip delay added to every replication link between nodes by dbperf's in-process proxy, e.g. 1ms, 5ms (default 0: links through the proxy, no delay); dbperf sweep takes a list, e.g. 0,1ms,5ms")
+	fl.StringVar(&f.jitter, "node-jitter", "", "with --node-latency: the round trip varies by up to ± this much (uniform per chunk, order kept)")
+	fl.BoolVar(&f.spread, "spread", false, "with --cluster: clients connect to the nodes in turn (client i to node i mod N) instead of all to node 0 (PostgreSQL: writes need the primary, so standbys refuse them)")
+}
+
+// apply checks the cluster flags' values and sets them in cfg.
+func (f *clusterFlags) apply(cfg *config.Run, changed func(string) bool) []error {
+	var errs []error
+	if changed("cluster") {
+		if f.nodes < 2 || f.nodes > 9 {
+			errs = append(errs, fmt.Errorf("--cluster %d: a cluster has 2 to 9 nodes", f.nodes))
+		} else {
+			cfg.Cluster = f.nodes
+		}
+	}
+	if changed("node-latency") {
+		d, err := parseNodeLatency(f.latency)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--node-latency %w", err))
+		} else {
+			cfg.NodeLatency = d
+		}
+	}
+	if changed("node-jitter") {
+		d, err := parseNodeLatency(f.jitter)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--node-jitter %w", err))
+		} else {
+			cfg.NodeJitter = d
+		}
+	}
+	cfg.Spread = f.spread
+	return errs
+}
+
+// parseNodeLatency reads one delay: a Go duration ("5ms", "500us") or a number of
+// milliseconds ("5", "0").
+func parseNodeLatency(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if ms, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(ms * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q: want a duration such as 5ms or 500us, or milliseconds (5)", s)
+	}
+	if d < 0 || d > 10*time.Second {
+		return 0, fmt.Errorf("%q: want 0 to 10s", s)
+	}
+	return d, nil
+}
+
+// checkCluster refuses cluster flags that cannot apply, one line each.
+func checkCluster(cfg *config.Run, meta engine.Meta) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if cfg.Cluster < 2 {
+		if cfg.NodeLatency > 0 || cfg.NodeJitter > 0 || cfg.Spread {
+			add("--node-latency, --node-jitter and --spread are for a cluster: add --cluster 3")
+		}
+		return errors.Join(errs...)
+	}
+	if !cfg.Managed {
+		add("--cluster %d starts a cluster of managed servers: add --managed", cfg.Cluster)
+	}
+	if srv, err := catalog.Server(meta.Name); err != nil || meta.Embedded {
+		add("--cluster: --engine %s has no servers to replicate", meta.Name)
+	} else if _, ok := srv.(server.ClusterEngine); !ok {
+		add("--cluster: dbperf cannot start a cluster of %s", meta.Name)
+	}
+	if cfg.ServerMemory > 0 || cfg.ServerCPUs > 0 {
+		add("--server-memory and --server-cpus limit one server: not a --cluster")
+	}
+	if cfg.NodeJitter > cfg.NodeLatency {
+		add("--node-jitter %s is more than --node-latency %s", cfg.NodeJitter, cfg.NodeLatency)
+	}
+	if cfg.Spread && meta.Name == "postgres" {
+		add("--spread: a PostgreSQL cluster's standbys are read-only and every workload here writes: clients stay on the primary")
+	}
+	return errors.Join(errs...)
+}
+
+// clusterRun is a managed cluster a run measures: its nodes, the proxies on its links,
+// the per-node figures of each step and the audit of every node after each step.
+type clusterRun struct {
+	cl      *server.Cluster
+	proxies []*netdelay.Proxy
+	sampler *hwstat.Sampler
+
+	mu      sync.Mutex
+	cur     *clusterStep
+	figures map[string]map[string]float64 // finished steps' node figures
+}
+
+// clusterStep is what a step's sampling holds between Start and Stop.
+type clusterStep struct {
+	name       string
+	cpu0       []float64 // each node's process tree CPU seconds at the start
+	counters0  map[string]float64
+	start      time.Time
+	gauges     map[string]float64 // maximum over the step
+	stop, done chan struct{}
+}
+
+// openCluster starts cfg's cluster under base (every replication link through a proxy,
+// its delay set once the cluster formed) and fills in the target: node 0's DSN and data
+// dir, what the run stores about the cluster, and how it is stopped.
+func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, t *target, tg *engine.Target,
+	closers *[]func(), out func(string)) error {
+	srv, err := catalog.Server(engineName)
+	if err != nil {
+		return err
+	}
+	ce, ok := srv.(server.ClusterEngine)
+	if !ok {
+		return fmt.Errorf("--cluster: dbperf cannot start a cluster of %s", engineName)
+	}
+	o := serverOptions(cfg, base)
+	if err := server.Ensure(ctx, srv, o.CacheDir, o.Version); err != nil {
+		return err
+	}
+	cr := &clusterRun{figures: map[string]map[string]float64{}}
+	// The proxies live as long as the run's cluster, not the context of its start.
+	pctx := context.WithoutCancel(ctx)
+	*closers = append(*closers, func() {
+		for _, p := range cr.proxies {
+			_ = p.Close()
+		}
+	})
+	link := func(ctx context.Context, from, to int, addr string) (string, error) {
+		// At no delay while the cluster forms: its handshakes and state transfers are not
+		// what is measured.
+		p, err := netdelay.Listen(pctx, fmt.Sprintf("node %d → node %d", from, to), addr, 0, 0)
+		if err != nil {
+			return "", err
+		}
+		cr.proxies = append(cr.proxies, p)
+		return p.Addr(), nil
+	}
+	cl, err := ce.StartCluster(ctx, o, server.ClusterOptions{Nodes: cfg.Cluster, Link: link})
+	if err != nil {
+		return err
+	}
+	cr.cl = cl
+	*closers = append(*closers, func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		_ = cl.Stop(sctx)
+		if cfg.Keep {
+			for i, in := range cl.Nodes {
+				out(fmt.Sprintf("kept the %s data directory of node %d: %s", engineName, i, in.DataDir))
+			}
+		} else {
+			_ = cl.Remove()
+		}
+	})
+	for _, p := range cr.proxies {
+		if st := p.Stats(); st.Active == 0 {
+			return fmt.Errorf("%s cluster: no connection through the link %s (%s → %s): the nodes do not replicate through dbperf's proxy", engineName, p.Name, p.Addr(), p.Target)
+		}
+		if err := p.SetDelay(cfg.NodeLatency, cfg.NodeJitter); err != nil {
+			return err
+		}
+	}
+	if cr.sampler, err = hwstat.New(); err != nil {
+		return err
+	}
+	n0 := cl.Nodes[0]
+	tg.DSN, t.dir, t.serverPID = n0.DSN, n0.DataDir, n0.PID()
+	t.settings["dbperf.managed"] = "true"
+	t.settings["dbperf.profile"] = n0.Profile
+	t.settings["dbperf.profile_text"] = n0.Config
+	t.settings["dbperf.dsn"] = RedactDSN(n0.DSN)
+	t.settings["dbperf.cluster"] = cl.Topology
+	if t.env == nil {
+		t.env = map[string]string{}
+	}
+	t.env[envCluster] = cl.Topology
+	t.env[envClusterNodes] = cr.nodesLine()
+	t.env[envNodeLatency] = cr.latencyLine(cfg)
+	t.env[envClientNodes] = "every client on node 0"
+	t.cluster = cr
+	out(fmt.Sprintf("cluster: %s; %s", cl.Topology, t.env[envNodeLatency]))
+	return nil
+}
+
+// nodesLine names each node's process, port and data dir for the run's env.
+func (cr *clusterRun) nodesLine() string {
+	var parts []string
+	for i, in := range cr.cl.Nodes {
+		parts = append(parts, fmt.Sprintf("node %d: pid %d, 127.0.0.1:%d, %s", i, in.PID(), in.Port, in.DataDir))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// latencyLine says what distance the run put between the nodes.
+func (cr *clusterRun) latencyLine(cfg *config.Run) string {
+	var links []string
+	for _, p := range cr.proxies {
+		links = append(links, p.Name)
+	}
+	what := fmt.Sprintf("%s round trip", cfg.NodeLatency)
+	if cfg.NodeLatency == 0 {
+		what = "0 (no delay added)"
+	}
+	if cfg.NodeJitter > 0 {
+		what += fmt.Sprintf(" ± %s jitter", cfg.NodeJitter)
+	}
+	return fmt.Sprintf("%s on every replication link, through dbperf's in-process proxy (internal/netdelay): %s", what, strings.Join(links, ", "))
+}
+
+// nodeCPU is the CPU seconds of each node's process tree now, and its memory (the tree's
+// private anonymous memory plus its largest shared memory, MiB).
+func (cr *clusterRun) nodeCPU() ([]float64, []float64) {
+	cpu := make([]float64, len(cr.cl.Nodes))
+	mem := make([]float64, len(cr.cl.Nodes))
+	for i, in := range cr.cl.Nodes {
+		s, err := cr.sampler.Sample(hwstat.Request{TreeOf: in.PID()})
+		if err != nil {
+			cpu[i], mem[i] = -1, -1
+			continue
+		}
+		var anon, shm uint64
+		for _, pid := range s.Tree {
+			p := s.Procs[pid]
+			cpu[i] += p.TotalCPUSec()
+			anon += p.RSSAnonBytes
+			shm = max(shm, p.RSSShmemBytes)
+		}
+		mem[i] = float64(anon+shm) / (1 << 20)
+	}
+	return cpu, mem
+}
+
+// figures reads every node's replication figures: counters (names ending in _total) and
+// gauges.
+func (cr *clusterRun) nodeFigures(ctx context.Context) map[string]float64 {
+	out := map[string]float64{}
+	for i := range cr.cl.Nodes {
+		f, err := cr.cl.Driver.Figures(ctx, cr.cl, i)
+		if err != nil {
+			continue
+		}
+		for k, v := range f {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Start samples the nodes at the start of a step's load and polls their lags and memory
+// while it runs (runner.Profiler).
+func (cr *clusterRun) Start(ctx context.Context, step string, _ []runner.ProfiledSession) error {
+	cpu, mem := cr.nodeCPU()
+	s := &clusterStep{name: step, cpu0: cpu, start: time.Now(), gauges: map[string]float64{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	s.counters0 = map[string]float64{}
+	for k, v := range cr.nodeFigures(ctx) {
+		if strings.HasSuffix(k, "_total") {
+			s.counters0[k] = v
+		}
+	}
+	s.gauge(mem, nil)
+	cr.mu.Lock()
+	cr.cur = s
+	cr.mu.Unlock()
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(clusterPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, mem := cr.nodeCPU()
+				s.gauge(mem, cr.nodeFigures(ctx))
+			}
+		}
+	}()
+	return nil
+}
+
+// gauge keeps the maximum of each node's memory and each gauge figure.
+func (s *clusterStep) gauge(mem []float64, figs map[string]float64) {
+	for i, m := range mem {
+		if m >= 0 {
+			k := fmt.Sprintf("node%d.mem_mib_max", i)
+			s.gauges[k] = max(s.gauges[k], m)
+		}
+	}
+	for k, v := range figs {
+		if !strings.HasSuffix(k, "_total") {
+			s.gauges[k+"_max"] = max(s.gauges[k+"_max"], v)
+		}
+	}
+}
+
+// Stop ends the step's sampling: per node its CPU seconds and CPU share over the load,
+// its peak memory, the counters' differences and the gauges' maxima.
+func (cr *clusterRun) Stop(ctx context.Context, step string) error {
+	cr.mu.Lock()
+	s := cr.cur
+	cr.cur = nil
+	cr.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	close(s.stop)
+	<-s.done
+	cpu, mem := cr.nodeCPU()
+	figs := cr.nodeFigures(ctx)
+	s.gauge(mem, figs)
+	out := map[string]float64{}
+	secs := time.Since(s.start).Seconds()
+	for i := range cpu {
+		if cpu[i] >= 0 && s.cpu0[i] >= 0 {
+			out[fmt.Sprintf("node%d.cpu_sec", i)] = cpu[i] - s.cpu0[i]
+			if secs > 0 {
+				out[fmt.Sprintf("node%d.cpu_pct", i)] = 100 * (cpu[i] - s.cpu0[i]) / secs
+			}
+		}
+	}
+	for k, v := range figs {
+		if b, ok := s.counters0[k]; ok {
+			out[strings.TrimSuffix(k, "_total")] = v - b
+		}
+	}
+	for k, v := range s.gauges {
+		out[k] = v
+	}
+	cr.mu.Lock()
+	cr.figures[step] = out
+	cr.mu.Unlock()
+	return nil
+}
+
+// stepFigures hands over a finished step's node figures, merged into its metrics
+// (runRecord.stepMetrics).
+func (cr *clusterRun) stepFigures(step string, res *metrics.StepResult) {
+	cr.mu.Lock()
+	f := cr.figures[step]
+	delete(cr.figures, step)
+	cr.mu.Unlock()
+	if len(f) == 0 {
+		return
+	}
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	for k, v := range f {
+		res.Metrics["cluster."+k] = v
+	}
+}
+
+// attach hooks the cluster into a run: its sampling around every step's load and its
+// figures into every step's metrics. Nothing without a cluster.
+func (cr *clusterRun) attach(rec *runRecord, profs *profilers) {
+	if cr == nil {
+		return
+	}
+	profs.add("cluster", cr)
+	rec.stepMetrics = cr.stepFigures
+}
+
+// wrap makes each step's audit the cluster's too (clusterStep): after the workload's own
+// audit on node 0, every node must have node 0's tables, rows and contents.
+func (cr *clusterRun) wrap(steps []workload.Step) []workload.Step {
+	if cr == nil {
+		return steps
+	}
+	out := make([]workload.Step, len(steps))
+	for i, s := range steps {
+		out[i] = &auditedStep{Step: s, cr: cr}
+	}
+	return out
+}
+
+// auditedStep is a step whose Verify also compares every node of the cluster with node 0.
+type auditedStep struct {
+	workload.Step
+	cr *clusterRun
+}
+
+// Verify runs the step's own audit on node 0, then waits for every node to catch up and
+// compares their tables: a node that differs fails the step.
+func (s *auditedStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	detail, err := s.Step.Verify(ctx, h)
+	if err != nil {
+		return detail, err
+	}
+	a, err := s.cr.cl.Agree(ctx, clusterAgreeTimeout)
+	if err != nil {
+		return detail, err
+	}
+	line := "cluster: " + a.Summary(len(s.cr.cl.Nodes))
+	if len(a.Differences) > 0 {
+		return joinDetail(detail, line), errors.New(line)
+	}
+	return joinDetail(detail, line), nil
+}
+
+// Note passes on the step's own note (workload.Noter).
+func (s *auditedStep) Note() string {
+	if n, ok := s.Step.(workload.Noter); ok {
+		return n.Note()
+	}
+	return ""
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
