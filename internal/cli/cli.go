@@ -105,7 +105,7 @@ reports on them.`,
 		return badInput(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	defer hideEmptyDefaults(root)
-	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newCleanCmd(env), newServerCmd(env), newServeCmd(env), newResultsCmd(env), newExplainCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env), newRunsCmd(env), newReportCmd(env), newCompareCmd(env), newHistoryCmd(env), newSweepCmd(env), newCleanCmd(env), newServerCmd(env), newServeCmd(env), newResultsCmd(env), newExplainCmd(env), newQueueCmd(env), newAgentCmd(env), newVersionCmd(env))
 	return root
 }
 

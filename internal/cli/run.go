@@ -14,6 +14,7 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/progress"
@@ -55,6 +56,7 @@ type runFlags struct {
 	explain        bool
 	limits         serverLimitFlags
 	cluster        clusterFlags
+	q              queueFlags
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -172,6 +174,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	f.limits.add(fl)
 	f.cluster.add(fl)
+	addQueueFlags(fl, &f.q)
 	if servers {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
@@ -321,6 +324,12 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return err
+	}
+	if f.q.queue {
+		if err := checkQueue(cfg.ResultsPath, &f.q, f.dsn); err != nil {
+			return err
+		}
+		return enqueue(ctx, env, cfg.ResultsPath, []fleet.JobArgs{{Argv: commandArgs(cmd), Class: f.q.class}})
 	}
 	_, statErr := os.Stat(cfg.ResultsPath)
 	created := errors.Is(statErr, os.ErrNotExist) && !store.IsPostgres(cfg.ResultsPath)
@@ -675,6 +684,9 @@ func runEnv(env Env, s *hwstat.Sampler, dir string) map[string]string {
 	e := s.Environment(dir)
 	e["dbperf_version"] = env.Version
 	e["git_commit"] = env.Commit
+	for k, v := range queueEnv(env) {
+		e[k] = v
+	}
 	return e
 }
 

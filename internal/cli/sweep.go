@@ -15,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
@@ -35,11 +36,14 @@ type sweepFlags struct {
 	clients []int
 	// vary are --vary FLAG=V1,V2,…: axes over the workload's own parameters.
 	vary []string
+	// point runs only the point of this name (an agent's job of a queued sweep).
+	point string
 }
 
 // newSweepCmd is `dbperf sweep`, with one subcommand per workload: the workload over
 // several versions and/or config profiles of a managed engine.
 func newSweepCmd(env Env) *cobra.Command {
+	var wait waitFlags
 	var names []string
 	for _, w := range catalog.Workloads() {
 		names = append(names, w.Meta().Name)
@@ -65,6 +69,9 @@ its --profiles (LSM options), each point on a fresh database: VERSION is "defaul
 Exit status: 0 every run ok, 1 a step failed in some run (the sweep goes on), 2 bad
 input, 130 interrupted (every run measured so far is kept; resume with --resume).`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && wait.wait {
+				return nil
+			}
 			if len(args) == 0 {
 				return badInput(fmt.Errorf("sweep needs one workload, e.g. \"dbperf sweep insertbench --engine postgres --versions 13,15\": use one of %s", strings.Join(names, ", ")))
 			}
@@ -74,11 +81,18 @@ input, 130 interrupted (every run measured so far is kept; resume with --resume)
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && wait.wait {
+				return waitSweep(cmd.Context(), env, wait)
+			}
 			return badInput(fmt.Errorf("unknown workload %q", args[0]))
 		},
 		// As dbperf run: an unknown workload's flags are not what to report.
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 	}
+	cmd.Flags().BoolVar(&wait.wait, "wait", false, "with --label of a queued sweep (dbperf sweep WORKLOAD … --queue): wait until every point's job is done, then print the sweep's report")
+	cmd.Flags().StringVar(&wait.label, "label", "", "with --wait: the queued sweep's label")
+	cmd.Flags().StringVar(&wait.results, "results", "", resultsUsage)
+	cmd.Flags().DurationVar(&wait.timeout, "timeout", 0, "with --wait: give up after this long (exit 1), e.g. 12h; default: wait as long as it takes")
 	var ex []string
 	for _, w := range catalog.Workloads() {
 		cmd.AddCommand(newSweepWorkloadCmd(env, w))
@@ -123,6 +137,8 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
 	cl.Usage = "concurrent clients, or counts to sweep over (the concurrency axis), e.g. 1,2,4,8: each point runs at each count"
 	fl.StringArrayVar(&sw.vary, "vary", nil, "FLAG=V1,V2,…: sweep one of the workload's own parameters over these values, e.g. --vary rows=100000,200000 (repeatable: the cross product, after --clients)")
+	fl.StringVar(&sw.point, "point", "", "run only the point of this name (how an agent runs a point of a queued sweep)")
+	_ = fl.MarkHidden("point")
 	fl.StringArrayVar(&sw.think, "think", nil, "NAME=DURATION: the closed-loop workers of point NAME pause this long after every operation (a known effect, to check a comparison), e.g. --think b=200us")
 	return cmd
 }
@@ -215,6 +231,22 @@ func parseThink(vs []string) (map[string]time.Duration, error) {
 func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags, sw *sweepFlags) error {
 	var errs []string
 	changed := cmd.Flags().Changed
+	// A queued sweep's command line, taken before the points' --vary values are set on
+	// the flags: each point's job is it with the point's name.
+	var queuedArgv []string
+	if f.q.queue {
+		queuedArgv = commandArgs(cmd, "label", "point")
+		if sw.resume {
+			errs = append(errs, "--resume: a queued sweep needs none: enqueuing it again (same --label) adds only the points not queued yet")
+		}
+		if changed("design") && sw.design != designSequential {
+			errs = append(errs, fmt.Sprintf("--design %s: with --queue each point is a job of its own, run by whichever agent takes it: the design is sequential", sw.design))
+		}
+		sw.design = designSequential
+	}
+	if sw.point != "" {
+		sw.design = designSequential
+	}
 	if changed("dsn") {
 		errs = append(errs, "--dsn: a sweep starts its own servers (one per version and profile); drop --dsn")
 	}
@@ -369,6 +401,34 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	}
 	if len(perr) > 0 {
 		return badInput(errors.Join(perr...))
+	}
+	if sw.point != "" {
+		var names []string
+		for _, pt := range points {
+			names = append(names, pt.name())
+			if pt.name() == sw.point {
+				points = []sweepPoint{pt}
+				break
+			}
+		}
+		if len(points) != 1 || points[0].name() != sw.point {
+			return badInput(fmt.Errorf("--point %q: no point of this sweep is named so; its points: %s", sw.point, strings.Join(names, ", ")))
+		}
+	}
+	if f.q.queue {
+		if err := checkQueue(cfg.ResultsPath, &f.q, f.dsn); err != nil {
+			return err
+		}
+		jobs := make([]fleet.JobArgs, len(points))
+		for i, pt := range points {
+			argv := append(append([]string(nil), queuedArgv...), "--design="+designSequential, "--label="+prefix, "--point="+pt.name())
+			jobs[i] = fleet.JobArgs{Argv: argv, Sweep: prefix, Point: pt.name(), Class: f.q.class}
+		}
+		if err := enqueue(ctx, env, cfg.ResultsPath, jobs); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", prefix, prefix)
+		return nil
 	}
 	if !kv && !embedded {
 		// Every version is installed (or found installed) before the first point runs, so

@@ -100,3 +100,14 @@ func writeMarkdownTable(buf *bytes.Buffer, head []string, right func(col int) bo
 		fmt.Fprintf(buf, "| %s |\n", strings.Join(r, " | "))
 	}
 }
+
+// WriteTable writes head and rows as the one aligned-text table, every column
+// left-aligned: the lists of commands outside reports (dbperf queue).
+func WriteTable(out io.Writer, head []string, rows [][]string) error {
+	t := newTable(out, allLeft)
+	t.row(head...)
+	for _, r := range rows {
+		t.row(r...)
+	}
+	return t.flush()
+}

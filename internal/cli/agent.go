@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// newAgentCmd is `dbperf agent`: a long-running process per host that takes one queued job
+// at a time from the PostgreSQL results store and runs it as the CLI would.
+func newAgentCmd(env Env) *cobra.Command {
+	var results, class, host string
+	var lease, heartbeat, stopTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Take queued jobs from the PostgreSQL results store and run them, one at a time",
+		Long: `Run as this host's agent of a benchmark fleet: take one job at a time from the queue in
+the PostgreSQL results store (dbperf run … --queue, dbperf sweep … --queue), run it as
+the command line would (dbperf itself, in a process of its own, its results into the same
+store), and heartbeat. --class routes jobs: an agent takes only its class's jobs (those
+queued with the same --class; without one, those queued without one).
+
+A job whose agent stops beating (killed, host gone) is taken by another agent once its
+lease has run out (--lease, plus up to 30 s); the run the dead agent left half written is
+then marked failed. SIGTERM or Ctrl-C stops the current command cleanly (its run is kept,
+marked interrupted), puts its job back in the queue and exits.
+
+The store's DSN comes from --results (or @FILE, or DBPERF_RESULTS) and reaches the
+commands through their environment, never their command line.`,
+		Example: `  dbperf agent --results @/etc/dbperf/store.dsn --class c8r32
+  DBPERF_RESULTS=postgres://dbperf@lab-db/results dbperf agent`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := resultsPath(results, env)
+			if err != nil {
+				return badInput(err)
+			}
+			var errs []error
+			if !store.IsPostgres(path) {
+				errs = append(errs, errors.New("--results: an agent takes jobs from a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+			}
+			if err := fleet.CheckClass(class); err != nil {
+				errs = append(errs, fmt.Errorf("--class: %w", err))
+			}
+			if heartbeat == 0 {
+				heartbeat = max(lease/6, 500*time.Millisecond)
+			}
+			if lease < 2*time.Second || heartbeat <= 0 || heartbeat >= lease {
+				errs = append(errs, fmt.Errorf("--lease %s --heartbeat %s: give a lease of 2s or more and a heartbeat shorter than it, e.g. --lease 30s --heartbeat 5s", lease, heartbeat))
+			}
+			if host == "" {
+				if host, err = os.Hostname(); err != nil {
+					errs = append(errs, fmt.Errorf("--host: this machine has no name (%v): give --host", err))
+				}
+			}
+			if len(errs) > 0 {
+				return badInput(errors.Join(errs...))
+			}
+			ctx := cmd.Context()
+			f, st, err := openQueue(ctx, path)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			defer f.Close()
+			_, err = f.RunAgent(ctx, fleet.AgentConfig{Host: host, Class: class, Lease: lease, Heartbeat: heartbeat,
+				StopTimeout: stopTimeout, Log: env.Err,
+				Run: func(ctx context.Context, a fleet.Attempt) (fleet.Outcome, error) {
+					return runJob(ctx, env, path, st, a, stopTimeout)
+				}})
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&results, "results", "", resultsUsage)
+	fl.StringVar(&class, "class", "", "this host's class: take only the jobs queued with --class CLASS, e.g. c8r32 (default: jobs queued without one)")
+	fl.StringVar(&host, "host", "", "this host's name in the queue (default: the machine's hostname)")
+	fl.DurationVar(&lease, "lease", 30*time.Second, "how long a job outlives this agent's last heartbeat before another agent may take it (plus up to 30 s)")
+	fl.DurationVar(&heartbeat, "heartbeat", 0, "how often the agent beats (default: a sixth of --lease, at least 500ms)")
+	fl.DurationVar(&stopTimeout, "stop-timeout", 2*time.Minute, "on SIGTERM, how long the current command may take to stop cleanly (its servers shut down) before it is killed")
+	return cmd
+}
+
+// runJob runs an attempt's command: dbperf itself with the job's arguments, the store's
+// DSN and the job's identity in its environment. A later attempt first marks the runs
+// earlier ones left unfinished failed.
+func runJob(ctx context.Context, env Env, results string, st *store.Store, a fleet.Attempt, stopTimeout time.Duration) (fleet.Outcome, error) {
+	if a.Job.Attempt > 1 {
+		why := fmt.Sprintf("its agent stopped before it finished: job %d was taken again (attempt %d, agent %s)", a.Job.ID, a.Job.Attempt, a.AgentID)
+		ids, err := st.FailJobRuns(ctx, a.Job.ID, a.Job.Attempt, why, time.Now())
+		if err != nil {
+			return fleet.Interrupted, err
+		}
+		for _, id := range ids {
+			fmt.Fprintf(env.Err, "agent %s: run %d of job %d's earlier attempt marked failed\n", a.AgentID, id, a.Job.ID)
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fleet.Interrupted, fmt.Errorf("agent: find dbperf's own binary: %w", err)
+	}
+	cmd := exec.Command(bin, append(append([]string(nil), a.Job.Args.Argv...), "--quiet")...)
+	cmd.Env = append(jobEnviron(), "DBPERF_RESULTS="+results,
+		envQueueJob+"="+strconv.FormatInt(a.Job.ID, 10), envQueueAttempt+"="+strconv.Itoa(a.Job.Attempt),
+		envAgent+"="+a.AgentID, envAgentClass+"="+a.Class)
+	cmd.Stdout, cmd.Stderr = env.Err, env.Err
+	// The command dies with the agent (SIGTERM: it stops cleanly, shutting down its
+	// servers); Pdeathsig is per thread, so the thread that starts it stays its own.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	type result struct{ err error }
+	started := make(chan error, 1)
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		done <- result{cmd.Wait()}
+	}()
+	if err := <-started; err != nil {
+		return fleet.Interrupted, fmt.Errorf("agent: start dbperf: %w", err)
+	}
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case res = <-done:
+		case <-time.After(stopTimeout):
+			_ = cmd.Process.Kill()
+			res = <-done
+		}
+		return fleet.Interrupted, fmt.Errorf("stopped: %w", context.Cause(ctx))
+	}
+	var ee *exec.ExitError
+	switch {
+	case res.err == nil:
+		return fleet.Done, nil
+	case errors.As(res.err, &ee) && ee.ExitCode() == ExitStepFailed:
+		return fleet.Done, nil // a failed step is a result: the run is stored, the job done
+	case errors.As(res.err, &ee) && ee.ExitCode() == ExitBadInput:
+		return fleet.Refused, errors.New("dbperf refused the job's arguments (exit status 2; its line is in the agent's log)")
+	default:
+		return fleet.Interrupted, fmt.Errorf("dbperf %s: %w", fleet.ShortArgv(a.Job.Args.Argv, 80), res.err)
+	}
+}
+
+// jobEnviron is the agent's environment for a job's command, without what the agent sets
+// itself.
+func jobEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DBPERF_RESULTS", envQueueJob, envQueueAttempt, envAgent, envAgentClass:
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

@@ -1,0 +1,414 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/render"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// The environment an agent gives the command it runs for a job (dbperf agent): the
+// store's DSN (DBPERF_RESULTS, never on a command line) and the job's identity, which the
+// run records in its env (store.EnvQueueJob, …).
+const (
+	envQueueJob     = "DBPERF_QUEUE_JOB"
+	envQueueAttempt = "DBPERF_QUEUE_ATTEMPT"
+	envAgent        = "DBPERF_AGENT"
+	envAgentClass   = "DBPERF_AGENT_CLASS"
+)
+
+// queueEnv is what a run taken from the queue adds to its env; nothing for a run started
+// by hand.
+func queueEnv(env Env) map[string]string {
+	job := env.getenv(envQueueJob)
+	if job == "" {
+		return nil
+	}
+	return map[string]string{
+		store.EnvQueueJob:     job,
+		store.EnvQueueAttempt: env.getenv(envQueueAttempt),
+		store.EnvAgent:        env.getenv(envAgent),
+		store.EnvAgentClass:   env.getenv(envAgentClass),
+	}
+}
+
+// queueFlags are --queue and --class, shared by run and sweep.
+type queueFlags struct {
+	queue bool
+	class string
+}
+
+func addQueueFlags(fl *pflag.FlagSet, q *queueFlags) {
+	fl.BoolVar(&q.queue, "queue", false, "do not run: enqueue as a job (a sweep: a job per point) in the PostgreSQL results store, for the agents (dbperf agent) to run; the same job twice is added once")
+	fl.StringVar(&q.class, "class", "", "with --queue: the host class whose agents run it (dbperf agent --class), e.g. c8r32; default: agents without a class")
+}
+
+// notQueued are the flags a queued command does not carry: the queue's own, the store
+// (the agent's), output (the agent's log) and a sweep's order (each point is a job).
+var notQueued = map[string]bool{"queue": true, "class": true, "results": true, "quiet": true, "resume": true, "design": true, "wait": true}
+
+// commandArgs is the command line of cmd as given: its path below the root, then every
+// flag set, in name order (pflag's Visit), so the same command is the same job.
+// Flags named in skip are left out (the caller adds its own values after).
+func commandArgs(cmd *cobra.Command, skip ...string) []string {
+	args := strings.Fields(cmd.CommandPath())[1:]
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if notQueued[fl.Name] || slices.Contains(skip, fl.Name) {
+			return
+		}
+		if fl.Value.Type() == "stringArray" {
+			for _, v := range fl.Value.(pflag.SliceValue).GetSlice() {
+				args = append(args, "--"+fl.Name+"="+v)
+			}
+			return
+		}
+		v := fl.Value.String()
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		args = append(args, "--"+fl.Name+"="+v)
+	})
+	return args
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// checkQueue refuses what cannot be queued: a store that is not PostgreSQL (the queue
+// lives in it), a bad class, a --dsn that would store its password in the queue.
+func checkQueue(results string, q *queueFlags, dsn string) error {
+	var errs []error
+	if !store.IsPostgres(results) {
+		errs = append(errs, errors.New("--queue: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+	}
+	if err := fleet.CheckClass(q.class); err != nil {
+		errs = append(errs, fmt.Errorf("--class: %w", err))
+	}
+	if dsn != "" && !strings.HasPrefix(dsn, "@") && RedactDSN(dsn) != dsn {
+		errs = append(errs, errors.New("--dsn: a queued job would store its password; give --dsn @FILE (a file on each agent's host whose first line is the DSN)"))
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	return nil
+}
+
+// enqueue adds the jobs and says what it added.
+func enqueue(ctx context.Context, env Env, results string, jobs []fleet.JobArgs) error {
+	f, st, err := openQueue(ctx, results)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer f.Close()
+	got, err := f.Enqueue(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	added := 0
+	for _, e := range got {
+		what := "dbperf " + fleet.ShortArgv(e.Args.Argv, 120)
+		if e.Args.Point != "" {
+			what = "point " + e.Args.Point
+		}
+		if e.Added {
+			added++
+			fmt.Fprintf(env.Out, "queued job %d (%s): %s\n", e.ID, className(e.Args.Class), what)
+		} else {
+			fmt.Fprintf(env.Out, "job %d is already queued or done (%s): %s; nothing added\n", e.ID, className(e.Args.Class), what)
+		}
+	}
+	fmt.Fprintf(env.Out, "%d of %d jobs added; dbperf queue lists them, dbperf agent --results … --class … runs them\n", added, len(got))
+	return nil
+}
+
+func className(c string) string {
+	if c == "" {
+		return "agents without a class"
+	}
+	return "class " + c
+}
+
+// newQueueCmd is `dbperf queue`: the jobs with their state, host, start and runs; --cancel.
+func newQueueCmd(env Env) *cobra.Command {
+	var results, sweep string
+	var cancel []int64
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "List the queued jobs (state, agent's host, start, stored runs) and the agents; cancel jobs",
+		Long: `List the jobs of the queue in a PostgreSQL results store (dbperf run … --queue, dbperf
+sweep … --queue): each with its state (available, running, completed, retryable,
+cancelled, discarded), attempt, the host of the agent that runs or ran it, its start
+and the runs it stored; then the agents with their class, job and last heartbeat.
+--cancel ID stops a job: one not started never runs, a running one's agent stops its
+command cleanly (its run is kept, marked interrupted).`,
+		Example: `  dbperf queue --results postgres://dbperf@lab-db/results
+  dbperf queue --sweep nightly-2026-11-26
+  dbperf queue --cancel 42`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := resultsPath(results, env)
+			if err != nil {
+				return badInput(err)
+			}
+			if !store.IsPostgres(path) {
+				return badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+			}
+			ctx := cmd.Context()
+			f, st, err := openQueue(ctx, path)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			defer f.Close()
+			for _, id := range cancel {
+				j, err := f.Cancel(ctx, id)
+				if err != nil {
+					return badInput(err)
+				}
+				fmt.Fprintf(env.Out, "job %d: %s\n", j.ID, j.State)
+			}
+			if len(cancel) > 0 {
+				return nil
+			}
+			return printQueue(ctx, env, f, st, sweep)
+		},
+	}
+	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
+	cmd.Flags().StringVar(&sweep, "sweep", "", "only the jobs of this sweep (its --label)")
+	cmd.Flags().Int64SliceVar(&cancel, "cancel", nil, "cancel these jobs (ids), e.g. --cancel 42,43")
+	return cmd
+}
+
+// queueView is the queue as `dbperf queue` and `dbperf serve` show it.
+type queueView struct {
+	Jobs   []fleet.Job
+	Agents []fleet.AgentInfo
+	Runs   map[int64][]store.JobRun
+}
+
+func loadQueue(ctx context.Context, f *fleet.Fleet, st *store.Store, sweep string) (queueView, error) {
+	var v queueView
+	var err error
+	if v.Jobs, err = f.Jobs(ctx, sweep); err != nil {
+		return v, err
+	}
+	if v.Agents, err = f.Agents(ctx); err != nil {
+		return v, err
+	}
+	ids := make([]int64, len(v.Jobs))
+	for i, j := range v.Jobs {
+		ids[i] = j.ID
+	}
+	v.Runs, err = st.JobRuns(ctx, ids)
+	return v, err
+}
+
+func printQueue(ctx context.Context, env Env, f *fleet.Fleet, st *store.Store, sweep string) error {
+	v, err := loadQueue(ctx, f, st, sweep)
+	if err != nil {
+		return err
+	}
+	agents := fleet.Hosts(v.Agents)
+	var rows [][]string
+	for _, j := range v.Jobs {
+		host := "-"
+		if n := len(j.Agents); n > 0 {
+			host = agents[j.Agents[n-1]].Host
+		}
+		started := "-"
+		if j.StartedAt != nil {
+			started = j.StartedAt.Local().Format("2006-01-02 15:04:05")
+		}
+		var runs []string
+		for _, r := range v.Runs[j.ID] {
+			runs = append(runs, fmt.Sprintf("%d %s", r.RunID, r.Status))
+		}
+		what := fleet.ShortArgv(j.Args.Argv, 60)
+		if j.Args.Sweep != "" {
+			what = j.Args.Sweep + " point " + j.Args.Point
+		}
+		rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.State, strconv.Itoa(j.Attempt), orDash(j.Args.Class), host,
+			started, orDash(strings.Join(runs, ", ")), what})
+	}
+	if len(v.Jobs) == 0 {
+		fmt.Fprintln(env.Out, "no jobs queued")
+	} else if err := render.WriteTable(env.Out, []string{"job", "state", "try", "class", "host", "started", "runs", "command"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Out)
+	var arows [][]string
+	for _, a := range v.Agents {
+		job := "-"
+		if a.JobID != nil {
+			job = strconv.FormatInt(*a.JobID, 10)
+		}
+		arows = append(arows, []string{a.ID, a.Host, orDash(a.Class), a.State, job, ago(a.Age)})
+	}
+	if len(v.Agents) == 0 {
+		fmt.Fprintln(env.Out, "no agents have run on this store (dbperf agent --results …)")
+		return nil
+	}
+	return render.WriteTable(env.Out, []string{"agent", "host", "class", "state", "job", "last heartbeat"}, arows)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ago(d time.Duration) string {
+	return d.Round(100*time.Millisecond).String() + " ago"
+}
+
+// waitFlags are `dbperf sweep --label L --wait`'s.
+type waitFlags struct {
+	wait           bool
+	label, results string
+	timeout        time.Duration
+}
+
+// waitSweep waits until every point of the queued sweep w.label is done (completed,
+// cancelled or discarded), then prints the sweep's relative report, the first point the
+// base, and which class and hosts ran it. Exit status 1 when a point's job did not
+// complete or a point has no run that finished ok.
+func waitSweep(ctx context.Context, env Env, w waitFlags) error {
+	if w.label == "" {
+		return badInput(errors.New("--wait needs the --label of a queued sweep (dbperf queue lists the sweeps)"))
+	}
+	path, err := resultsPath(w.results, env)
+	if err != nil {
+		return badInput(err)
+	}
+	if !store.IsPostgres(path) {
+		return badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+	}
+	f, st, err := openQueue(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer f.Close()
+	if w.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.timeout)
+		defer cancel()
+	}
+	var jobs []fleet.Job
+	shown := -1
+	for {
+		if jobs, err = f.Jobs(ctx, w.label); err != nil {
+			return waitErr(ctx, w, err)
+		}
+		if len(jobs) == 0 {
+			return badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
+		}
+		done := 0
+		for _, j := range jobs {
+			if j.Done() {
+				done++
+			}
+		}
+		if done == len(jobs) {
+			break
+		}
+		if done != shown && env.IsTerminal {
+			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, len(jobs))
+			shown = done
+		}
+		select {
+		case <-ctx.Done():
+			return waitErr(ctx, w, ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+	agents, err := f.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	byID := fleet.Hosts(agents)
+	var groups []report.Group
+	var problems []string
+	hosts := map[string]int{}
+	classes := map[string]bool{}
+	for _, j := range jobs {
+		classes[className(j.Args.Class)] = true
+		if n := len(j.Agents); n > 0 {
+			hosts[byID[j.Agents[n-1]].Host]++
+		}
+		if j.State != "completed" {
+			problems = append(problems, fmt.Sprintf("point %s: job %d %s", j.Args.Point, j.ID, j.State))
+			continue
+		}
+		ids, err := finishedRuns(ctx, st, w.label+"/"+j.Args.Point)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)", j.Args.Point, w.label, j.Args.Point))
+			continue
+		}
+		groups = append(groups, report.Group{Name: j.Args.Point, RunIDs: ids})
+	}
+	var hs []string
+	for _, h := range sortedKeys(hosts) {
+		hs = append(hs, fmt.Sprintf("%s (%s)", h, plural(hosts[h], "point")))
+	}
+	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(jobs), strings.Join(sortedKeys(classes), ", "), strings.Join(hs, ", "))
+	if len(groups) > 0 {
+		var all []int64
+		for _, g := range groups {
+			all = append(all, g.RunIDs...)
+		}
+		runs, err := st.Results(context.WithoutCancel(ctx), all)
+		if err != nil {
+			return err
+		}
+		cmp := report.Compare(report.Build(runs), groups, 0)
+		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return &exitError{code: ExitStepFailed, err: errors.New(strings.Join(problems, "\n"))}
+	}
+	return nil
+}
+
+func waitErr(ctx context.Context, w waitFlags, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && w.timeout > 0 {
+		return &exitError{code: ExitStepFailed, err: fmt.Errorf("sweep %s: not done after --timeout %s (dbperf queue --sweep %s)", w.label, w.timeout, w.label)}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stopped waiting for sweep %s (its jobs go on)", w.label)}
+	}
+	return err
+}
+
+// openQueue opens the results store at path, creating dbperf's schema first (a store
+// whose database holds only river's tables would not be taken for one), then its queue.
+func openQueue(ctx context.Context, path string) (*fleet.Fleet, *store.Store, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	f, err := fleet.Open(ctx, path)
+	if err != nil {
+		st.Close()
+		return nil, nil, badInput(err)
+	}
+	return f, st, nil
+}

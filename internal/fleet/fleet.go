@@ -1,0 +1,363 @@
+// Package fleet is dbperf's benchmark fleet: a job queue in the PostgreSQL results store
+// and the agents that take its jobs, one at a time per host.
+//
+// The queue is riverqueue/river (its pgx v5 driver, its own tables migrated into the store's
+// database by rivermigrate): a job is a dbperf command line (JobArgs.Argv) that an agent
+// runs exactly as the CLI would, in a process of its own. Jobs are unique by their
+// arguments and queue, so enqueuing the same sweep twice adds nothing. A host class is a
+// queue: "class_c8r32" for agents started with --class c8r32, river's "default" for those
+// without one, so a sweep enqueued for a class runs on that class only.
+//
+// What river does not do, and this package does by hand: liveness. River rescues a running
+// job by its age (RescueStuckJobsAfter, checked every 30 s by the leader), which is right
+// for short jobs and wrong for benchmarks that run for hours. Here every agent heartbeats
+// into dbperf_agents and, while it runs a job, moves that job's attempted_at forward on
+// each beat; RescueStuckJobsAfter is then the lease: a job whose agent stopped beating
+// (kill -9, host gone) is rescued by river within the lease plus its 30 s check and taken
+// by another agent, and a job whose agent lives is never rescued, however long it runs.
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Kind is the river job kind of a queued dbperf command.
+const Kind = "dbperf_command"
+
+// DefaultMaxAttempts is how often a job is tried: a job whose agent died is tried again,
+// a command that fails on its own (exit status other than 0, 1 or 2) too.
+const DefaultMaxAttempts = 3
+
+// JobArgs is a queued dbperf command: what an agent runs, and what makes it unique.
+type JobArgs struct {
+	// Argv is dbperf's command line without the program's name, e.g. run insertbench
+	// --scale tiny --label a. It never holds a password: the store's DSN is the agent's,
+	// and a --dsn with a password is refused before it is queued.
+	Argv []string `json:"argv"`
+	// Sweep is the label of the sweep the job is a point of ("" for a run).
+	Sweep string `json:"sweep,omitempty"`
+	// Point is the point's name within its sweep.
+	Point string `json:"point,omitempty"`
+	// Class is the host class that runs it ("" for any agent without a class).
+	Class string `json:"class,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (JobArgs) Kind() string { return Kind }
+
+var classRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,47}$`)
+
+// CheckClass says whether class can name a host class: "" or lower-case letters, digits,
+// '-' and '_' (a queue's name is made of it).
+func CheckClass(class string) error {
+	if class != "" && !classRE.MatchString(class) {
+		return fmt.Errorf("class %q: use lower-case letters, digits, - and _, e.g. c8r32", class)
+	}
+	return nil
+}
+
+// Queue is the river queue of a host class.
+func Queue(class string) string {
+	if class == "" {
+		return river.QueueDefault
+	}
+	return "class_" + class
+}
+
+// Fleet is the queue in one PostgreSQL results store.
+type Fleet struct {
+	pool   *pgxpool.Pool
+	client *river.Client[pgx.Tx] // insert-only: enqueues, lists and cancels
+}
+
+// Open connects to the store at dsn (a PostgreSQL results store), migrates river's tables
+// and dbperf's agents table, and returns the queue.
+func Open(ctx context.Context, dsn string) (*Fleet, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect to the results store: %w", err)
+	}
+	f := &Fleet{pool: pool}
+	if err := f.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	f.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: quietLogger()})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return f, nil
+}
+
+// Close closes the store's connections.
+func (f *Fleet) Close() { f.pool.Close() }
+
+// agentsDDL is dbperf's own table beside river's: the agents and their heartbeats.
+const agentsDDL = `
+CREATE TABLE IF NOT EXISTS dbperf_agents (
+	id           TEXT PRIMARY KEY,
+	host         TEXT NOT NULL,
+	class        TEXT NOT NULL,
+	pid          INTEGER NOT NULL,
+	lease_ms     BIGINT NOT NULL,
+	state        TEXT NOT NULL,       -- idle, running, stopped (lost: a lease without a heartbeat)
+	job_id       BIGINT,              -- the job it runs, NULL when idle
+	started_at   TIMESTAMPTZ NOT NULL,
+	heartbeat_at TIMESTAMPTZ NOT NULL,
+	job_started_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS dbperf_job_attempts (
+	job_id     BIGINT NOT NULL,
+	attempt    INTEGER NOT NULL,
+	agent      TEXT NOT NULL,
+	host       TEXT NOT NULL,
+	started_at TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (job_id, attempt)
+)`
+
+func (f *Fleet) migrate(ctx context.Context) error {
+	// Two processes may open a new store at once (three agents started together): the
+	// migrations run under one advisory lock, so they never race on CREATE TABLE.
+	conn, err := f.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: connect to the results store: %w", err)
+	}
+	defer conn.Release()
+	const lock = 0x64627066 // "dbpf"
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+		return fmt.Errorf("queue: lock for migrations: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck // released with the session anyway
+	m, err := rivermigrate.New(riverpgxv5.New(f.pool), &rivermigrate.Config{Logger: quietLogger()})
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: migrate river's tables: %w", err)
+	}
+	if _, err := conn.Exec(ctx, agentsDDL); err != nil {
+		return fmt.Errorf("queue: create dbperf_agents: %w", err)
+	}
+	return nil
+}
+
+// quietLogger drops river's own logging below warnings: the agent prints what it does.
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(discard{}, &slog.HandlerOptions{Level: slog.LevelError + 4}))
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Enqueued is one job Enqueue was given: its id and whether it was new.
+type Enqueued struct {
+	ID    int64
+	Args  JobArgs
+	Added bool // false: the same job was already queued, running or done
+}
+
+// Enqueue adds the jobs, each in its class's queue; a job already there (same arguments,
+// same queue, not cancelled) is not added again.
+func (f *Fleet) Enqueue(ctx context.Context, jobs []JobArgs) ([]Enqueued, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	params := make([]river.InsertManyParams, len(jobs))
+	for i, j := range jobs {
+		if err := CheckClass(j.Class); err != nil {
+			return nil, err
+		}
+		params[i] = river.InsertManyParams{Args: j, InsertOpts: &river.InsertOpts{
+			Queue:       Queue(j.Class),
+			MaxAttempts: DefaultMaxAttempts,
+			UniqueOpts:  river.UniqueOpts{ByArgs: true, ByQueue: true},
+		}}
+	}
+	res, err := f.client.InsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("queue: enqueue: %w", err)
+	}
+	out := make([]Enqueued, len(res))
+	for i, r := range res {
+		out[i] = Enqueued{ID: r.Job.ID, Args: jobs[i], Added: !r.UniqueSkippedAsDuplicate}
+	}
+	return out, nil
+}
+
+// Job is a queued job as `dbperf queue` shows it.
+type Job struct {
+	ID        int64
+	Args      JobArgs
+	State     string // river's: available, running, completed, retryable, cancelled, discarded, …
+	Attempt   int
+	CreatedAt time.Time
+	// StartedAt is its latest attempt's start (dbperf_job_attempts: river's attempted_at
+	// is the lease the heartbeats move).
+	StartedAt *time.Time
+	// FinishedAt is when it completed, was cancelled or discarded.
+	FinishedAt *time.Time
+	// Agents are the agents that took it, in order (the last one runs or ran it).
+	Agents []string
+	// Errors are its attempts' errors, oldest first.
+	Errors []string
+}
+
+// Done says whether the job will not run again.
+func (j Job) Done() bool {
+	switch rivertype.JobState(j.State) {
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		return true
+	}
+	return false
+}
+
+// Jobs lists the queue's dbperf jobs, oldest first; sweep, when not "", only that sweep's.
+func (f *Fleet) Jobs(ctx context.Context, sweep string) ([]Job, error) {
+	var out []Job
+	p := river.NewJobListParams().Kinds(Kind).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(10000).
+		States(rivertype.JobStateAvailable, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
+			rivertype.JobStateDiscarded, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled)
+	if sweep != "" {
+		p = p.Where("args->>'sweep' = @sweep", river.NamedArgs{"sweep": sweep})
+	}
+	res, err := f.client.JobList(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("queue: list jobs: %w", err)
+	}
+	started, err := f.runningSince(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res.Jobs {
+		j, err := jobOf(r)
+		if err != nil {
+			return nil, err
+		}
+		j.StartedAt = nil
+		if t, ok := started[j.ID]; ok {
+			j.StartedAt = &t
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+func jobOf(r *rivertype.JobRow) (Job, error) {
+	var a JobArgs
+	if err := json.Unmarshal(r.EncodedArgs, &a); err != nil {
+		return Job{}, fmt.Errorf("queue: job %d: %w", r.ID, err)
+	}
+	j := Job{ID: r.ID, Args: a, State: string(r.State), Attempt: r.Attempt, CreatedAt: r.CreatedAt,
+		StartedAt: r.AttemptedAt, FinishedAt: r.FinalizedAt, Agents: slices.Clone(r.AttemptedBy)}
+	for _, e := range r.Errors {
+		j.Errors = append(j.Errors, e.Error)
+	}
+	return j, nil
+}
+
+// runningSince is, per job, when its latest attempt started.
+func (f *Fleet) runningSince(ctx context.Context) (map[int64]time.Time, error) {
+	rows, err := f.pool.Query(ctx, `SELECT DISTINCT ON (job_id) job_id, started_at FROM dbperf_job_attempts ORDER BY job_id, attempt DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("queue: read agents: %w", err)
+	}
+	out := map[int64]time.Time{}
+	for rows.Next() {
+		var id int64
+		var t time.Time
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, fmt.Errorf("queue: read agents: %w", err)
+		}
+		out[id] = t
+	}
+	return out, rows.Err()
+}
+
+// Cancel cancels a job: one not yet running never runs; a running one's agent is told
+// (river cancels its context) and stops the command cleanly.
+func (f *Fleet) Cancel(ctx context.Context, id int64) (Job, error) {
+	r, err := f.client.JobCancel(ctx, id)
+	if errors.Is(err, river.ErrNotFound) {
+		return Job{}, fmt.Errorf("queue: no job %d (dbperf queue lists them)", id)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("queue: cancel job %d: %w", id, err)
+	}
+	if r.Kind != Kind {
+		return Job{}, fmt.Errorf("queue: job %d is not a dbperf job", id)
+	}
+	return jobOf(r)
+}
+
+// AgentInfo is one agent's record.
+type AgentInfo struct {
+	// State is idle, running, stopped or lost.
+	ID, Host, Class, State string
+	PID                    int
+	JobID                  *int64
+	StartedAt, Heartbeat   time.Time
+	// Age is how long ago its last heartbeat was, by the store's clock.
+	Age time.Duration
+}
+
+// Agents lists the agents of this store, the live ones first: those not stopped (an agent
+// whose heartbeat is older than its lease reads "lost": killed, or its host gone) and those
+// stopped within the last hour.
+func (f *Fleet) Agents(ctx context.Context) ([]AgentInfo, error) {
+	rows, err := f.pool.Query(ctx, `SELECT id, host, class,
+	CASE WHEN state <> 'stopped' AND heartbeat_at < now() - lease_ms * interval '1 millisecond' THEN 'lost' ELSE state END,
+	pid, job_id, started_at, heartbeat_at, EXTRACT(EPOCH FROM now() - heartbeat_at)
+FROM dbperf_agents WHERE state <> 'stopped' OR heartbeat_at > now() - interval '1 hour'
+ORDER BY state = 'stopped', heartbeat_at DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("queue: read agents: %w", err)
+	}
+	defer rows.Close()
+	var out []AgentInfo
+	for rows.Next() {
+		var a AgentInfo
+		var age float64
+		if err := rows.Scan(&a.ID, &a.Host, &a.Class, &a.State, &a.PID, &a.JobID, &a.StartedAt, &a.Heartbeat, &age); err != nil {
+			return nil, fmt.Errorf("queue: read agents: %w", err)
+		}
+		a.Age = time.Duration(age * float64(time.Second))
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Hosts returns the hosts of the agents by id, for the jobs' Agents.
+func Hosts(agents []AgentInfo) map[string]AgentInfo {
+	m := make(map[string]AgentInfo, len(agents))
+	for _, a := range agents {
+		m[a.ID] = a
+	}
+	return m
+}
+
+// ShortArgv is a job's command for a table: its arguments joined, cut at n characters.
+func ShortArgv(argv []string, n int) string {
+	s := strings.Join(argv, " ")
+	if len(s) > n {
+		s = s[:n-1] + "…"
+	}
+	return s
+}
