@@ -4,7 +4,7 @@
 # rocksdb engine's calls into RocksDB's C++ API, and RocksDB's library and headers
 # (librocksdb-dev 7.8.3, which grocksdb v1.7.14 links); for the tests also
 # the database servers the conformance suite starts itself (PostgreSQL 15, MariaDB 10.11
-# with the MyRocks plugin) and Chromium, in which the HTML report is opened headless.
+# with the MyRocks plugin and Galera's galera-4 for its clusters) and Chromium, in which the HTML report is opened headless.
 # Idempotent and quiet when all is there. Package services are
 # kept from starting on install: dbperf starts its own throwaway servers.
 set -euo pipefail
@@ -20,6 +20,7 @@ if [ "$what" = test ]; then
 	ls /usr/lib/postgresql/15/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
 	[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 	ls /usr/lib/mysql/plugin/ha_rocksdb.so >/dev/null 2>&1 || need+=(mariadb-plugin-rocksdb)
+	ls /usr/lib/galera/libgalera_smm.so >/dev/null 2>&1 || need+=(galera-4)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	command -v db_bench >/dev/null 2>&1 || need+=(rocksdb-tools)
 	command -v perf >/dev/null 2>&1 || need+=(linux-perf)

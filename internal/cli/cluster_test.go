@@ -109,3 +109,29 @@ func TestClusterPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterMariaDB: three Galera nodes, 5 ms apart.
+func TestClusterMariaDB(t *testing.T) {
+	needServer(t, "mariadb")
+	t.Parallel()
+	rep := runCluster(t, "mariadb", "--profile", "galera")
+	run := rep.Runs[0]
+	if c := run.Env[envCluster]; !strings.Contains(c, "Galera cluster (galera-4) of 3 nodes") || !strings.Contains(c, "wsrep_slave_threads 2") {
+		t.Errorf("env cluster = %q", c)
+	}
+	for _, st := range run.Steps {
+		if st.Name == "l.i2" {
+			// Node 0 commits what the clients write; the others apply it; nobody conflicts.
+			commits, _ := st.HW["cluster.node0.local_commits"].(float64)
+			received, _ := st.HW["cluster.node1.received"].(float64)
+			if commits <= 0 || received < commits {
+				t.Errorf("l.i2: node 0 local commits %v, node 1 received %v write sets", st.HW["cluster.node0.local_commits"], st.HW["cluster.node1.received"])
+			}
+			for _, n := range []string{"0", "1", "2"} {
+				if v, ok := st.HW["cluster.node"+n+".cert_failures"].(float64); !ok || v != 0 {
+					t.Errorf("l.i2: node %s certification failures %v", n, st.HW["cluster.node"+n+".cert_failures"])
+				}
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // TestMariaDBSeedProfilesStart).
 var builtinNames = map[string][]string{
 	"postgres": {"cached", "default", "fpw", "nofpw", "seeds", "sync-on", "sync-remote-apply", "sync-remote-write"},
-	"mariadb":  {"binlog", "cached", "default", "leveled", "leveled-l0-10", "nobinlog", "trx1", "trx2", "universal"},
+	"mariadb":  {"binlog", "cached", "default", "galera", "leveled", "leveled-l0-10", "nobinlog", "trx1", "trx2", "universal"},
 }
 
 // Issue 12 item 10: the default profiles are built into the binary; a profiles directory

@@ -114,6 +114,39 @@ func (Engine) Check(o server.Options) error {
 // the pid file and mariadbd.log. When the socket path would be too long for the kernel the
 // socket goes to a short directory under /tmp, removed when the server exits.
 func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, error) {
+	n, err := e.initNode(ctx, o, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.launch(ctx, nil, true); err != nil {
+		return nil, err
+	}
+	return n.in, nil
+}
+
+// node is a MariaDB server initialised by initNode and not yet started.
+type node struct {
+	in   *server.Instance
+	bins mariadbBinaries
+	cnf  string
+	// shortDir, when set, holds the socket (server.MaxSocketPath).
+	shortDir string
+}
+
+// remove deletes what initNode made, for a node that does not start.
+func (n *node) remove() {
+	_ = os.RemoveAll(n.in.Dir)
+	if n.shortDir != "" {
+		_ = os.RemoveAll(n.shortDir)
+	}
+}
+
+// initNode makes a new instance with a fresh data directory (mariadb-install-db) and its
+// my.cnf, the lines extra returns for it (nil: none) at the end of dbperf's own. With
+// first (a cluster's other nodes) the data directory is a copy of first's, which has not
+// started yet, and the instance shares its password. On any failure nothing is left
+// behind.
+func (e Engine) initNode(ctx context.Context, o server.Options, extra func(in *server.Instance) ([]string, error), first *node) (*node, error) {
 	if err := e.Check(o); err != nil {
 		return nil, err
 	}
@@ -146,7 +179,12 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	in, err := server.NewInstance(e, o)
+	var in *server.Instance
+	if first != nil {
+		in, err = server.NewNodeInstance(e, o, first.in)
+	} else {
+		in, err = server.NewInstance(e, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,40 +192,51 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 	in.Version, in.DataDir, in.Port = bins.version, filepath.Join(dir, "data"), port
 	in.Socket, in.LogPath = filepath.Join(dir, mariadbSocketName), filepath.Join(dir, mariadbLogName)
 	in.Profile, in.ProfileSource, in.ProfileSkipped = profile, src.Source(), skipped
-	started := false
+	n := &node{in: in, bins: bins}
+	ok := false
 	defer func() {
-		if !started {
-			_ = os.RemoveAll(dir)
+		if !ok {
+			n.remove()
 		}
 	}()
 	// shortDir, when set, holds the socket; it is removed when the server exits or the
 	// start fails. Private (0700) as the instance dir.
-	var shortDir string
 	if len(in.Socket) >= server.MaxSocketPath {
-		if shortDir, err = server.ShortSocketDir(mariadbShortSocketPrefix); err != nil {
+		if n.shortDir, err = server.ShortSocketDir(mariadbShortSocketPrefix); err != nil {
 			return nil, fmt.Errorf("mariadb: %w", err)
 		}
-		in.Socket = filepath.Join(shortDir, mariadbSocketName)
+		in.Socket = filepath.Join(n.shortDir, mariadbSocketName)
 	}
-	defer func() {
-		if shortDir != "" && !started {
-			_ = os.RemoveAll(shortDir)
+	if first == nil {
+		if err := os.Mkdir(in.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("mariadb: %w", err)
 		}
-	}()
-	if err := os.Mkdir(in.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("mariadb: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, mariadbTmpDir), 0o700); err != nil {
 		return nil, fmt.Errorf("mariadb: tmpdir: %w", err)
 	}
 	fitted, notes := mariadbFitMemory(profText, storage, in.Limits.Memory)
 	in.MemoryFitted = notes
+	if extra != nil {
+		lines, err := extra(in)
+		if err != nil {
+			return nil, err
+		}
+		fitted = append(fitted, lines...)
+	}
 	in.Config = mariadbConfig(in, profile, profText, storage, bins, fitted)
-	cnf := filepath.Join(dir, mariadbConfigName)
-	if err := os.WriteFile(cnf, []byte(in.Config), 0o644); err != nil {
-		return nil, fmt.Errorf("mariadb: write %s: %w", cnf, err)
+	n.cnf = filepath.Join(dir, mariadbConfigName)
+	if err := os.WriteFile(n.cnf, []byte(in.Config), 0o644); err != nil {
+		return nil, fmt.Errorf("mariadb: write %s: %w", n.cnf, err)
 	}
 
+	if first != nil {
+		if err := server.CopyTree(first.in.DataDir, in.DataDir); err != nil {
+			return nil, fmt.Errorf("mariadb: copy the data directory of %s: %w", first.in.DataDir, err)
+		}
+		ok = true
+		return n, nil
+	}
 	// The accounts' passwords are set by SQL run at the end of the bootstrap (--extra-file),
 	// before the server ever listens: it holds the password's hash only, and goes at once.
 	accounts := filepath.Join(dir, "accounts.sql")
@@ -195,7 +244,7 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 		return nil, fmt.Errorf("mariadb: write %s: %w", accounts, err)
 	}
 	defer os.Remove(accounts)
-	args := []string{"--defaults-file=" + cnf, "--auth-root-authentication-method=normal", "--skip-test-db",
+	args := []string{"--defaults-file=" + n.cnf, "--auth-root-authentication-method=normal", "--skip-test-db",
 		"--extra-file=" + accounts}
 	if bins.basedir != "" {
 		// The script finds mariadbd, my_print_defaults, resolveip and the bootstrap SQL
@@ -210,25 +259,34 @@ func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, 
 		return nil, fmt.Errorf("mariadb: initialise %s: %w\nlast lines of %s:\n%s", in.DataDir, err, in.LogPath, in.LogTail(20))
 	}
 	_ = os.Remove(accounts)
+	ok = true
+	return n, nil
+}
 
-	if err := in.Launch(exec.Command(bins.mariadbd, "--defaults-file="+cnf)); err != nil {
-		return nil, err
+// launch starts the initialised node's mariadbd (with args after its defaults file) and
+// waits until it serves root over TCP; createDB creates the database ib. On failure the
+// server is stopped and its files removed.
+func (n *node) launch(ctx context.Context, args []string, createDB bool) error {
+	in := n.in
+	if err := in.Launch(exec.Command(n.bins.mariadbd, append([]string{"--defaults-file=" + n.cnf}, args...)...)); err != nil {
+		n.remove()
+		return err
 	}
-	if shortDir != "" {
-		done := in.Done()
+	if n.shortDir != "" {
+		done, short := in.Done(), n.shortDir
 		go func() {
 			<-done
-			_ = os.RemoveAll(shortDir)
+			_ = os.RemoveAll(short)
 		}()
 	}
-	if err := mariadbSetup(ctx, in); err != nil {
+	if err := mariadbSetup(ctx, in, createDB); err != nil {
 		_ = in.Stop(context.WithoutCancel(ctx))
-		return nil, err
+		n.remove()
+		return err
 	}
-	started = true
 	in.DSN = fmt.Sprintf("mysql://root:%s@unix(%s)/%s", in.Password(), in.Socket, mariadbDatabase)
 	in.TCPDSN = fmt.Sprintf("mysql://root:%s@tcp(127.0.0.1:%d)/%s", in.Password(), in.Port, mariadbDatabase)
-	return in, nil
+	return nil
 }
 
 // Start starts a managed MariaDB (Engine.Start), for tests and benchmarks.
@@ -258,7 +316,7 @@ func mysqlNativeHash(password string) string {
 
 // mariadbSetup waits until the started server accepts root over TCP, creates the
 // benchmark database and reads the server's version.
-func mariadbSetup(ctx context.Context, in *server.Instance) error {
+func mariadbSetup(ctx context.Context, in *server.Instance, createDB bool) error {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd = "root", in.Password()
 	cfg.Net = "tcp"
@@ -279,11 +337,14 @@ func mariadbSetup(ctx context.Context, in *server.Instance) error {
 	if err != nil {
 		return err // waitReady's error names the engine and has the log tail
 	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+mariadbDatabase); err != nil {
-		return fmt.Errorf("mariadb: create database %s: %w", mariadbDatabase, err)
-	}
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&in.Version); err != nil {
 		return fmt.Errorf("mariadb: version: %w", err)
+	}
+	if !createDB {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+mariadbDatabase); err != nil {
+		return fmt.Errorf("mariadb: create database %s: %w", mariadbDatabase, err)
 	}
 	return nil
 }

@@ -41,7 +41,10 @@ func TestPostgresSeedProfilesStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(seedProfiles)), "cached", "default")))
+	// The sync-* profiles set a cluster's synchronous level: TestClusterPostgres
+	// (internal/cli) starts a cluster on sync-remote-apply, TestPostgresClusterLevels the others.
+	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(seedProfiles)), "cached", "default",
+		"sync-on", "sync-remote-apply", "sync-remote-write")))
 	if !slices.Equal(builtin, want) {
 		t.Errorf("built-in postgres profiles %v, this test starts %v (and default, cached)", builtin, want)
 	}
