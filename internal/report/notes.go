@@ -25,6 +25,9 @@ const (
 	// NoteDuet: runs of the duet design are compared: what that design can and cannot
 	// measure.
 	NoteDuet = "duet"
+	// NoteDistance: the configs ran on managed clusters whose nodes were apart by
+	// different delays (dbperf run --cluster --node-latency): why their commits differ.
+	NoteDistance = "distance"
 )
 
 // Note is a line a comparison adds under its tables: what the numbers cannot say alone.
@@ -216,6 +219,9 @@ func (c Comparison) notes() []Note {
 			"valid for CPU-bound steps: steps that read or write the disk share it, as they share the memory bandwidth and caches, so their ratios mix both configs' IO; " +
 			"the machine-wide figures (cpupq, cspq, device IO per op, other_cpu_pct) describe both and are left out"})
 	}
+	if n, ok := c.distanceNote(); ok {
+		out = append(out, n)
+	}
 	if c.TooFew {
 		out = append(out, Note{Kind: NoteTooFew,
 			Text: fmt.Sprintf("no verdict (no mark, no colour) where a config has fewer than %d trials, or %d pairs of interleaved trials: those cells show the ratio only; repeat runs (--repeat %d, or the same --label) for one",
@@ -379,4 +385,30 @@ func (c Comparison) duet() bool {
 		}
 	}
 	return false
+}
+
+// distanceNote says, when the configs ran on clusters (or one server and a cluster) whose
+// nodes were apart by different delays, what each was and why that changes every commit.
+func (c Comparison) distanceNote() (Note, bool) {
+	var parts []string
+	seen := map[string]bool{}
+	for _, g := range c.Groups {
+		d := "one server"
+		for _, r := range g.Runs {
+			if r.Env["cluster"] != "" {
+				d = "cluster, no delay added"
+				if v := r.Env["node_latency"]; v != "" && !strings.HasPrefix(v, "0 ") {
+					d = "cluster, " + strings.SplitN(v, " on every", 2)[0] + " between nodes"
+				}
+			}
+		}
+		seen[d] = true
+		parts = append(parts, g.Name+": "+d)
+	}
+	if len(seen) < 2 {
+		return Note{}, false
+	}
+	return Note{Kind: NoteDistance, Text: "distance: " + strings.Join(parts, "; ") +
+		". A synchronous cluster's commit returns once the other nodes have the transaction (a PostgreSQL standby's write, flush or apply; a Galera write set delivered to every node), " +
+		"so each commit waits for at least one round trip between the nodes: commit latency rises by the added round trip, and a writer that commits one transaction at a time slows down accordingly (docs/clusters.md)"}, true
 }

@@ -99,6 +99,10 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 	switch r.EngineSettings["dbperf.managed"] {
 	case "true":
 		fmt.Fprintf(w, "managed server, profile %s%s\n", report.Printable(orDash(r.EngineSettings["dbperf.profile"])), report.Printable(limitsNote(r.Env)))
+		if c := r.Env["cluster"]; c != "" {
+			// dbperf run --cluster: the topology and the distance between its nodes.
+			fmt.Fprintf(w, "cluster: %s; node latency %s\n", report.Printable(c), report.Printable(strings.SplitN(r.Env["node_latency"], " on every", 2)[0]))
+		}
 	case "false":
 		fmt.Fprintf(w, "server %s\n", report.Printable(r.EngineSettings["dbperf.dsn"]))
 	}
