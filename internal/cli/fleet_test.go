@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"github.com/dbperf/dbperf/internal/server"
 	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/web"
 )
 
 // syncBuffer is an agent's log, written by its process and read by the test.
@@ -217,6 +220,24 @@ func TestFleet(t *testing.T) {
 	code, out, _ = runCLI(t, cliEnv, "queue")
 	if code != 0 || !strings.Contains(out, "lost") || !strings.Contains(out, "fleet6 point a/c1") {
 		t.Errorf("dbperf queue should list the sweep's jobs and the killed agent as lost: exit %d\n%s", code, out)
+	}
+
+	// dbperf serve's queue page: the agents and the jobs.
+	q, err := fleet.OpenReadOnly(ctx, in.DSN)
+	if err != nil || q == nil {
+		t.Fatalf("open the queue read-only: %v", err)
+	}
+	defer q.Close()
+	srv, err := web.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetQueue(q)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/queue", nil))
+	if page := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(page, "fleet6 · a/c1") ||
+		!strings.Contains(page, `<td class="state">lost</td>`) || !strings.Contains(page, killed.Host) {
+		t.Errorf("serve's /queue: %d, want the sweep's jobs, the agents' host and the killed agent lost:\n%s", rec.Code, page)
 	}
 
 	// SIGTERM: the idle agents stop and say so.

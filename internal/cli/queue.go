@@ -191,42 +191,14 @@ command cleanly (its run is kept, marked interrupted).`,
 	return cmd
 }
 
-// queueView is the queue as `dbperf queue` and `dbperf serve` show it.
-type queueView struct {
-	Jobs   []fleet.Job
-	Agents []fleet.AgentInfo
-	Runs   map[int64][]store.JobRun
-}
-
-func loadQueue(ctx context.Context, f *fleet.Fleet, st *store.Store, sweep string) (queueView, error) {
-	var v queueView
-	var err error
-	if v.Jobs, err = f.Jobs(ctx, sweep); err != nil {
-		return v, err
-	}
-	if v.Agents, err = f.Agents(ctx); err != nil {
-		return v, err
-	}
-	ids := make([]int64, len(v.Jobs))
-	for i, j := range v.Jobs {
-		ids[i] = j.ID
-	}
-	v.Runs, err = st.JobRuns(ctx, ids)
-	return v, err
-}
-
 func printQueue(ctx context.Context, env Env, f *fleet.Fleet, st *store.Store, sweep string) error {
-	v, err := loadQueue(ctx, f, st, sweep)
+	v, err := f.Load(ctx, st, sweep)
 	if err != nil {
 		return err
 	}
-	agents := fleet.Hosts(v.Agents)
 	var rows [][]string
 	for _, j := range v.Jobs {
-		host := "-"
-		if n := len(j.Agents); n > 0 {
-			host = agents[j.Agents[n-1]].Host
-		}
+		host := orDash(j.Host)
 		started := "-"
 		if j.StartedAt != nil {
 			started = j.StartedAt.Local().Format("2006-01-02 15:04:05")
@@ -335,19 +307,14 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	agents, err := f.Agents(ctx)
-	if err != nil {
-		return err
-	}
-	byID := fleet.Hosts(agents)
 	var groups []report.Group
 	var problems []string
 	hosts := map[string]int{}
 	classes := map[string]bool{}
 	for _, j := range jobs {
 		classes[className(j.Args.Class)] = true
-		if n := len(j.Agents); n > 0 {
-			hosts[byID[j.Agents[n-1]].Host]++
+		if j.Host != "" {
+			hosts[j.Host]++
 		}
 		if j.State != "completed" {
 			problems = append(problems, fmt.Sprintf("point %s: job %d %s", j.Args.Point, j.ID, j.State))

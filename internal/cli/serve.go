@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/web"
 )
 
@@ -72,6 +74,17 @@ func serve(ctx context.Context, env Env, results, listen string) error {
 		return err
 	}
 	srv.Log = env.Err // why a page could not read the store (the page does not say)
+	if store.IsPostgres(results) {
+		// A team store may hold the fleet's queue: its page, read-only like the others.
+		q, err := fleet.OpenReadOnly(ctx, results)
+		if err != nil {
+			return err
+		}
+		if q != nil {
+			defer q.Close()
+			srv.SetQueue(q)
+		}
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return badInput(fmt.Errorf("--listen %s: %w", listen, err))

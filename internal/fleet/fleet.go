@@ -34,6 +34,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // Kind is the river job kind of a queued dbperf command.
@@ -103,6 +105,56 @@ func Open(ctx context.Context, dsn string) (*Fleet, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	return f, nil
+}
+
+// OpenReadOnly connects to the store at dsn without creating anything (dbperf serve reads
+// it): nil and no error when the store holds no queue.
+func OpenReadOnly(ctx context.Context, dsn string) (*Fleet, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect to the results store: %w", err)
+	}
+	var has bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('river_job') IS NOT NULL AND to_regclass('dbperf_job_attempts') IS NOT NULL`).Scan(&has); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("queue: look for the queue's tables: %w", err)
+	}
+	if !has {
+		pool.Close()
+		return nil, nil
+	}
+	f := &Fleet{pool: pool}
+	if f.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: quietLogger()}); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return f, nil
+}
+
+// View is the queue as `dbperf queue` and `dbperf serve` show it: the jobs, the agents and
+// the runs each job stored.
+type View struct {
+	Jobs   []Job
+	Agents []AgentInfo
+	Runs   map[int64][]store.JobRun
+}
+
+// Load reads the queue (only sweep's jobs when sweep is not "") and the jobs' runs in st.
+func (f *Fleet) Load(ctx context.Context, st *store.Store, sweep string) (View, error) {
+	var v View
+	var err error
+	if v.Jobs, err = f.Jobs(ctx, sweep); err != nil {
+		return v, err
+	}
+	if v.Agents, err = f.Agents(ctx); err != nil {
+		return v, err
+	}
+	ids := make([]int64, len(v.Jobs))
+	for i, j := range v.Jobs {
+		ids[i] = j.ID
+	}
+	v.Runs, err = st.JobRuns(ctx, ids)
+	return v, err
 }
 
 // Close closes the store's connections.
@@ -215,6 +267,8 @@ type Job struct {
 	FinishedAt *time.Time
 	// Agents are the agents that took it, in order (the last one runs or ran it).
 	Agents []string
+	// Host is the host of its latest attempt's agent ("" before any took it).
+	Host string
 	// Errors are its attempts' errors, oldest first.
 	Errors []string
 }
@@ -242,7 +296,7 @@ func (f *Fleet) Jobs(ctx context.Context, sweep string) ([]Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: list jobs: %w", err)
 	}
-	started, err := f.runningSince(ctx)
+	latest, err := f.latestAttempts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +306,8 @@ func (f *Fleet) Jobs(ctx context.Context, sweep string) ([]Job, error) {
 			return nil, err
 		}
 		j.StartedAt = nil
-		if t, ok := started[j.ID]; ok {
-			j.StartedAt = &t
+		if la, ok := latest[j.ID]; ok {
+			j.StartedAt, j.Host = &la.started, la.host
 		}
 		out = append(out, j)
 	}
@@ -273,20 +327,27 @@ func jobOf(r *rivertype.JobRow) (Job, error) {
 	return j, nil
 }
 
-// runningSince is, per job, when its latest attempt started.
-func (f *Fleet) runningSince(ctx context.Context) (map[int64]time.Time, error) {
-	rows, err := f.pool.Query(ctx, `SELECT DISTINCT ON (job_id) job_id, started_at FROM dbperf_job_attempts ORDER BY job_id, attempt DESC`)
+// latestAttempt is a job's latest attempt as its agent recorded it.
+type latestAttempt struct {
+	started time.Time
+	host    string
+}
+
+// latestAttempts are, per job, its latest attempt's start and host (dbperf_job_attempts).
+func (f *Fleet) latestAttempts(ctx context.Context) (map[int64]latestAttempt, error) {
+	rows, err := f.pool.Query(ctx, `SELECT DISTINCT ON (job_id) job_id, started_at, host FROM dbperf_job_attempts ORDER BY job_id, attempt DESC, started_at DESC`)
 	if err != nil {
-		return nil, fmt.Errorf("queue: read agents: %w", err)
+		return nil, fmt.Errorf("queue: read the jobs' attempts: %w", err)
 	}
-	out := map[int64]time.Time{}
+	defer rows.Close()
+	out := map[int64]latestAttempt{}
 	for rows.Next() {
 		var id int64
-		var t time.Time
-		if err := rows.Scan(&id, &t); err != nil {
-			return nil, fmt.Errorf("queue: read agents: %w", err)
+		var la latestAttempt
+		if err := rows.Scan(&id, &la.started, &la.host); err != nil {
+			return nil, fmt.Errorf("queue: read the jobs' attempts: %w", err)
 		}
-		out[id] = t
+		out[id] = la
 	}
 	return out, rows.Err()
 }
@@ -342,15 +403,6 @@ ORDER BY state = 'stopped', heartbeat_at DESC, id`)
 		out = append(out, a)
 	}
 	return out, rows.Err()
-}
-
-// Hosts returns the hosts of the agents by id, for the jobs' Agents.
-func Hosts(agents []AgentInfo) map[string]AgentInfo {
-	m := make(map[string]AgentInfo, len(agents))
-	for _, a := range agents {
-		m[a.ID] = a
-	}
-	return m
 }
 
 // ShortArgv is a job's command for a table: its arguments joined, cut at n characters.

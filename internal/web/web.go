@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/changepoint"
+	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
@@ -38,6 +39,9 @@ var errorTemplate string
 
 //go:embed history.html.tmpl
 var historyFormTemplate string
+
+//go:embed queue.html.tmpl
+var queueTemplate string
 
 // mismatchTemplate is the warning above a comparison shown with force=1 although its runs
 // differ (report.Mismatches).
@@ -58,7 +62,14 @@ type Server struct {
 	history *template.Template
 	// mismatch is the warning above a forced comparison.
 	mismatch *template.Template
+	// queue is the store's job queue and agents (nil: none, a SQLite store), queuePage
+	// its page.
+	queue     *fleet.Fleet
+	queuePage *template.Template
 }
+
+// SetQueue shows the store's queue and agents at /queue (f from fleet.OpenReadOnly).
+func (s *Server) SetQueue(f *fleet.Fleet) { s.queue = f }
 
 // New serves st; it never writes to it (open it with store.OpenExisting).
 func New(st *store.Store) (*Server, error) {
@@ -79,7 +90,14 @@ func New(st *store.Store) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: mismatch warning: %w", err)
 	}
-	return &Server{st: st, runs: runs, error: errPage, history: history, mismatch: mismatch}, nil
+	qfuncs := template.FuncMap{"time": funcs["time"],
+		"ago":   func(d time.Duration) string { return d.Round(100*time.Millisecond).String() + " ago" },
+		"deref": func(p *int64) int64 { return *p }}
+	queue, err := template.New("queue").Funcs(qfuncs).Parse(queueTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("web: queue page: %w", err)
+	}
+	return &Server{st: st, runs: runs, error: errPage, history: history, mismatch: mismatch, queuePage: queue}, nil
 }
 
 // Handler routes the pages: / (the runs), /run/ID (one run), /compare?run=ID&label=L&base=REF[&force=1],
@@ -92,6 +110,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /run/{id}", s.runPage)
 	mux.HandleFunc("GET /compare", s.comparePage)
 	mux.HandleFunc("GET /history", s.historyPage)
+	mux.HandleFunc("GET /queue", s.queueView)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no page %s: the runs are at /", r.URL.Path))
 	})
@@ -195,6 +214,8 @@ type runsView struct {
 	Workloads []string
 	Engines   []string
 	Labels    []string
+	// Queue: the store has a job queue (a link to /queue).
+	Queue bool
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +230,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		s.storeFailed(w, r, err)
 		return
 	}
-	v := runsView{Path: s.st.Path(), Filter: f, Runs: runs, Total: total, First: bf.Offset + 1, Last: bf.Offset + len(runs)}
+	v := runsView{Path: s.st.Path(), Filter: f, Runs: runs, Total: total, First: bf.Offset + 1, Last: bf.Offset + len(runs), Queue: s.queue != nil}
 	hq := url.Values{}
 	for k, val := range map[string]string{"workload": f.Workload, "engine": f.Engine} {
 		if val != "" {
@@ -559,4 +580,40 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, t *template.Temp
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(buf.Bytes())
+}
+
+// queueJob is a job's row on the queue page.
+type queueJob struct {
+	ID                               int64
+	State, Class, Host, Sweep, Point string
+	Command                          string
+	Attempt                          int
+	Started                          *time.Time
+	Runs                             []store.JobRun
+}
+
+// queueView is the queue page: the agents (host, class, current job, last heartbeat) and
+// the jobs (state, attempt, host, start, stored runs), read-only like every page.
+func (s *Server) queueView(w http.ResponseWriter, r *http.Request) {
+	if s.queue == nil {
+		s.fail(w, r, http.StatusNotFound, "this store has no job queue: the queue lives in a PostgreSQL results store (dbperf run … --queue)")
+		return
+	}
+	v, err := s.queue.Load(r.Context(), s.st, "")
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	page := struct {
+		Path   string
+		Agents []fleet.AgentInfo
+		Jobs   []queueJob
+	}{Path: s.st.Path(), Agents: v.Agents}
+	for i := len(v.Jobs) - 1; i >= 0; i-- { // newest first
+		j := v.Jobs[i]
+		page.Jobs = append(page.Jobs, queueJob{ID: j.ID, State: j.State, Class: j.Args.Class, Host: j.Host,
+			Sweep: j.Args.Sweep, Point: j.Args.Point, Command: fleet.ShortArgv(j.Args.Argv, 160), Attempt: j.Attempt,
+			Started: j.StartedAt, Runs: v.Runs[j.ID]})
+	}
+	s.render(w, r, s.queuePage, page)
 }
