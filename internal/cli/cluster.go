@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -464,4 +465,61 @@ func joinDetail(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// sweepLatencies reads dbperf sweep's --node-latency, a list (0,1ms,5ms): the distance
+// axis. The flag's own value is left at the first, so the shared checks see one latency;
+// each point gets its own (withNodeLatency). None (or one) is no axis.
+func sweepLatencies(changed bool, f *clusterFlags) ([]time.Duration, error) {
+	if !changed {
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, v := range strings.Split(f.latency, ",") {
+		d, err := parseNodeLatency(v)
+		if err != nil {
+			return nil, fmt.Errorf("--node-latency %w", err)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if len(out) > 0 {
+		f.latency = out[0].String()
+	}
+	if len(out) < 2 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// latencyPoints is the cross product of a sweep's points and its node latencies (the
+// innermost axis), each point named and labelled with its latency; points unchanged
+// without a distance axis.
+func latencyPoints(points []sweepPoint, lats []time.Duration, prefix string) []sweepPoint {
+	if len(lats) < 2 {
+		return points
+	}
+	out := make([]sweepPoint, 0, len(points)*len(lats))
+	for _, pt := range points {
+		for _, d := range lats {
+			p := pt
+			p.latency, p.byLatency = d, true
+			p.label = prefix + "/" + p.name()
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// withNodeLatency is a sweep's resolve of a point's configuration with the point's node
+// latency set.
+func withNodeLatency(resolve func(sweepPoint) (*config.Run, error)) func(sweepPoint) (*config.Run, error) {
+	return func(pt sweepPoint) (*config.Run, error) {
+		pc, err := resolve(pt)
+		if err == nil && pt.byLatency {
+			pc.NodeLatency = pt.latency
+		}
+		return pc, err
+	}
 }

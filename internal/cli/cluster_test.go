@@ -135,3 +135,65 @@ func TestClusterMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterFlags: the cluster flags' checks, each one line, before anything starts; a
+// sweep's --node-latency list becomes the innermost axis, each point named by its latency.
+func TestClusterFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "1"}, "--cluster 1: a cluster has 2 to 9 nodes"},
+		{[]string{"--engine", "postgres", "--managed", "--node-latency", "5ms"}, "--node-latency, --node-jitter and --spread are for a cluster: add --cluster 3"},
+		{[]string{"--engine", "postgres", "--dsn", "postgres://x@127.0.0.1:1/ib", "--cluster", "3"}, "--cluster 3 starts a cluster of managed servers: add --managed"},
+		{[]string{"--engine", "sqlite", "--cluster", "3"}, "--cluster: --engine sqlite has no servers to replicate"},
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "soon"}, `--node-latency "soon": want a duration such as 5ms`},
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "1ms", "--node-jitter", "2ms"}, "--node-jitter 2ms is more than --node-latency 1ms"},
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--spread"}, "--spread: a PostgreSQL cluster's standbys are read-only"},
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--server-memory", "1G"}, "--server-memory and --server-cpus limit one server: not a --cluster"},
+	} {
+		code, _, stderr := runCLI(t, nil, append([]string{"run", "insertbench", "--scale", "tiny", "--results", filepath.Join(t.TempDir(), "r.db")}, tc.args...)...)
+		if code != ExitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+
+	f := clusterFlags{latency: "0, 1ms,5,1ms"}
+	lats, err := sweepLatencies(true, &f)
+	if err != nil || len(lats) != 3 || lats[1] != time.Millisecond || lats[2] != 5*time.Millisecond || f.latency != "0s" {
+		t.Fatalf("sweepLatencies: %v %v, flag left at %q", lats, err, f.latency)
+	}
+	pts := latencyPoints([]sweepPoint{{version: "15", profile: "sync-on"}}, lats, "s")
+	var names []string
+	for _, p := range pts {
+		names = append(names, p.label)
+	}
+	if got := strings.Join(names, " "); got != "s/15/sync-on/lat=0s s/15/sync-on/lat=1ms s/15/sync-on/lat=5ms" {
+		t.Errorf("points %s", got)
+	}
+	if one, _ := sweepLatencies(true, &clusterFlags{latency: "5ms"}); one != nil {
+		t.Errorf("one latency is no axis: %v", one)
+	}
+}
+
+// TestClusterSweep: dbperf sweep --node-latency 0,2ms runs a cluster per point and ends
+// with the table by distance, its note saying why commits slow down.
+func TestClusterSweep(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	tmp := serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--cluster", "2", "--node-latency", "0,2ms",
+		"--scale", "tiny", "--rows", "5000", "--rows2", "2500", "--steps", "l.i0,l.i2", "--design", "sequential",
+		"--label", "dist", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	waitNoServers(t, tmp)
+	for _, want := range []string{"sweep dist: 2 points", "l.i2  insert  default/default/lat=2ms", "distance: default/default/lat=0s: cluster, no delay added; default/default/lat=2ms: cluster, 2ms round trip between nodes."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+}

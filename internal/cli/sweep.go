@@ -160,6 +160,10 @@ type sweepPoint struct {
 	think time.Duration
 	// embedded: the engine runs inside dbperf (no version in the point's name).
 	embedded bool
+	// latency is the point's --node-latency, a sweep's distance axis (byLatency: the
+	// sweep has one, so the latency is part of the point's name, "/lat=5ms").
+	latency   time.Duration
+	byLatency bool
 }
 
 func (p sweepPoint) name() string {
@@ -173,6 +177,9 @@ func (p sweepPoint) name() string {
 	}
 	for _, v := range p.vary {
 		c += "/" + v[0] + "=" + v[1]
+	}
+	if p.byLatency {
+		c += "/lat=" + p.latency.String()
 	}
 	if p.embedded {
 		return prof + c
@@ -273,6 +280,10 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if err != nil {
 		errs = append(errs, err.Error())
 	}
+	lats, err := sweepLatencies(cmd.Flags().Changed("node-latency"), &f.cluster)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
 	// A key-value engine is swept over its profiles (LSM options) only: the library
 	// dbperf links is its one version. An embedded SQL engine has neither versions nor
 	// profiles: it is swept only over named points of its one configuration (an A/A
@@ -347,6 +358,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		}
 		return pc, nil
 	}
+	resolve = withNodeLatency(resolve)
 	axes, err := parseVary(cmd, sw.vary)
 	if err != nil {
 		return badInput(err)
@@ -402,6 +414,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if len(perr) > 0 {
 		return badInput(errors.Join(perr...))
 	}
+	points = latencyPoints(points, lats, prefix)
 	if sw.point != "" {
 		var names []string
 		for _, pt := range points {
