@@ -278,8 +278,37 @@ func (g GroupReport) Describe() string {
 	for i, id := range g.RunIDs {
 		ids[i] = fmt.Sprint(id)
 	}
-	return fmt.Sprintf("%s on %s, %s %s", strings.Join(workloads, "+"), strings.Join(engines, ", "),
-		Plural(len(g.RunIDs), "run"), strings.Join(ids, " "))
+	return fmt.Sprintf("%s on %s, %s %s%s", strings.Join(workloads, "+"), strings.Join(engines, ", "),
+		Plural(len(g.RunIDs), "run"), strings.Join(ids, " "), g.fleet())
+}
+
+// fleet says which host class and hosts ran the group's runs when agents took them from
+// the queue (dbperf agent): "" for runs started by hand.
+func (g GroupReport) fleet() string {
+	var classes, hosts []string
+	for _, r := range g.Runs {
+		if r.Env[store.EnvQueueJob] == "" {
+			continue
+		}
+		c := r.Env[store.EnvAgentClass]
+		if c == "" {
+			c = "(none)"
+		}
+		if !slices.Contains(classes, c) {
+			classes = append(classes, c)
+		}
+		if h := r.Env["hostname"]; h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(classes) == 0 {
+		return ""
+	}
+	s := ", by agents of class " + strings.Join(classes, ", ")
+	if len(hosts) > 0 {
+		s += " on " + strings.Join(hosts, ", ")
+	}
+	return s
 }
 
 // Compared is rep's comparison: rep.Comparison, or when it has none every run compared

@@ -109,6 +109,11 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 	if cpu := cpuLine(r.Env); cpu != "" {
 		fmt.Fprintln(w, report.Printable(cpu))
 	}
+	if job := r.Env[store.EnvQueueJob]; job != "" {
+		// Taken from the queue by an agent (dbperf agent, docs/fleet.md).
+		fmt.Fprintf(w, "queued job %s, attempt %s, run by agent %s of class %s\n", report.Printable(job),
+			report.Printable(r.Env[store.EnvQueueAttempt]), report.Printable(r.Env[store.EnvAgent]), report.Printable(orDash(r.Env[store.EnvAgentClass])))
+	}
 	if len(r.Steps) == 0 {
 		fmt.Fprintln(w, "no steps")
 		return nil
