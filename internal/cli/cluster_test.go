@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,6 +154,7 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "soon"}, `--node-latency "soon": want a duration such as 5ms`},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "1ms", "--node-jitter", "2ms"}, "--node-jitter 2ms is more than --node-latency 1ms"},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--spread"}, "--spread: a PostgreSQL cluster's standbys are read-only"},
+		{[]string{"--engine", "mariadb", "--managed", "--cluster", "3", "--spread"}, "--spread: not implemented yet for --engine mariadb"},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--server-memory", "1G"}, "--server-memory and --server-cpus limit one server: not a --cluster"},
 	} {
 		code, _, stderr := runCLI(t, nil, append([]string{"run", "insertbench", "--scale", "tiny", "--results", filepath.Join(t.TempDir(), "r.db")}, tc.args...)...)
@@ -194,6 +198,42 @@ func TestClusterSweep(t *testing.T) {
 	for _, want := range []string{"sweep dist: 2 points", "l.i2  insert  default/default/lat=2ms", "distance: default/default/lat=0s: cluster, no delay added; default/default/lat=2ms: cluster, 2ms round trip between nodes."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestClusterInterrupted: Ctrl-C while a cluster runs a step stops every node (exit 130)
+// and removes their data dirs.
+func TestClusterInterrupted(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	tmp := serverWorkdir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the three nodes run and a second of qp100 has passed.
+		for ctx.Err() == nil && len(serverProcs(tmp)) < 3 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	code := Run(ctx, Env{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }},
+		[]string{"run", "insertbench", "--engine", "postgres", "--managed", "--cluster", "3", "--scale", "tiny", "--rows", "5000",
+			"--steps", "l.i0,qp100", "--time", "60", "--quiet", "--workdir", filepath.Join(tmp, "w"), "--results", filepath.Join(tmp, "r.db"),
+			"--profiles-dir", "../../profiles"})
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	waitNoServers(t, tmp)
+	ents, err := os.ReadDir(filepath.Join(tmp, "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "postgres-") {
+			t.Errorf("a node's instance dir %s is left after Ctrl-C", e.Name())
 		}
 	}
 }
