@@ -213,7 +213,9 @@ func (g *Registry) Totals() []LabelStats {
 	var out []LabelStats
 	for _, name := range g.sortedLabels() {
 		ls := g.labels[name]
-		out = append(out, ls.stats(ls.total))
+		s := ls.stats(ls.total)
+		s.Hist = &LabelHist{Service: encodeHist(ls.total.service), Response: encodeHist(ls.total.response)}
+		out = append(out, s)
 	}
 	return out
 }

@@ -67,6 +67,9 @@ type LabelStats struct {
 	TargetPerSec float64
 	// Background marks a rate-limited writer judged by the SLA.
 	Background bool
+	// Hist is the label's histograms, on a step's totals only (nil on intervals, and in
+	// runs stored before schema 11).
+	Hist *LabelHist
 }
 
 // Count is the label's count in its unit: rows for UnitRows, statements for UnitOps.

@@ -196,6 +196,32 @@ FROM steps WHERE run_id IN `+b.s.db.d.idsIn()+` ORDER BY run_id, seq`, func(rows
 		return err
 	}
 
+	err = b.query("step label histograms", `SELECT step_id, label, service, response FROM step_label_hists WHERE step_id IN `+b.s.stepsOf(),
+		func(rows *sql.Rows) error {
+			var stepID int64
+			var label string
+			var h metrics.LabelHist
+			if err := rows.Scan(&stepID, &label, &h.Service, &h.Response); err != nil {
+				return err
+			}
+			if len(h.Response) == 0 {
+				h.Response = nil
+			}
+			st, err := b.step(stepID)
+			if err != nil {
+				return err
+			}
+			for i := range st.Result.Labels {
+				if st.Result.Labels[i].Label == label {
+					st.Result.Labels[i].Hist = &h
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+
 	b.ivIndex = map[[2]int64]*metrics.Interval{}
 	err = b.query("intervals", `SELECT step_id, seq, start_ns, end_ns, client_cpu_sec FROM intervals WHERE step_id IN `+b.s.stepsOf()+` ORDER BY step_id, seq`,
 		func(rows *sql.Rows) error {

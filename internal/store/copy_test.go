@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -173,8 +174,17 @@ func writeRun(t *testing.T, s *Store, meta RunMeta, status string) int64 {
 		if err := s.AppendIntervals(ctx, sid, ivs); err != nil {
 			t.Fatal(err)
 		}
+		// The step's totals carry their histogram (schema 11), read back and copied whole.
+		h := hdr.New(1, int64(time.Hour/time.Microsecond), 3)
+		_ = h.RecordValue(100 + int64(seq))
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := lbl("insert", metrics.UnitRows, 300+int64(seq), false, 0)
+		total.Hist = &metrics.LabelHist{Service: enc}
 		res := metrics.StepResult{Name: name, Status: metrics.StatusOK, StartedAt: start, Seconds: 2, Kind: "load", Primary: "insert",
-			Labels: []metrics.LabelStats{lbl("insert", metrics.UnitRows, 300+int64(seq), false, 0)}, ClientCPUSec: 0.5,
+			Labels: []metrics.LabelStats{total}, ClientCPUSec: 0.5,
 			Metrics: map[string]float64{"cpupq": 12.5}, ConnCPU: []metrics.ConnCPU{{Role: "insert", Sessions: 1, CPUSec: 0.25}}}
 		if err := s.FinishStep(ctx, sid, res); err != nil {
 			t.Fatal(err)
@@ -437,12 +447,13 @@ func TestMigrateDuplicateOrigins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			withoutHists(want) // an older schema kept no histograms
 			setVersion := `PRAGMA user_version = 7`
 			if s.db.d == postgresDialect {
 				setVersion = `UPDATE dbperf_schema SET version = 7`
 			}
 			// And schema 7 had none of the tables later versions added.
-			for _, q := range []string{`DROP TABLE step_statements`, `DROP TABLE step_waits`, `DROP TABLE step_profiles`, setVersion} {
+			for _, q := range []string{`DROP TABLE step_label_hists`, `DROP TABLE step_statements`, `DROP TABLE step_waits`, `DROP TABLE step_profiles`, setVersion} {
 				if _, err := s.db.ExecContext(ctx, q); err != nil {
 					t.Fatal(err)
 				}
@@ -482,5 +493,17 @@ func TestMigrateDuplicateOrigins(t *testing.T) {
 				t.Error("a second run of origin o-1 was stored after migration")
 			}
 		})
+	}
+}
+
+// withoutHists clears the steps' label histograms (schema 11): how runs read back from a
+// store migrated from an older schema, which kept none.
+func withoutHists(runs []Run) {
+	for i := range runs {
+		for j := range runs[i].Steps {
+			for k := range runs[i].Steps[j].Result.Labels {
+				runs[i].Steps[j].Result.Labels[k].Hist = nil
+			}
+		}
 	}
 }

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -277,6 +277,19 @@ CREATE TABLE step_waits (
 	samples INTEGER NOT NULL,
 	hz      REAL    NOT NULL, -- samples per second
 	PRIMARY KEY (step_id, role, wait)
+);
+`,
+		// 11 (issue 27): a step's latency histograms per op label, HdrHistogram's V2
+		// compressed encoding (service time; response time for rate-limited labels, else
+		// empty), so the parts of one run measured by several agents (dbperf run --agents)
+		// merge into exact percentiles. Steps stored before have none.
+		`
+CREATE TABLE step_label_hists (
+	step_id  INTEGER NOT NULL REFERENCES steps (id),
+	label    TEXT    NOT NULL,
+	service  BLOB    NOT NULL,
+	response BLOB    NOT NULL, -- empty: none
+	PRIMARY KEY (step_id, label)
 );
 `,
 	}

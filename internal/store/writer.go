@@ -183,6 +183,9 @@ INSERT INTO step_labels (step_id, ord, `+labelColumns+`) VALUES (?, ?, `+labelPl
 				return fmt.Errorf("label %q: %w", l.Label, err)
 			}
 		}
+		if err := writeLabelHists(ctx, tx, stepID, r.Labels); err != nil {
+			return err
+		}
 		return writeStepHW(ctx, tx, stepID, r)
 	})
 	if err != nil {
@@ -278,4 +281,25 @@ func scanLabel(rows *sql.Rows, extra ...any) (metrics.LabelStats, error) {
 	}
 	l.Unit = metrics.Unit(unit)
 	return l, nil
+}
+
+// writeLabelHists stores the step's latency histograms per label (schema 11).
+func writeLabelHists(ctx context.Context, tx sqlTx, stepID int64, labels []metrics.LabelStats) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM step_label_hists WHERE step_id = ?`, stepID); err != nil {
+		return err
+	}
+	for _, l := range labels {
+		if l.Hist == nil || l.Hist.Service == nil {
+			continue
+		}
+		resp := l.Hist.Response
+		if resp == nil {
+			resp = []byte{}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO step_label_hists (step_id, label, service, response) VALUES (?, ?, ?, ?)`,
+			stepID, l.Label, l.Hist.Service, resp); err != nil {
+			return fmt.Errorf("label %q histograms: %w", l.Label, err)
+		}
+	}
+	return nil
 }
