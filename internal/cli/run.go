@@ -57,6 +57,11 @@ type runFlags struct {
 	limits         serverLimitFlags
 	cluster        clusterFlags
 	q              queueFlags
+	// agents splits the run's clients over this many agents (--agents); part and
+	// clientOffset make a run one of those parts (set by --agents, hidden).
+	agents       int
+	part         string
+	clientOffset int
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -108,7 +113,13 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 		},
 	}
 	for _, w := range catalog.Workloads() {
-		c, _, _ := newWorkloadCmd(env, w)
+		c, f, _ := newWorkloadCmd(env, w)
+		fl := c.Flags()
+		fl.IntVar(&f.agents, "agents", 0, "split the clients over N idle agents of --class (dbperf agent), their steps' loads started together, their measurements merged into one run (needs a PostgreSQL results store; docs/fleet.md)")
+		fl.StringVar(&f.part, "part", "", "KEY/I/N: this run is part I of N of a run over several agents (set by --agents)")
+		fl.IntVar(&f.clientOffset, "client-offset", 0, "number this part's clients from N+1 (set by --agents)")
+		_ = fl.MarkHidden("part")
+		_ = fl.MarkHidden("client-offset")
 		cmd.AddCommand(c)
 	}
 	return cmd
@@ -222,6 +233,15 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
 		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile, Explain: f.explain,
+		ClientOffset: f.clientOffset, Part: f.part,
+	}
+	if f.clientOffset < 0 {
+		return nil, badInput(fmt.Errorf("--client-offset %d: give 0 or more", f.clientOffset))
+	}
+	if f.part != "" {
+		if _, err := parsePart(f.part); err != nil {
+			return nil, badInput(err)
+		}
 	}
 	var errs []error
 	if resultsErr != nil {
@@ -324,6 +344,9 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("agents") {
+		return runAgents(ctx, env, cmd, cfg, wl, eng, f)
 	}
 	if f.q.queue {
 		if err := checkQueue(cfg.ResultsPath, &f.q, f.dsn); err != nil {
@@ -436,6 +459,9 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if note := cpuProfileNote(cfg); note != "" {
 		ot.env[envCPUProfile] = note
 	}
+	if ps, err := parsePart(cfg.Part); err == nil {
+		ot.env[envPartOf], ot.env[envPart] = ps.key, fmt.Sprintf("%d/%d", ps.i, ps.n)
+	}
 	dc := openDiag(ctx, env, cfg, ot)
 	if dc != nil {
 		defer dc.d.Close()
@@ -446,6 +472,16 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	run := ot.runner(cfg)
 	var profs profilers
+	if cfg.Part != "" {
+		// A part of a run over several agents: every step's load starts when all parts
+		// have reached it (first, before any profile starts).
+		b, closeB, err := openPartBarrier(ctx, cfg)
+		if err != nil {
+			return rec.id, "", err
+		}
+		defer closeB()
+		profs.add("agents barrier", b)
+	}
 	if cfg.CPUProfileDir != "" {
 		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle); err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)

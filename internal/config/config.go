@@ -20,8 +20,15 @@ type Run struct {
 	// Steps selects a subset of the workload's steps by name; empty means all.
 	Steps   []string
 	Clients int
-	Seed    int64
-	Label   string
+	// ClientOffset numbers this process's clients from ClientOffset+1: one part of a run
+	// whose clients several agents share (dbperf run --agents), so each part's clients own
+	// other tables than the others'. 0 for every run of one process.
+	ClientOffset int
+	// Part is "KEY/I/N" when this run is part I of N of a run over several agents: its
+	// steps' loads wait at a barrier in the store for the other parts.
+	Part  string
+	Seed  int64
+	Label string
 	// Repeat runs the whole workload this many times, each a separate stored run with the
 	// same label, so reports can show medians, spread and significance.
 	Repeat int

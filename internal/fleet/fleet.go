@@ -174,6 +174,13 @@ CREATE TABLE IF NOT EXISTS dbperf_agents (
 	heartbeat_at TIMESTAMPTZ NOT NULL,
 	job_started_at TIMESTAMPTZ
 );
+CREATE TABLE IF NOT EXISTS dbperf_barriers (
+	key        TEXT NOT NULL,
+	step       TEXT NOT NULL,
+	part       INTEGER NOT NULL,
+	arrived_at TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (key, step, part)
+);
 CREATE TABLE IF NOT EXISTS dbperf_job_attempts (
 	job_id     BIGINT NOT NULL,
 	attempt    INTEGER NOT NULL,
@@ -412,4 +419,46 @@ func ShortArgv(argv []string, n int) string {
 		s = s[:n-1] + "…"
 	}
 	return s
+}
+
+// barrierLead is how long after the last part's arrival the parts start: enough for each
+// to see that arrival in its next poll.
+const barrierLead = 300 * time.Millisecond
+
+// Barrier is one part's arrival at a step of a run shared by several agents (dbperf run
+// --agents): it returns once all n parts of key have arrived, at the same instant for all
+// of them (the last arrival plus barrierLead, by the store's clock), or with an error
+// after timeout.
+func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, timeout time.Duration) error {
+	if _, err := f.pool.Exec(ctx, `INSERT INTO dbperf_barriers (key, step, part, arrived_at) VALUES ($1, $2, $3, now())
+		ON CONFLICT (key, step, part) DO UPDATE SET arrived_at = now()`, key, step, part); err != nil {
+		return fmt.Errorf("arrive at step %s: %w", step, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		var arrived int
+		var wait float64
+		if err := f.pool.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM max(arrived_at) + $3 * interval '1 millisecond' - now()), 0)
+			FROM dbperf_barriers WHERE key = $1 AND step = $2`, key, step, barrierLead.Milliseconds()).Scan(&arrived, &wait); err != nil {
+			return fmt.Errorf("wait at step %s: %w", step, err)
+		}
+		if arrived >= n {
+			if wait > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(time.Duration(wait * float64(time.Second))):
+				}
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part runs on alone", step, arrived, n, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

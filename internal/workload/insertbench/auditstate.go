@@ -100,6 +100,11 @@ func ensureStateTables(ctx context.Context, s engine.Session, d engine.Dialect) 
 		}
 		for _, q := range d.CreateTable(t.name, t.cols) {
 			if _, err := s.Exec(ctx, q); err != nil {
+				// Another process may have created it meanwhile: the parts of a run
+				// several agents share (dbperf run --agents) audit at the same time.
+				if _, _, err2 := queryInt(ctx, s, "SELECT count(*) FROM "+t.name); err2 == nil {
+					break
+				}
 				return fmt.Errorf("create %s: %w", t.name, err)
 			}
 		}

@@ -162,7 +162,9 @@ func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step,
 		baseline: workload.Baseline{Created: selected[stepLoad]},
 		data:     NewDataBuffer(cfg.Seed),
 	}
-	for i := 1; i <= cfg.Clients; i++ {
+	// Clients are numbered from cfg.ClientOffset+1: a part of a run shared by several
+	// agents (dbperf run --agents) owns its own clients' tables.
+	for i := cfg.ClientOffset + 1; i <= cfg.ClientOffset+cfg.Clients; i++ {
 		c := &client{id: i, table: "pi" + strconv.Itoa(i)}
 		p.clients = append(p.clients, c)
 		p.tables = append(p.tables, c.table)
