@@ -112,6 +112,22 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 	}
 	defer st.Close()
 	defer fl.Close()
+	// The parts need an agent each at once: a part queued behind another on one agent
+	// would wait at the first barrier for one that cannot start.
+	agents, err := fl.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	idle := 0
+	for _, a := range agents {
+		if a.State == "idle" && a.Class == f.q.class {
+			idle++
+		}
+	}
+	if idle < f.agents {
+		return badInput(fmt.Errorf("--agents %d: %d idle agents of %s; start more (dbperf agent --class %s) or wait for them (dbperf queue lists them)",
+			f.agents, idle, className(f.q.class), orDash(f.q.class)))
+	}
 	if cfg.Label == "" {
 		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-agents-" + time.Now().Format("20060102-150405")
 	}
