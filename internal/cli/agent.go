@@ -40,7 +40,7 @@ marked interrupted), puts its job back in the queue and exits.
 The store's DSN comes from --results (or @FILE, or DBPERF_RESULTS) and reaches the
 commands through their environment, never their command line.`,
 		Example: `  dbperf agent --results @/etc/dbperf/store.dsn --class c8r32
-  DBPERF_RESULTS=postgres://dbperf@lab-db/results dbperf agent`,
+  dbperf agent --results postgres://dbperf@lab-db/results --lease 1m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := resultsPath(results, env)
