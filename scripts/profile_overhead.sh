@@ -7,6 +7,7 @@
 #
 # Usage, after `make build`: scripts/profile_overhead.sh [PAIRS [STEPS [SECONDS]]]
 # (defaults 6, l.i0,l.x,qp100 and 5). Results go to a fresh store in a temporary dir.
+# FLAGS adds flags to every run, e.g. FLAGS=--no-deep-idle (docs/profiles.md, "Overhead").
 set -eu
 pairs=${1:-6}
 steps=${2:-l.i0,l.x,qp100}
@@ -18,7 +19,7 @@ run() { # label, extra flags
 	label=$1
 	shift
 	"$dbperf" run insertbench --engine postgres --managed --scale tiny --steps "$steps" --time "$secs" \
-		--quiet --label "$label" --results "$dir/r.db" "$@"
+		--quiet --label "$label" --results "$dir/r.db" ${FLAGS:-} "$@"
 }
 i=0
 while [ "$i" -lt "$pairs" ]; do

@@ -62,6 +62,8 @@ type runFlags struct {
 	agents       int
 	part         string
 	clientOffset int
+	// noDeepIdle holds the CPUs out of deep idle for the command (--no-deep-idle).
+	noDeepIdle bool
 }
 
 // newRunCmd is `dbperf run`, with one subcommand per workload of the catalog: the shared
@@ -186,6 +188,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	f.limits.add(fl)
 	f.cluster.add(fl)
 	addQueueFlags(fl, &f.q)
+	fl.BoolVar(&f.noDeepIdle, "no-deep-idle", false, "keep the CPUs out of deep idle states while dbperf runs (/dev/cpu_dma_latency 0, as tuned's latency-performance profile; root only): latency-bound steps stop paying for waking a CPU and stop moving with other periodic work, such as --cpu-profile's sampling; stored with the run, so it is compared only with runs made the same way")
 	if servers {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
@@ -233,7 +236,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
 		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
 		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile, Explain: f.explain,
-		ClientOffset: f.clientOffset, Part: f.part,
+		ClientOffset: f.clientOffset, Part: f.part, NoDeepIdle: f.noDeepIdle,
 	}
 	if f.clientOffset < 0 {
 		return nil, badInput(fmt.Errorf("--client-offset %d: give 0 or more", f.clientOffset))
@@ -347,6 +350,13 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	}
 	if cmd.Flags().Changed("agents") {
 		return runAgents(ctx, env, cmd, cfg, wl, eng, f)
+	}
+	if f.noDeepIdle && !f.q.queue {
+		release, err := holdShallowIdle()
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	if f.q.queue {
 		if err := checkQueue(cfg.ResultsPath, &f.q, f.dsn); err != nil {
@@ -713,6 +723,9 @@ func storedParams(cfg *config.Run, wlStored map[string]any, steps []workload.Ste
 	if cfg.Think > 0 {
 		p["think_us"] = cfg.Think.Microseconds()
 	}
+	if cfg.NoDeepIdle {
+		p["no_deep_idle"] = true
+	}
 	return p
 }
 
@@ -752,4 +765,13 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// holdShallowIdle holds the CPUs out of deep idle for the command (--no-deep-idle).
+func holdShallowIdle() (func(), error) {
+	c, err := hwstat.HoldShallowIdle()
+	if err != nil {
+		return nil, badInput(fmt.Errorf("--no-deep-idle: %w: run dbperf as root, or drop --no-deep-idle", err))
+	}
+	return func() { _ = c.Close() }, nil
 }

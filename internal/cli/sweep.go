@@ -456,6 +456,13 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		}
 	}
 
+	if f.noDeepIdle {
+		release, err := holdShallowIdle()
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	st, err := store.Open(ctx, cfg.ResultsPath)
 	if err != nil {
 		return badInput(err)

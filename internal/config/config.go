@@ -26,9 +26,12 @@ type Run struct {
 	ClientOffset int
 	// Part is "KEY/I/N" when this run is part I of N of a run over several agents: its
 	// steps' loads wait at a barrier in the store for the other parts.
-	Part  string
-	Seed  int64
-	Label string
+	Part string
+	// NoDeepIdle: the CPUs were held out of deep idle states during the run
+	// (--no-deep-idle); stored with its parameters.
+	NoDeepIdle bool
+	Seed       int64
+	Label      string
 	// Repeat runs the whole workload this many times, each a separate stored run with the
 	// same label, so reports can show medians, spread and significance.
 	Repeat int
