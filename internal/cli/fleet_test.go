@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/fleet"
-	"github.com/dbperf/dbperf/internal/server"
-	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/web"
 )
@@ -48,23 +46,11 @@ func (s *syncBuffer) String() string {
 // has its job completed by another agent, once, and the run it left is marked failed;
 // SIGTERM stops the idle agents, each recorded stopped.
 func TestFleet(t *testing.T) {
-	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(bins) == 0 {
-		t.Skip("no PostgreSQL binaries installed: apt-get install postgresql (make test does)")
-	}
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "dbperf-fleet-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755) // reachable by the server's user when the tests run as root
+	in := startStorePostgres(t)
+	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	in, err := pgserver.Start(ctx, server.Options{WorkDir: filepath.Join(dir, "pg")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Stop(context.Background())
 	// The store's DSN reaches every command through DBPERF_RESULTS=@FILE, never argv.
 	dsnFile := filepath.Join(dir, "store.dsn")
 	if err := os.WriteFile(dsnFile, []byte(in.DSN+"\n"), 0o600); err != nil {

@@ -336,15 +336,10 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	}
 	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(jobs), strings.Join(sortedKeys(classes), ", "), strings.Join(hs, ", "))
 	if len(groups) > 0 {
-		var all []int64
-		for _, g := range groups {
-			all = append(all, g.RunIDs...)
-		}
-		runs, err := st.Results(context.WithoutCancel(ctx), all)
+		cmp, err := compareGroups(ctx, st, groups)
 		if err != nil {
 			return err
 		}
-		cmp := report.Compare(report.Build(runs), groups, 0)
 		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 			return err
 		}

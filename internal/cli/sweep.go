@@ -479,15 +479,10 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		return err
 	}
 	if !cfg.Quiet && len(groups) > 0 {
-		var all []int64
-		for _, g := range groups {
-			all = append(all, g.RunIDs...)
-		}
-		runs, err := st.Results(context.WithoutCancel(ctx), all)
+		cmp, err := compareGroups(ctx, st, groups)
 		if err != nil {
 			return err
 		}
-		cmp := report.Compare(report.Build(runs), groups, 0)
 		if len(sw.clients) > 1 {
 			// The concurrency axis: its tables first, the seeds' view of such a sweep.
 			cmp.Tables = append(cmp.ConcurrencyTables(concurrencyPoints(points, groups)), cmp.Tables...)
@@ -739,4 +734,17 @@ func crossVary(axes []varyAxis) [][][2]string {
 		out = next
 	}
 	return out
+}
+
+// compareGroups is the relative comparison of a sweep's points, the first the base.
+func compareGroups(ctx context.Context, st *store.Store, groups []report.Group) (report.Comparison, error) {
+	var all []int64
+	for _, g := range groups {
+		all = append(all, g.RunIDs...)
+	}
+	runs, err := st.Results(context.WithoutCancel(ctx), all)
+	if err != nil {
+		return report.Comparison{}, err
+	}
+	return report.Compare(report.Build(runs), groups, 0), nil
 }
