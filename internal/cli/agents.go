@@ -300,8 +300,9 @@ func waitJobs(ctx context.Context, fl *fleet.Fleet, ids []int64) ([]fleet.Job, e
 // merged histograms (metrics.MergeLabels), intervals summed by index (an interval's
 // percentiles are the highest part's: intervals keep no histograms), client CPU summed
 // (each host's in the step's note), connection CPU summed per role, the machine and
-// server figures (HW) of the part on the coordinator's host, when one is (with every
-// local part's client CPU), else none; the per-op figures are computed again from those.
+// server figures (HW) of the part on the server's host (with the client CPU of every part
+// on that host), else of the part on the coordinator's host, else none (the step's note
+// says why); the per-op figures are computed again from those.
 func mergeParts(parts []store.Run, label, host string, settings map[string]string, jobs []fleet.Job) (store.Run, error) {
 	first := parts[0]
 	m := store.Run{RunMeta: first.RunMeta, Status: store.RunOK}
@@ -314,9 +315,16 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 	for _, k := range []string{store.EnvQueueJob, store.EnvQueueAttempt, store.EnvAgent, envPartOf, envPart} {
 		delete(m.Env, k)
 	}
-	// The server's host: the part on the coordinator's host measured the machine and
-	// the server; others' machine figures are their own hosts'.
+	// The server's host: a part that saw the server's processes (it ran on the server's
+	// host) measured the machine and the server; without one, the part on the
+	// coordinator's host, whose server figures are then absent as its own are.
 	local := -1
+	for i, p := range parts {
+		if len(p.Steps) > 0 && p.Steps[0].Result.HW != nil && p.Steps[0].Result.HW.Server.Known {
+			local = i
+			break
+		}
+	}
 	clients := 0
 	var desc []string
 	for i, p := range parts {
@@ -415,6 +423,9 @@ func mergeStep(parts []store.Run, s, local int) (store.Step, error) {
 			}
 			r.HW = &h
 		}
+	}
+	if r.HW == nil {
+		notes = append(notes, "no machine or server figures: no part ran on the server's host or the coordinator's")
 	}
 	notes = append(notes, "client CPU by host: "+strings.Join(cpu, ", "))
 	r.Note = strings.Join(notes, "; ")
