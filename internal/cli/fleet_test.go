@@ -64,9 +64,11 @@ func TestFleet(t *testing.T) {
 		log *syncBuffer
 	}
 	agents := map[int]*agentProc{}
-	for range 3 {
+	// Three agents of class tiny for the sweep and the killed job, two of class pair for
+	// the run over two agents.
+	for _, class := range []string{"tiny", "tiny", "tiny", "pair", "pair"} {
 		a := &agentProc{log: &syncBuffer{}}
-		a.cmd = exec.Command(bin, "agent", "--class", "tiny", "--lease", "4s", "--heartbeat", "500ms")
+		a.cmd = exec.Command(bin, "agent", "--class", class, "--lease", "4s", "--heartbeat", "500ms")
 		a.cmd.Env = append(os.Environ(), "DBPERF_RESULTS=@"+dsnFile, "TMPDIR="+dir)
 		a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 		a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group: kill -9 takes its command too
@@ -170,6 +172,48 @@ func TestFleet(t *testing.T) {
 	}
 	_ = agents[killed.PID].cmd.Wait()
 	delete(agents, killed.PID)
+	// While river's rescuer waits out the killed agent's lease (up to 30 s more), the two
+	// agents of class pair run one run over both: their parts' ops add up to the merged
+	// run's, whose p99 comes from the merged histograms.
+	code, out, errs = runCLI(t, cliEnv, "run", "insertbench", "--engine", "postgres", "--managed", "--scale", "tiny",
+		"--steps", "l.i0,qp100", "--time", "2", "--clients", "2", "--agents", "2", "--class", "pair")
+	m := regexp.MustCompile(`run (\d+): the 2 parts' runs \((\d+), (\d+)\) merged`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("run --agents 2: exit %d\n%s%s", code, out, errs)
+	}
+	var runIDs []int64
+	for _, v := range m[1:] {
+		id, _ := strconv.ParseInt(v, 10, 64)
+		runIDs = append(runIDs, id)
+	}
+	got, err := st.Results(ctx, runIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, p1, p2 := got[0], got[1], got[2]
+	if merged.Env[envAgents] == "" || p1.Env[envPart] != "1/2" || p2.Env[envPart] != "2/2" || p1.Env["hostname"] == "" {
+		t.Errorf("merged env %v, parts' %v %v: want the parts named", merged.Env, p1.Env, p2.Env)
+	}
+	for s, step := range merged.Steps {
+		for _, l := range step.Result.Labels {
+			var sum int64
+			var p99s []int64
+			for _, p := range []store.Run{p1, p2} {
+				for _, pl := range p.Steps[s].Result.Labels {
+					if pl.Label == l.Label {
+						sum += pl.Count()
+						p99s = append(p99s, pl.Service.P99)
+					}
+				}
+			}
+			if l.Count() != sum || l.Count() == 0 || len(p99s) != 2 || l.Service.P99 < min(p99s[0], p99s[1]) || l.Service.P99 > max(p99s[0], p99s[1]) {
+				t.Errorf("merged %s %s: %d ops, p99 %d µs; parts: %d ops in all, p99s %v: want their sum and a p99 between theirs",
+					step.Result.Name, l.Label, l.Count(), l.Service.P99, sum, p99s)
+			}
+		}
+	}
+	t.Logf("run --agents 2: merged run %d of parts %d and %d", runIDs[0], runIDs[1], runIDs[2])
+
 	var job fleet.Job
 	for {
 		js, err := f.Jobs(ctx, "")
@@ -210,47 +254,6 @@ func TestFleet(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "lost") || !strings.Contains(out, "fleet6 point a/c1") {
 		t.Errorf("dbperf queue should list the sweep's jobs and the killed agent as lost: exit %d\n%s", code, out)
 	}
-
-	// One run over the two agents left: their parts' ops add up to the merged run's, whose
-	// p99 comes from the merged histograms.
-	code, out, errs = runCLI(t, cliEnv, "run", "insertbench", "--engine", "postgres", "--managed", "--scale", "tiny",
-		"--steps", "l.i0,qp100", "--time", "2", "--clients", "2", "--agents", "2", "--class", "tiny")
-	m := regexp.MustCompile(`run (\d+): the 2 parts' runs \((\d+), (\d+)\) merged`).FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("run --agents 2: exit %d\n%s%s", code, out, errs)
-	}
-	var runIDs []int64
-	for _, v := range m[1:] {
-		id, _ := strconv.ParseInt(v, 10, 64)
-		runIDs = append(runIDs, id)
-	}
-	got, err := st.Results(ctx, runIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, p1, p2 := got[0], got[1], got[2]
-	if merged.Env[envAgents] == "" || p1.Env[envPart] != "1/2" || p2.Env[envPart] != "2/2" || p1.Env["hostname"] == "" {
-		t.Errorf("merged env %v, parts' %v %v: want the parts named", merged.Env, p1.Env, p2.Env)
-	}
-	for s, step := range merged.Steps {
-		for _, l := range step.Result.Labels {
-			var sum int64
-			var p99s []int64
-			for _, p := range []store.Run{p1, p2} {
-				for _, pl := range p.Steps[s].Result.Labels {
-					if pl.Label == l.Label {
-						sum += pl.Count()
-						p99s = append(p99s, pl.Service.P99)
-					}
-				}
-			}
-			if l.Count() != sum || l.Count() == 0 || len(p99s) != 2 || l.Service.P99 < min(p99s[0], p99s[1]) || l.Service.P99 > max(p99s[0], p99s[1]) {
-				t.Errorf("merged %s %s: %d ops, p99 %d µs; parts: %d ops in all, p99s %v: want their sum and a p99 between theirs",
-					step.Result.Name, l.Label, l.Count(), l.Service.P99, sum, p99s)
-			}
-		}
-	}
-	t.Logf("run --agents 2: merged run %d of parts %d and %d", runIDs[0], runIDs[1], runIDs[2])
 
 	// dbperf serve's queue page: the agents and the jobs.
 	q, err := fleet.OpenReadOnly(ctx, in.DSN)
