@@ -106,8 +106,17 @@ func TestClusterPostgres(t *testing.T) {
 	}
 	for _, st := range run.Steps {
 		if st.Name == "l.i2" {
-			if v, ok := st.HW["cluster.node1.replay_lag_ms_max"].(float64); !ok || v < 5 {
-				t.Errorf("l.i2: node 1 replay lag max %v ms: want at least the 5 ms round trip", st.HW["cluster.node1.replay_lag_ms_max"])
+			// PostgreSQL clears a standby's lag times once two replies in a row find it
+			// fully applied (walsender.c), which a single committer under remote_apply
+			// often is between commits: the 500 ms polls may all find NULL, most often
+			// on a busy machine. When one found a lag, it is at least the round trip;
+			// the commit latency above is the figure that must always rise.
+			v, ok := st.HW["cluster.node1.replay_lag_ms_max"].(float64)
+			switch {
+			case ok && v < 5:
+				t.Errorf("l.i2: node 1 replay lag max %v ms: want at least the 5 ms round trip", v)
+			case !ok:
+				t.Logf("l.i2: no replay lag sampled on node 1 (PostgreSQL showed none at every poll)")
 			}
 		}
 	}

@@ -84,6 +84,8 @@ func TestTinyRunEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole Insert Benchmark at tiny scale")
 	}
+	// Beside the other parallel tests: it asserts what is stored, not rates.
+	t.Parallel()
 	results := filepath.Join(t.TempDir(), "r.db")
 	start := time.Now()
 	code, stdout, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "sqlite", "--scale", "tiny", "--time", "2", "--results", results, "--quiet", "--label", "tiny")

@@ -28,6 +28,9 @@ func TestSweepVersions(t *testing.T) {
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			needServer(t, tc.engine)
+			// The two engines' sweeps side by side: they assert the sweep's points,
+			// output and stored runs, not rates.
+			t.Parallel()
 			tmp := serverWorkdir(t)
 			results := filepath.Join(tmp, "r.db")
 			p1, p2 := tc.v1+"/default", tc.v2+"/default"

@@ -223,6 +223,9 @@ func TestSysbenchManagedServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			needServer(t, tc.engine)
+			// The three servers' suites run side by side (each its own server, work dir
+			// and store): they assert completeness and audits, not rates.
+			t.Parallel()
 			tmp := serverWorkdir(t)
 			results := filepath.Join(tmp, "r.db")
 			common := append([]string{"run", "sysbench", "--managed", "--scale", "tiny", "--quiet", "--results", results,
