@@ -83,6 +83,31 @@ func TestFleet(t *testing.T) {
 		}
 	}()
 
+	// The store first (dbperf's schema, then the queue's), then every agent registered.
+	st, err := store.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := fleet.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for {
+		as, err := f.Agents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) == len(agents) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d agents registered", len(as), len(agents))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	sweep := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default",
 		"--clients", "1,2", "--steps", "l.i0,qp100", "--time", "1", "--scale", "tiny", "--label", "fleet6",
 		"--queue", "--class", "tiny"}
@@ -98,16 +123,6 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("sweep --wait: exit %d\n%s%s", code, out, errs)
 	}
 
-	f, err := fleet.Open(ctx, in.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := store.Open(ctx, in.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	jobs, err := f.Jobs(ctx, "fleet6")
 	if err != nil {
 		t.Fatal(err)
