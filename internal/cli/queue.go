@@ -52,7 +52,7 @@ type queueFlags struct {
 
 func addQueueFlags(fl *pflag.FlagSet, q *queueFlags) {
 	fl.BoolVar(&q.queue, "queue", false, "do not run: enqueue as a job (a sweep: a job per point) in the PostgreSQL results store, for the agents (dbperf agent) to run; the same job twice is added once")
-	fl.StringVar(&q.class, "class", "", "with --queue: the host class whose agents run it (dbperf agent --class), e.g. c8r32; default: agents without a class")
+	fl.StringVar(&q.class, "class", "", "with --queue (or run --agents): the host class whose agents run it (dbperf agent --class), e.g. c8r32; default: agents without a class")
 }
 
 // notQueued are the flags a queued command does not carry: the queue's own, the store
