@@ -25,6 +25,8 @@ func mariadb114Cache(t *testing.T) string {
 // the cli: the run is stored with the server's version and the profile lines 11.4 lacks.
 func TestManagedMariaDB114(t *testing.T) {
 	cache := mariadb114Cache(t)
+	// Beside the other parallel tests (installed first): it asserts what is stored.
+	t.Parallel()
 	tmp := serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")
 	code, stdout, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "mariadb", "--managed", "--engine-version", "11.4",
