@@ -359,18 +359,8 @@ func (d *pgClusterDriver) Figures(ctx context.Context, c *server.Cluster, i int)
 	return out, rows.Err()
 }
 
-// appendFile appends text to the existing file path.
-func appendFile(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// appendFile appends text to the existing file path, keeping its owner and mode.
+func appendFile(path, text string) error { return writeExisting(path, os.O_APPEND, text) }
 
 // splitHostPort splits "127.0.0.1:5432".
 func splitHostPort(addr string) (string, string, error) {

@@ -367,8 +367,12 @@ func pgURL(port int, db, password string) string {
 
 // rewriteFile replaces the contents of the existing file path, keeping its owner and mode
 // (files in the data dir belong to the server's user when dbperf runs as root).
-func rewriteFile(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+func rewriteFile(path, text string) error { return writeExisting(path, os.O_TRUNC, text) }
+
+// writeExisting writes text into the existing file path, opened with flag (os.O_TRUNC,
+// os.O_APPEND) besides os.O_WRONLY: its owner and mode stay as they are.
+func writeExisting(path string, flag int, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|flag, 0)
 	if err != nil {
 		return err
 	}
