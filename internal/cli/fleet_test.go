@@ -84,6 +84,7 @@ func TestFleet(t *testing.T) {
 	}()
 
 	// The store first (dbperf's schema, then the queue's), then every agent registered.
+	t0 := time.Now()
 	st, err := store.Open(ctx, in.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +103,14 @@ func TestFleet(t *testing.T) {
 		if len(as) == len(agents) {
 			break
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d agents registered", len(as), len(agents))
+		for pid, a := range agents {
+			// An agent that ended (a zombie, not yet waited for) never registers.
+			if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err != nil || strings.Contains(string(st), ") Z ") {
+				t.Fatalf("agent %d ended before it registered:\n%s", pid, a.log.String())
+			}
+		}
+		if time.Since(t0) > time.Minute {
+			t.Fatalf("%d of %d agents registered after a minute", len(as), len(agents))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

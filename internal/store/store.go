@@ -253,7 +253,17 @@ func openPostgresNamed(ctx context.Context, dsn string, create bool) (*Store, er
 		return fail(fmt.Errorf("no results store in %s: run \"dbperf run --results %s\" first", name, name))
 	case v == 0:
 		if err := s.checkOurs(ctx); err != nil {
-			return fail(err)
+			// Another process may have created the schema since the version was read:
+			// several dbperf processes opening a new store at once (a fleet's agents).
+			// Its tables are dbperf's if its version is there now.
+			v2, err2 := s.userVersion(ctx, s.db)
+			if err2 != nil || v2 == 0 {
+				return fail(err)
+			}
+			if v2 > SchemaVersion {
+				return fail(&SchemaTooNewError{Path: name, FileVersion: v2, KnownVersion: SchemaVersion})
+			}
+			v = v2
 		}
 	}
 	if v < SchemaVersion {
