@@ -43,12 +43,10 @@ func checkPostgresProfiles(t *testing.T, profDir string) {
 		t.Error("l.i1 insert role: no stack under ExecInsertIndexTuples")
 	}
 	read("l.i1.client.folded")
-	background := false
-	for _, n := range names {
-		background = background || strings.Contains(n, ".background:")
-	}
-	if !background {
-		t.Errorf("no background role in %v", names)
+	// A background process may get no sample in a short step at 99 Hz, most of all when
+	// other tests load the machine: any run's profile of the test will do.
+	if bg, _ := filepath.Glob(filepath.Join(profDir, "run-*", "*.background:*.folded")); len(bg) == 0 {
+		t.Errorf("no background role in any run's profiles (run 1: %v)", names)
 	}
 	for _, step := range []string{"l.i0", "l.x"} {
 		if m, _ := filepath.Glob(filepath.Join(profDir, "run-1", step+".*.folded")); len(m) == 0 {
