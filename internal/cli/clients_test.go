@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dbperf/dbperf/internal/profile"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 func TestClientsValue(t *testing.T) {
@@ -58,7 +64,8 @@ func TestSweepClients(t *testing.T) {
 	dir := t.TempDir()
 	results := dir + "/r.db"
 	code, out, errOut := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--clients", "1,2", "--scale", "tiny",
-		"--steps", "l.i0,qp100", "--time", "0.3", "--results", results, "--label", "cc", "--design", "sequential")
+		"--steps", "l.i0,qp100", "--time", "0.3", "--results", results, "--label", "cc", "--design", "sequential",
+		"--cpu-profile", dir+"/prof")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -71,6 +78,35 @@ func TestSweepClients(t *testing.T) {
 	code, out, _ = runCLI(t, nil, "runs", "--results", results)
 	if code != 0 || !strings.Contains(out, "cc/default/c1") || !strings.Contains(out, "cc/default/c2") {
 		t.Errorf("runs: exit %d\n%s", code, out)
+	}
+	// --cpu-profile in a sequential sweep: every point's run has its steps' profiles
+	// (SQLite is embedded: dbperf's own samples, role client), stored and on disk.
+	// Without perf (needPerf's reasons) the runs say why in their env instead.
+	st, err := store.Open(context.Background(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Results(context.Background(), []int64{1, 2})
+	st.Close()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("results: %d runs, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		env := r.Env[envCPUProfile]
+		if strings.HasPrefix(env, "none: ") && profile.Available(context.Background()) != nil {
+			continue
+		}
+		if !strings.Contains(env, "perf record") {
+			t.Errorf("run %d: env cpu_profile %q", r.ID, env)
+		}
+		for _, s := range r.Steps {
+			if !slices.ContainsFunc(s.Profiles, func(p store.StepProfile) bool { return p.Role == roleClient && p.Samples > 0 }) {
+				t.Errorf("run %d step %s: stored profiles %v", r.ID, s.Result.Name, s.Profiles)
+			}
+		}
+		if _, err := os.Stat(fmt.Sprintf("%s/prof/run-%d/qp100.client.folded", dir, r.ID)); err != nil {
+			t.Errorf("run %d: %v", r.ID, err)
+		}
 	}
 	code, _, errOut = runCLI(t, nil, "run", "insertbench", "--clients", "1,2", "--results", results)
 	if code != ExitBadInput || !strings.Contains(errOut, "dbperf sweep insertbench --clients 1,2") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

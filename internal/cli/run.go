@@ -374,18 +374,8 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	if cfg.Repeat > 1 && cfg.Label == "" {
 		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
-	if cfg.CPUProfileDir != "" {
-		if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
-			return badInput(fmt.Errorf("--cpu-profile: %w", err))
-		}
-		if cfg.CPUProfileHz, err = cpuProfileHz(env); err != nil {
-			return badInput(err)
-		}
-		if err := profile.Available(ctx); err != nil {
-			// Said once; every run's env keeps the reason (cpu_profile).
-			fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
-			cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
-		}
+	if err := prepareCPUProfile(ctx, env, cfg); err != nil {
+		return err
 	}
 	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
 	if err != nil {
@@ -774,4 +764,27 @@ func holdShallowIdle() (func(), error) {
 		return nil, badInput(fmt.Errorf("--no-deep-idle: %w: run dbperf as root, or drop --no-deep-idle", err))
 	}
 	return func() { _ = c.Close() }, nil
+}
+
+// prepareCPUProfile readies --cpu-profile DIR for the runs of one command (run, or every
+// point of a sweep): the directory made, the sampling rate read, and perf checked once.
+// Without perf the runs go on without profiles, the reason said once on stderr and kept
+// in every run's env (cpu_profile).
+func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
+	if cfg.CPUProfileDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
+		return badInput(fmt.Errorf("--cpu-profile: %w", err))
+	}
+	hz, err := cpuProfileHz(env)
+	if err != nil {
+		return badInput(err)
+	}
+	cfg.CPUProfileHz = hz
+	if err := profile.Available(ctx); err != nil {
+		fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
+		cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
+	}
+	return nil
 }

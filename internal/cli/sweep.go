@@ -306,8 +306,8 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
 		}
 	}
-	if f.cpuProfile != "" {
-		errs = append(errs, "--cpu-profile: not in sweep yet (issue 25); profile the configurations with dbperf run --cpu-profile")
+	if f.cpuProfile != "" && sw.design != designSequential {
+		errs = append(errs, "--cpu-profile: only with --design sequential (the interleaved and duet designs run several servers' steps in turn or at once, and a step's profile would hold them all); or profile the configurations with dbperf run --cpu-profile")
 	}
 	if f.limits.cpus > 0 && sw.design == designDuet {
 		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
@@ -359,6 +359,17 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		return pc, nil
 	}
 	resolve = withNodeLatency(resolve)
+	// --cpu-profile's rate and perf's availability are the sweep's, read once before the
+	// first point (prepareCPUProfile): a point resolved again takes them.
+	resolve = func(resolve func(sweepPoint) (*config.Run, error)) func(sweepPoint) (*config.Run, error) {
+		return func(pt sweepPoint) (*config.Run, error) {
+			pc, err := resolve(pt)
+			if err == nil && pc.CPUProfileDir != "" {
+				pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
+			}
+			return pc, err
+		}
+	}(resolve)
 	axes, err := parseVary(cmd, sw.vary)
 	if err != nil {
 		return badInput(err)
@@ -456,6 +467,9 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		}
 	}
 
+	if err := prepareCPUProfile(ctx, env, cfg); err != nil {
+		return err
+	}
 	if f.noDeepIdle {
 		release, err := holdShallowIdle()
 		if err != nil {
