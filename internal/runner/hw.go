@@ -36,6 +36,10 @@ type probe struct {
 	self    int
 	conns   []conn
 	threads []int // server processes whose threads serve sessions (mariadbd)
+	// others are processes of other cluster nodes read for the sessions they serve
+	// (Runner.Spread: a standby's backend, another Galera node's mariadbd): sampled with
+	// the server, never counted as it (the server is node 0's tree).
+	others map[int]bool
 	// first and prev are written before the workers start and after they stop, and only
 	// read while they run.
 	first, prev hwstat.Sample
@@ -84,17 +88,33 @@ func (r *Runner) newProbe(ws []*worker) *probe {
 		p.connNote = err.Error()
 		return p
 	}
+	// Each node's process tree (Runner.Spread), node 0's the server's.
+	trees := map[int][]int{r.HW.ServerPID: tree}
 	for _, w := range ws {
-		id, err := pi.SessionPID(w.s)
+		srv, wpi := r.nodePID(w), pi
+		if w.node != 0 {
+			wpi, _ = r.nodeHandle(w).(engine.ProcessInfo)
+			if _, ok := trees[srv]; !ok && srv != 0 {
+				if trees[srv], err = p.s.ProcessTree(srv); err != nil {
+					p.connNote = fmt.Sprintf("node %d: %v", w.node, err)
+					continue
+				}
+			}
+		}
+		if wpi == nil || srv == 0 {
+			p.connNote = fmt.Sprintf("the server process of node %d is unknown", w.node)
+			continue
+		}
+		id, err := wpi.SessionPID(w.s)
 		if err != nil {
 			p.connNote = err.Error()
 			continue
 		}
 		c := conn{role: w.group.Role, id: id}
-		if !slices.Contains(tree, id) {
+		if tree := trees[srv]; !slices.Contains(tree, id) {
 			tgid, err := p.s.Tgid(id)
 			if err != nil || !slices.Contains(tree, tgid) {
-				p.connNote = fmt.Sprintf("session %d of %s is not served by server process %d", id, w.group.Label, r.HW.ServerPID)
+				p.connNote = fmt.Sprintf("session %d of %s is not served by server process %d", id, w.group.Label, srv)
 				continue
 			}
 			c.thread, c.tgid = true, tgid
@@ -102,16 +122,40 @@ func (r *Runner) newProbe(ws []*worker) *probe {
 				p.threads = append(p.threads, tgid)
 			}
 		}
+		if srv != r.HW.ServerPID {
+			if p.others == nil {
+				p.others = map[int]bool{}
+			}
+			p.others[c.process()] = true
+		}
 		p.conns = append(p.conns, c)
 	}
 	return p
+}
+
+// process is the process whose sample holds the conn's CPU: its own, or its thread's.
+func (c conn) process() int {
+	if c.thread {
+		return c.tgid
+	}
+	return c.id
+}
+
+// server says whether pid is one of the server's processes in a sample: neither dbperf
+// nor another node's process read for its sessions.
+func (p *probe) server(pid int) bool {
+	return pid != p.self && !p.others[pid]
 }
 
 // sample reads the machine (every process's CPU too), the server's current process tree
 // and dbperf. serverOK is false when the server's main process is gone (a server that
 // died fails its step; its CPU is then unknown).
 func (p *probe) sample() (smp hwstat.Sample, serverOK bool, err error) {
-	smp, err = p.s.Sample(hwstat.Request{PIDs: []int{p.self}, TreeOf: p.t.ServerPID, ThreadsOf: p.threads,
+	pids := []int{p.self}
+	for pid := range p.others {
+		pids = append(pids, pid)
+	}
+	smp, err = p.s.Sample(hwstat.Request{PIDs: pids, TreeOf: p.t.ServerPID, ThreadsOf: p.threads,
 		Devices: p.t.Devices, AllTasks: true})
 	return smp, p.t.ServerPID != 0 && smp.Tree != nil, err
 }
@@ -162,12 +206,12 @@ func (p *probe) tick(iv *metrics.Interval) {
 	if p.t.ServerPID != 0 && serverOK {
 		// The server's processes as a group: a backend that exited since the previous
 		// sample has its CPU and IO in the postmaster's waited-for-children counters.
-		g := hwstat.GroupDelta(p.prev, cur, func(pid int) bool { return pid != p.self })
+		g := hwstat.GroupDelta(p.prev, cur, p.server)
 		hw.Server = metrics.ProcHW{Known: true, Processes: g.Processes, CPUSec: g.CPUSec,
 			PeakMemBytes: max(p.serverMem(p.prev), p.serverMem(cur)),
 			IOKnown:      g.IOKnown, ReadBytes: g.ReadBytes, WriteBytes: g.WriteBytes}
 		for pid := range d.Procs {
-			if pid != p.self {
+			if p.server(pid) {
 				p.serverSeen[pid] = true
 			}
 		}
@@ -187,7 +231,7 @@ func procHW(pd hwstat.ProcDelta) metrics.ProcHW {
 func (p *probe) serverMem(smp hwstat.Sample) uint64 {
 	procs := make(map[int]hwstat.ProcSample, len(smp.Procs))
 	for pid, ps := range smp.Procs {
-		if pid != p.self {
+		if p.server(pid) {
 			procs[pid] = ps
 		}
 	}

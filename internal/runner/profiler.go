@@ -33,15 +33,17 @@ type ProfiledSession struct {
 	// Reason is why ID is 0 on a server engine ("" when it is known or the engine is
 	// embedded).
 	Reason string
+	// Node is the cluster node serving the session (Runner.Spread), 0 without one: ID is
+	// a process or thread of that node's server.
+	Node int
 }
 
 // profiledSessions are the workers' sessions with their server process or thread ids.
 func (r *Runner) profiledSessions(ws []*worker) []ProfiledSession {
-	pi, ok := r.Handle.(engine.ProcessInfo)
-	local := ok && pi.Local()
 	out := make([]ProfiledSession, 0, len(ws))
 	for _, w := range ws {
-		s := ProfiledSession{Role: w.group.Role, Local: local}
+		pi, ok := r.nodeHandle(w).(engine.ProcessInfo)
+		s := ProfiledSession{Role: w.group.Role, Local: ok && pi.Local(), Node: w.node}
 		if ok && w.s != nil {
 			if id, err := pi.SessionPID(w.s); err == nil {
 				s.ID = id

@@ -52,6 +52,9 @@ type Runner struct {
 	// Profiler, when set, is started and stopped around each step's timed load
 	// (profiler.go).
 	Profiler Profiler
+	// Spread, when set, puts each step's sessions on the nodes of a cluster (spread.go)
+	// instead of all on Handle's server; each step's note says where they went.
+	Spread *Spread
 }
 
 // spinThink is the longest Runner.Think that is busy-waited. A timer on the 2-core VM fires
@@ -70,6 +73,8 @@ type worker struct {
 	rec   *metrics.Recorder
 	group *workload.Group
 	id    int
+	// node is the cluster node serving s (Runner.Spread; 0: Handle's server).
+	node int
 	// think is the pause after each operation (Runner.Think for a closed-loop worker, else
 	// 0); paused is the time the completed pauses took and pauses how many there were,
 	// written by the worker's goroutine and read after it ended.
@@ -132,7 +137,11 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 
 	kvBefore, kvKnown := r.kvProps(ctx)
 	reg := metrics.NewRegistry(time.Now())
-	workers, err := r.openWorkers(ctx, load, reg)
+	var place [][]int
+	if _, sql := r.Handle.(engine.SQL); sql && r.Spread != nil {
+		place = r.Spread.Place(load.Groups)
+	}
+	workers, err := r.openWorkers(ctx, load, place, reg)
 	defer closeWorkers(workers)
 	if err != nil {
 		return fail(err)
@@ -208,6 +217,9 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	}
 	if n, ok := step.(workload.Noter); ok {
 		res.Note = n.Note()
+	}
+	if place != nil {
+		res.Note = joinNote(res.Note, r.Spread.placementNote(load.Groups, place))
 	}
 	probe.finish(&res, len(workers))
 	if profNote != "" {
@@ -288,7 +300,9 @@ func hasUntilDone(l workload.Load) bool {
 	return false
 }
 
-func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metrics.Registry) ([]*worker, error) {
+// openWorkers opens every worker's session, on the node place says (nil: on Handle's
+// server), and initialises the workers.
+func (r *Runner) openWorkers(ctx context.Context, load workload.Load, place [][]int, reg *metrics.Registry) ([]*worker, error) {
 	var out []*worker
 	for gi := range load.Groups {
 		g := &load.Groups[gi]
@@ -300,13 +314,14 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, reg *metri
 			// A SQL engine's worker gets its own session; a key-value engine's opens its
 			// KVSession in Init from the KV its step captured (s is nil).
 			var s engine.Session
+			node := 0
 			if sh, ok := r.Handle.(engine.SQL); ok {
 				var err error
-				if s, err = sh.NewSession(ctx); err != nil {
+				if s, node, err = r.session(ctx, sh, place, gi, i); err != nil {
 					return out, fmt.Errorf("%s worker %d: open session: %w", g.Label, i+1, err)
 				}
 			}
-			wk := &worker{w: w, s: s, group: g, id: i + 1}
+			wk := &worker{w: w, s: s, group: g, id: i + 1, node: node}
 			if g.Rate == 0 {
 				wk.think = r.Think
 			}

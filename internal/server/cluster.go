@@ -46,6 +46,10 @@ type Cluster struct {
 	Links []ClusterLink
 	// Driver has the engine's cluster queries: catching up, node figures, table sums.
 	Driver ClusterDriver
+	// ReadOnlyStandbys: only node 0 takes writes, the other nodes serve reads only
+	// (PostgreSQL's hot standbys); false: every node takes writes (Galera's multi-primary
+	// nodes). Each node's DSN is its Instance's.
+	ReadOnlyStandbys bool
 }
 
 // ClusterLink is one replication link: node From dials node To at Addr (a proxy's or the

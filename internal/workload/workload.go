@@ -217,6 +217,10 @@ type Group struct {
 	BytesPerOp int64
 	// Background marks rate-limited writers whose achieved rate is judged against the SLA.
 	Background bool
+	// ReadOnly: the workers' operations only read (the Insert Benchmark's queries, a
+	// sysbench test that writes nothing), so their sessions may go to a server that takes
+	// no writes: a PostgreSQL cluster's standbys under dbperf run --cluster N --spread.
+	ReadOnly bool
 	// UntilDone: the step ends (subject to MinDuration) once every worker of every such
 	// group has returned ErrDone. Groups without it are stopped then.
 	UntilDone bool

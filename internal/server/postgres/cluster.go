@@ -58,7 +58,7 @@ func (e Engine) StartCluster(ctx context.Context, o server.Options, c server.Clu
 	if err != nil {
 		return nil, err
 	}
-	cl := &server.Cluster{Engine: e.Name(), Nodes: []*server.Instance{primary}}
+	cl := &server.Cluster{Engine: e.Name(), Nodes: []*server.Instance{primary}, ReadOnlyStandbys: true}
 	drv := &pgClusterDriver{}
 	cl.Driver = drv
 	fail := func(err error) (*server.Cluster, error) {

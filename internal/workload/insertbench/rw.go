@@ -78,7 +78,7 @@ func (s *rwStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error
 		return workload.Load{}, err
 	}
 	stmtsPerSec := float64(s.rate) / float64(s.rpc)
-	q := workload.Group{Label: s.queryLabel(), Role: roleQuery, Unit: workload.UnitOps}
+	q := workload.Group{Label: s.queryLabel(), Role: roleQuery, Unit: workload.UnitOps, ReadOnly: true}
 	ins := workload.Group{Label: labelInsert, Role: labelInsert, Unit: workload.UnitRows,
 		Rate: stmtsPerSec, RowsPerOp: s.rpc, Background: true}
 	del := workload.Group{Label: labelDelete, Role: labelDelete, Unit: workload.UnitRows,

@@ -54,7 +54,7 @@ func (s *testStep) Load(_ context.Context, hh engine.Handle) (workload.Load, err
 		return workload.Load{}, sqlErr
 	}
 	g := workload.Group{Label: s.t.name, Role: roleQuery, Unit: workload.UnitOps,
-		StatementsPerOp: s.t.statements()}
+		StatementsPerOp: s.t.statements(), ReadOnly: !s.t.writes()}
 	if s.t.kind == kScan {
 		g.Unit, g.RowsPerOp = workload.UnitRows, int(s.p.p.TableSize)
 	}
