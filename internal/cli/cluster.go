@@ -20,6 +20,7 @@ import (
 	"github.com/dbperf/dbperf/internal/netdelay"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -51,7 +52,7 @@ func (f *clusterFlags) add(fl *pflag.FlagSet) {
 	fl.IntVar(&f.nodes, "cluster", 0, "with --managed: start a cluster of N nodes on 127.0.0.1 (postgres: a primary and N-1 synchronous streaming standbys, synchronous level by --profile sync-on|sync-remote-write|sync-remote-apply; mariadb: N Galera nodes) and audit every node after every step (docs/clusters.md)")
 	fl.StringVar(&f.latency, "node-latency", "", "with --cluster: round-trip delay added to every replication link between nodes by dbperf's in-process proxy, e.g. 1ms, 5ms (default 0: links through the proxy, no delay); dbperf sweep takes a list, e.g. 0,1ms,5ms")
 	fl.StringVar(&f.jitter, "node-jitter", "", "with --node-latency: the round trip varies by up to ± this much (uniform per chunk, order kept)")
-	fl.BoolVar(&f.spread, "spread", false, "with --cluster: clients on every node in turn instead of all on node 0 (not implemented yet: refused; PostgreSQL's standbys are read-only)")
+	fl.BoolVar(&f.spread, "spread", false, "with --cluster: each step's sessions on the nodes in turn instead of all on node 0 (mariadb: every session, each Galera node takes writes; postgres: the read-only sessions, such as queries, on the standbys, writers on the primary); each step's note says which session went where (docs/clusters.md)")
 }
 
 // apply checks the cluster flags' values and sets them in cfg.
@@ -124,13 +125,9 @@ func checkCluster(cfg *config.Run, meta engine.Meta) error {
 	if cfg.NodeJitter > cfg.NodeLatency {
 		add("--node-jitter %s is more than --node-latency %s", cfg.NodeJitter, cfg.NodeLatency)
 	}
-	switch {
-	case cfg.Spread && meta.Name == "postgres":
-		add("--spread: a PostgreSQL cluster's standbys are read-only and every workload here writes: clients stay on the primary")
-	case cfg.Spread:
-		// Sessions on other nodes need the engine to dial several servers and the runner
-		// to read each session's CPU on its own node's process: not done yet.
-		add("--spread: not implemented yet for --engine %s: every client connects to node 0 (docs/clusters.md)", meta.Name)
+	if cfg.Spread && (cfg.CPUProfileDir != "" || cfg.Explain) {
+		// Both read node 0's server only: sessions on other nodes would be missing.
+		add("--spread: --cpu-profile and --explain see node 0's server only: run them without --spread")
 	}
 	return errors.Join(errs...)
 }
@@ -141,6 +138,9 @@ type clusterRun struct {
 	cl      *server.Cluster
 	proxies []*netdelay.Proxy
 	sampler *hwstat.Sampler
+	// spread, with --spread, is where the runner places each step's sessions: a handle
+	// on every node (openSpread).
+	spread *runner.Spread
 
 	mu      sync.Mutex
 	cur     *clusterStep
@@ -154,6 +154,7 @@ type clusterStep struct {
 	counters0  map[string]float64
 	start      time.Time
 	gauges     map[string]float64 // maximum over the step
+	sessions   []int              // the step's sessions on each node
 	stop, done chan struct{}
 }
 
@@ -234,8 +235,45 @@ func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, 
 	t.env[envClusterNodes] = cr.nodesLine()
 	t.env[envNodeLatency] = cr.latencyLine(cfg)
 	t.env[envClientNodes] = "every client on node 0"
+	if cfg.Spread {
+		t.env[envClientNodes] = spreadLine(cl)
+	}
 	t.cluster = cr
 	out(fmt.Sprintf("cluster: %s; %s", cl.Topology, t.env[envNodeLatency]))
+	return nil
+}
+
+// spreadLine says, for the run's env, where --spread puts a step's sessions on cl.
+func spreadLine(cl *server.Cluster) string {
+	n := len(cl.Nodes)
+	if cl.ReadOnlyStandbys {
+		return fmt.Sprintf("--spread: each step's read-only sessions (queries) on the standbys in turn (nodes 1-%d), writers on the primary (node 0); each step's note says which session went where", n-1)
+	}
+	return fmt.Sprintf("--spread: each step's sessions on the nodes in turn (session k of a step, its actors in order, on node k mod %d); each step's note says which session went where", n)
+}
+
+// openSpread opens a handle on every node but node 0 (whose handle h the run opened) for
+// --spread: the runner opens each session on its node through them. They close with the
+// target (closers).
+func (cr *clusterRun) openSpread(ctx context.Context, eng engine.Engine, h engine.Handle, closers *[]func()) error {
+	h0, ok := h.(engine.SQL)
+	if !ok {
+		return fmt.Errorf("--spread: --engine %s has no sessions to spread", eng.Meta().Name)
+	}
+	sp := &runner.Spread{Nodes: []engine.SQL{h0}, PIDs: cr.cl.PIDs(), ReadOnlyStandbys: cr.cl.ReadOnlyStandbys}
+	for i, in := range cr.cl.Nodes[1:] {
+		hi, err := eng.Open(ctx, engine.Target{DSN: in.DSN})
+		if err != nil {
+			return store.RedactError(fmt.Errorf("--spread: open %s on node %d: %w", eng.Meta().Name, i+1, err), in.DSN)
+		}
+		*closers = append(*closers, func() { _ = hi.Close() })
+		sh, ok := hi.(engine.SQL)
+		if !ok {
+			return fmt.Errorf("--spread: --engine %s has no sessions to spread", eng.Meta().Name)
+		}
+		sp.Nodes = append(sp.Nodes, sh)
+	}
+	cr.spread = sp
 	return nil
 }
 
@@ -305,10 +343,17 @@ func (cr *clusterRun) nodeFigures(ctx context.Context) map[string]float64 {
 
 // Start samples the nodes at the start of a step's load and polls their lags and memory
 // while it runs (runner.Profiler).
-func (cr *clusterRun) Start(ctx context.Context, step string, _ []runner.ProfiledSession) error {
+func (cr *clusterRun) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	cpu, mem := cr.nodeCPU()
 	s := &clusterStep{name: step, cpu0: cpu, start: time.Now(), gauges: map[string]float64{},
 		stop: make(chan struct{}), done: make(chan struct{})}
+	// How many of the step's sessions each node serves (--spread places them).
+	s.sessions = make([]int, len(cr.cl.Nodes))
+	for _, ps := range sessions {
+		if ps.Node >= 0 && ps.Node < len(s.sessions) {
+			s.sessions[ps.Node]++
+		}
+	}
 	s.counters0 = map[string]float64{}
 	for k, v := range cr.nodeFigures(ctx) {
 		if strings.HasSuffix(k, "_total") {
@@ -385,6 +430,9 @@ func (cr *clusterRun) Stop(ctx context.Context, step string) error {
 	}
 	for k, v := range s.gauges {
 		out[k] = v
+	}
+	for i, n := range s.sessions {
+		out[fmt.Sprintf("node%d.sessions", i)] = float64(n)
 	}
 	cr.mu.Lock()
 	cr.figures[step] = out

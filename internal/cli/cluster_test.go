@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ type clusterReport struct {
 				Status string `json:"status"`
 				Detail string `json:"detail"`
 			} `json:"audit"`
-			HW map[string]any `json:"hw"`
+			HW      map[string]any     `json:"hw"`
+			Note    string             `json:"note"`
+			ConnCPU map[string]float64 `json:"conn_cpu"`
 		} `json:"steps"`
 	} `json:"runs"`
 }
@@ -38,8 +41,8 @@ type clusterReport struct {
 // at that distance, and checks what issue 28 asks of every cluster: every step ok, its
 // audit on every node agreeing (rows and contents), the topology and latency in the
 // run's env, every node's CPU and memory per step, and l.i2's commit latency p50 at
-// least the round trip. It returns the run.
-func runCluster(t *testing.T, engine string, extra ...string) clusterReport {
+// least the round trip. It returns the run and its results store.
+func runCluster(t *testing.T, engine string, extra ...string) (clusterReport, string) {
 	t.Helper()
 	tmp := serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")
@@ -91,20 +94,53 @@ func runCluster(t *testing.T, engine string, extra ...string) clusterReport {
 			}
 		}
 	}
-	return rep
+	return rep, results
 }
 
-// TestClusterPostgres: a primary and two synchronous standbys (remote_apply), 5 ms apart.
+// nodeSessions is how many of a step's sessions each of 3 nodes served
+// (cluster.nodeI.sessions), as "0/1/2".
+func nodeSessions(hw map[string]any) string {
+	var out []string
+	for _, n := range []string{"0", "1", "2"} {
+		v, ok := hw["cluster.node"+n+".sessions"].(float64)
+		if !ok {
+			return "absent"
+		}
+		out = append(out, strconv.Itoa(int(v)))
+	}
+	return strings.Join(out, "/")
+}
+
+// TestClusterPostgres: a primary and two synchronous standbys (remote_apply), 5 ms apart,
+// --spread: the query steps' queries on a standby (their CPU in the query role's
+// connection CPU), every writer on the primary, and a step without queries says so.
 func TestClusterPostgres(t *testing.T) {
 	needServer(t, "postgres")
 	t.Parallel()
-	rep := runCluster(t, "postgres", "--profile", "sync-remote-apply")
+	rep, results := runCluster(t, "postgres", "--profile", "sync-remote-apply", "--spread")
 	run := rep.Runs[0]
+	// The text report's header says where the clients went.
+	if code, out, stderr := runCLI(t, nil, "report", "--results", results); code != 0 || !strings.Contains(out, "\nclients: --spread: each step's read-only sessions (queries) on the standbys in turn (nodes 1-2)") {
+		t.Errorf("report: exit %d, %s\n%s", code, stderr, out)
+	}
 	if c := run.Env[envCluster]; !strings.Contains(c, "2 streaming standbys") || !strings.Contains(c, "synchronous_commit = remote_apply") ||
 		!strings.Contains(c, "ANY 2 (node1, node2)") {
 		t.Errorf("env cluster = %q", c)
 	}
+	if c := run.Env[envClientNodes]; !strings.Contains(c, "read-only sessions (queries) on the standbys") {
+		t.Errorf("env client_nodes = %q", c)
+	}
 	for _, st := range run.Steps {
+		query := strings.HasPrefix(st.Name, "q")
+		switch got := nodeSessions(st.HW); {
+		case query && got != "2/1/0":
+			t.Errorf("%s: sessions on nodes 0/1/2 %s, want the insert and delete actors on the primary, the query on node 1", st.Name, got)
+		case query && (!strings.Contains(st.Note, "node 0: insert #1, delete #1; node 1: ") ||
+			!strings.Contains(st.Note, "-query #1; node 2: none") || st.ConnCPU["query"] <= 0):
+			t.Errorf("%s: note %q, query connection CPU %v s: want the query on node 1, its CPU measured there", st.Name, st.Note, st.ConnCPU["query"])
+		case !query && (!strings.HasSuffix(got, "/0/0") || strings.HasPrefix(got, "0/") || !strings.Contains(st.Note, "this step has no read-only sessions")):
+			t.Errorf("%s: sessions on nodes 0/1/2 %s, note %q: want every session on the primary, and why", st.Name, got, st.Note)
+		}
 		if st.Name == "l.i2" {
 			// PostgreSQL clears a standby's lag times once two replies in a row find it
 			// fully applied (walsender.c), which a single committer under remote_apply
@@ -122,22 +158,39 @@ func TestClusterPostgres(t *testing.T) {
 	}
 }
 
-// TestClusterMariaDB: three Galera nodes, 5 ms apart.
+// TestClusterMariaDB: three Galera nodes, 5 ms apart, --spread: each step's actors on
+// the nodes in turn (l.i2's inserter on node 0, its deleter on node 1; a query step's
+// query, insert and delete actors on nodes 0, 1 and 2), each one's connection CPU measured
+// on its node.
 func TestClusterMariaDB(t *testing.T) {
 	needServer(t, "mariadb")
 	t.Parallel()
-	rep := runCluster(t, "mariadb", "--profile", "galera")
+	rep, _ := runCluster(t, "mariadb", "--profile", "galera", "--spread")
 	run := rep.Runs[0]
 	if c := run.Env[envCluster]; !strings.Contains(c, "Galera cluster (galera-4) of 3 nodes") || !strings.Contains(c, "wsrep_slave_threads 2") {
 		t.Errorf("env cluster = %q", c)
 	}
+	if c := run.Env[envClientNodes]; !strings.Contains(c, "on node k mod 3") {
+		t.Errorf("env client_nodes = %q", c)
+	}
 	for _, st := range run.Steps {
+		want := map[string]string{"l.i0": "1/0/0", "l.i1": "1/1/0", "l.i2": "1/1/0", "qr100": "1/1/1", "qp1000": "1/1/1"}[st.Name]
+		if got := nodeSessions(st.HW); want != "" && got != want {
+			t.Errorf("%s: sessions on nodes 0/1/2 %s, want %s (note %q)", st.Name, got, want, st.Note)
+		}
+		if st.Name == "qr100" && (!strings.Contains(st.Note, "node 0: range-query #1; node 1: insert #1; node 2: delete #1") ||
+			st.ConnCPU["query"] <= 0 || st.ConnCPU["insert"] <= 0 || st.ConnCPU["delete"] <= 0) {
+			t.Errorf("qr100: note %q, connection CPU %v: want each actor on its node, its CPU measured there", st.Note, st.ConnCPU)
+		}
 		if st.Name == "l.i2" {
-			// Node 0 commits what the clients write; the others apply it; nobody conflicts.
+			// Node 0 commits the inserts, node 1 the deletes; each applies the other's; nobody
+			// conflicts (the deleter removes the oldest rows, the inserter adds new ones).
 			commits, _ := st.HW["cluster.node0.local_commits"].(float64)
+			deletes, _ := st.HW["cluster.node1.local_commits"].(float64)
 			received, _ := st.HW["cluster.node1.received"].(float64)
-			if commits <= 0 || received < commits {
-				t.Errorf("l.i2: node 0 local commits %v, node 1 received %v write sets", st.HW["cluster.node0.local_commits"], st.HW["cluster.node1.received"])
+			if commits <= 0 || deletes <= 0 || received < commits {
+				t.Errorf("l.i2: node 0 local commits %v, node 1 local commits %v and received %v write sets", st.HW["cluster.node0.local_commits"],
+					st.HW["cluster.node1.local_commits"], st.HW["cluster.node1.received"])
 			}
 			for _, n := range []string{"0", "1", "2"} {
 				if v, ok := st.HW["cluster.node"+n+".cert_failures"].(float64); !ok || v != 0 {
@@ -162,8 +215,9 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--engine", "sqlite", "--cluster", "3"}, "--cluster: --engine sqlite has no servers to replicate"},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "soon"}, `--node-latency "soon": want a duration such as 5ms`},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--node-latency", "1ms", "--node-jitter", "2ms"}, "--node-jitter 2ms is more than --node-latency 1ms"},
-		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--spread"}, "--spread: a PostgreSQL cluster's standbys are read-only"},
-		{[]string{"--engine", "mariadb", "--managed", "--cluster", "3", "--spread"}, "--spread: not implemented yet for --engine mariadb"},
+		{[]string{"--engine", "mariadb", "--managed", "--spread"}, "--node-latency, --node-jitter and --spread are for a cluster: add --cluster 3"},
+		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--spread", "--cpu-profile", t.TempDir()}, "--spread: --cpu-profile and --explain see node 0's server only: run them without --spread"},
+		{[]string{"--engine", "mariadb", "--managed", "--cluster", "3", "--spread", "--explain"}, "--spread: --cpu-profile and --explain see node 0's server only"},
 		{[]string{"--engine", "postgres", "--managed", "--cluster", "3", "--server-memory", "1G"}, "--server-memory and --server-cpus limit one server: not a --cluster"},
 	} {
 		code, _, stderr := runCLI(t, nil, append([]string{"run", "insertbench", "--scale", "tiny", "--results", filepath.Join(t.TempDir(), "r.db")}, tc.args...)...)

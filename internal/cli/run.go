@@ -626,7 +626,11 @@ func (t *runTarget) meta(cfg *config.Run, wl workload.Workload, wlStored map[str
 
 // runner is the step runner on the target.
 func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
-	return &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
+	r := &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
+	if t.cluster != nil {
+		r.Spread = t.cluster.spread // nil without --spread
+	}
+	return r
 }
 
 // engineLabel names the engine in the store: an engine's storage engines are told apart

@@ -179,6 +179,11 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 	}
 	closers = append(closers, func() { _ = h.Close() })
 	t.h = h
+	if t.cluster != nil && cfg.Spread {
+		if err := t.cluster.openSpread(ctx, eng, h, &closers); err != nil {
+			return fail(err)
+		}
+	}
 	if cfg.StorageEngine != "" {
 		t.settings["dbperf.storage_engine"] = cfg.StorageEngine
 	}

@@ -102,6 +102,10 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 		if c := r.Env["cluster"]; c != "" {
 			// dbperf run --cluster: the topology and the distance between its nodes.
 			fmt.Fprintf(w, "cluster: %s; node latency %s\n", report.Printable(c), report.Printable(strings.SplitN(r.Env["node_latency"], " on every", 2)[0]))
+			if cn := r.Env["client_nodes"]; strings.HasPrefix(cn, "--spread") {
+				// Where the sessions went: each step's note names them.
+				fmt.Fprintf(w, "clients: %s\n", report.Printable(cn))
+			}
 		}
 	case "false":
 		fmt.Fprintf(w, "server %s\n", report.Printable(r.EngineSettings["dbperf.dsn"]))
