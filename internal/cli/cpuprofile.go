@@ -100,7 +100,35 @@ func cpuProfileHz(env Env) (int, error) {
 	return hz, nil
 }
 
-// Start starts perf and the polling of the server's process titles.
+var _ runner.Preparer = (*cpuProfiler)(nil)
+
+// Prepare launches perf, its events disabled, before the step's sessions open (perf
+// takes about 0.1 s to start: runner.Preparer), and reads the server's process titles and
+// thread names known so far.
+func (p *cpuProfiler) Prepare(ctx context.Context, step string) error {
+	p.Abandon(step)
+	p.titles = map[int]string{}
+	p.readTitles()
+	p.threads, p.threadsErr = map[int]string{}, nil
+	p.readThreads(ctx)
+	rec, err := profile.Launch(ctx, profile.Options{Hz: p.hz})
+	if err != nil {
+		return err
+	}
+	p.rec = rec
+	return nil
+}
+
+// Abandon ends a prepared recording whose step ended before its load started.
+func (p *cpuProfiler) Abandon(string) {
+	if p.rec != nil {
+		_ = p.rec.Close()
+		p.rec = nil
+	}
+}
+
+// Start enables the prepared recording (Prepare; launched here when it was not) and
+// starts the polling of the server's process titles.
 func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	p.sessions = map[int]string{}
 	var reasons []string
@@ -115,15 +143,15 @@ func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.
 	if p.serverPID != 0 && len(reasons) > 0 {
 		p.absent = strings.Join(reasons, "; ")
 	}
-	p.titles = map[int]string{}
-	p.readTitles()
-	p.threads, p.threadsErr = map[int]string{}, nil
-	p.readThreads(ctx)
-	rec, err := profile.Start(ctx, profile.Options{Hz: p.hz})
-	if err != nil {
+	if p.rec == nil {
+		if err := p.Prepare(ctx, step); err != nil {
+			return err
+		}
+	}
+	if err := p.rec.Enable(ctx); err != nil {
+		p.Abandon(step)
 		return err
 	}
-	p.rec = rec
 	pctx, cancel := context.WithCancel(ctx)
 	p.stopPoll, p.polled = cancel, make(chan struct{})
 	go func() {
@@ -193,7 +221,7 @@ func (p *cpuProfiler) readThreads(ctx context.Context) {
 func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	p.stopPoll()
 	<-p.polled
-	defer p.rec.Close()
+	defer p.Abandon(step) // the recording's files removed once folded
 	if err := p.rec.Stop(); err != nil {
 		return err
 	}

@@ -15,8 +15,11 @@
 // Sampling: perf's default event, the hardware cycles counter, is absent in many VMs
 // (this one's included); perf record then falls back to the cpu-clock software event by
 // itself, which samples on-CPU time too (Recording.Event says which one ran). The rate is
-// DefaultHz, 99 Hz per CPU: off any multiple of common timer frequencies, 99 samples a
-// second per busy CPU, and cheap (docs/profiles.md has the overhead measured). Call
+// DefaultHz, 49 Hz per CPU: off any multiple of common timer frequencies, 49 samples a
+// second per busy CPU (490 in a 10 s step at one busy CPU). Its cost is measured in
+// docs/profiles.md: on the 0.45 s insert step of a tiny managed PostgreSQL Insert
+// Benchmark, 99 Hz took 2.7% of the throughput (median of 90 paired runs), 49 Hz 1.5%
+// (60 pairs), within the 2% dbperf allows itself; 999 Hz took 9%. Call
 // graphs: frame pointers (fp, the default) cost a walk of the stack per sample; dwarf
 // copies 8 KiB of stack per sample into the data file and unwinds it in perf script,
 // far more data and time per sample. Debian's PostgreSQL 15 keeps frame pointers (its
@@ -44,8 +47,8 @@ import (
 	"time"
 )
 
-// DefaultHz is the sampling rate per CPU.
-const DefaultHz = 99
+// DefaultHz is the sampling rate per CPU (see the package's comment).
+const DefaultHz = 49
 
 // Options configure a recording.
 type Options struct {
@@ -96,10 +99,26 @@ type Recording struct {
 // every running process's mappings) and Stop for it to stop.
 const ackTimeout = 30 * time.Second
 
-// Start runs `perf record -a -g` with its events disabled, then enables them and returns
-// once perf acknowledged it, so the recording spans from Start's return to Stop. ctx
-// cancelled stops perf as Stop would.
+// Start is Launch then Enable: the recording spans from its return to Stop.
 func Start(ctx context.Context, o Options) (*Recording, error) {
+	r, err := Launch(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Enable(ctx); err != nil {
+		r.kill()
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Launch runs `perf record -a -g` with its events disabled and returns once perf is ready
+// to sample: it has read every running process's mappings (about 0.1 s of CPU here) and
+// answers on its control fifo. Enable then starts the sampling in about a millisecond,
+// so a caller launches perf ahead of what it measures. ctx cancelled stops perf as Stop
+// would.
+func Launch(ctx context.Context, o Options) (*Recording, error) {
 	o = o.withDefaults()
 	if o.CallGraph != "fp" && o.CallGraph != "dwarf" {
 		return nil, fmt.Errorf("perf call graph %q: fp or dwarf", o.CallGraph)
@@ -162,10 +181,18 @@ func Start(ctx context.Context, o Options) (*Recording, error) {
 		case <-r.exited:
 		}
 	}()
-	if err := r.control(ctx, "enable"); err != nil {
+	// perf reads its control fifo only once it has read the processes' mappings: its
+	// answer to a ping says it is ready.
+	if err := r.control(ctx, "ping"); err != nil {
 		return fail(err)
 	}
 	return r, nil
+}
+
+// Enable starts the sampling of a launched recording and returns once perf acknowledged
+// it: the recording spans from Enable's return to Stop.
+func (r *Recording) Enable(ctx context.Context) error {
+	return r.control(ctx, "enable")
 }
 
 // control sends perf a command on its control fifo and waits for its acknowledgement.
