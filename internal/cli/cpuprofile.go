@@ -31,15 +31,22 @@ const roleClient = "client"
 // name tells apart, the workers' connections among them, so not "background".
 const roleServer = "server"
 
-// cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: per step a
-// system-wide perf recording (internal/profile), folded per role into
-// DIR/run-<id>/<step>.<role>.folded and kept for the step's store writer (take, the
-// runRecord's profiles), which stores them with the step: a worker's session's server process or
-// thread by the worker's role, the server's other processes and threads as
-// background:<name> (a PostgreSQL process by its title, a MariaDB thread by its
-// engine.ThreadNamer name), and dbperf as client. When the workers' sessions are unknown
-// (SessionPID failed) the server's otherwise unnamed samples are the role server, and
-// the step's note says why once.
+// cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: one system-wide
+// perf recording for the run (internal/profile), launched before the first step's
+// sessions open, sampling from the first step's load on, and folded once, after the last
+// step (finish), each step's load (its window, by time) per role into DIR/run-<id>/<step>.<role>.folded and into the
+// results store with each step: a worker's session's server process or thread by the
+// worker's role, the server's other processes and threads as background:<name> (a
+// PostgreSQL process by its title, a MariaDB thread by its engine.ThreadNamer name), and
+// dbperf as client. When the workers' sessions are unknown (SessionPID failed) the
+// server's otherwise unnamed samples are the role server, and the step's note says why
+// once.
+//
+// Why one recording, folded at the end: perf's launch (about 0.1 s of CPU reading every
+// process's mappings), its exit and `perf script` (about a second per fold) between
+// steps changed the next step by 2–4% on the tiny scale's half-second steps, though the
+// sampling itself, by an external perf at 49 Hz over the whole run, changed none of them
+// by more than 1% (docs/profiles.md, "Overhead").
 type cpuProfiler struct {
 	dir       string // DIR/run-<id>
 	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
@@ -47,24 +54,37 @@ type cpuProfiler struct {
 	hz        int                // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
 	namer     engine.ThreadNamer // nil: the server's threads are not named (PostgreSQL, embedded, remote)
 
-	rec      *profile.Recording
-	sessions map[int]string // server pid or tid → the role of the worker it serves
-	// absent is why the workers' roles are absent from the step's profile ("" when every
-	// session's server thread or process is known).
-	absent string
-	// threads are the server's thread names by tid (namer), read at the step's start and
-	// end; threadsErr is why they could not be read.
+	rec *profile.Recording // the run's, from the first Prepare to finish
+	// enabled: the recording samples, from the first step's Start to finish. It is not
+	// disabled between steps: perf's disable stops its tracking of new processes too (the
+	// next step's backends, forked meanwhile, would have neither parent nor mappings), and
+	// a step's samples are told from the others' by time (stepWindow).
+	enabled bool
+	// windows are the steps' loads recorded, in order; cur is the step running (Start to
+	// Stop).
+	windows []*stepWindow
+	cur     *stepWindow
+	// threads are the server's thread names by tid (namer), read at each step's start
+	// and end; threadsErr is why they could not be read during the current step.
 	threads    map[int]string
 	threadsErr error
-	// titles are the server's processes' titles, read at the start, every pollEvery while
-	// the step runs and at its end, so a process that exited keeps its name.
+	// titles are the server's processes' titles, read at each step's start, every
+	// pollEvery while it runs and at its end, so a process that exited keeps its name.
 	mu       sync.Mutex
 	titles   map[int]string
 	stopPoll context.CancelFunc
 	polled   chan struct{}
+}
 
-	// folded are the profiles of the steps stopped and not yet stored, by step (take).
-	folded map[string][]store.StepProfile
+// stepWindow is one step's load in the run's recording: its span (profile.Now) and the
+// sessions it attributes.
+type stepWindow struct {
+	step     string
+	from, to int64
+	sessions map[int]string // server pid or tid → the role of the worker it serves
+	// absent is why the workers' roles are absent from the step's profile ("" when every
+	// session's server thread or process is known).
+	absent string
 }
 
 // pollEvery is how often the server's process titles are read during a step.
@@ -79,7 +99,7 @@ func newCPUProfiler(dir string, runID int64, serverPID, hz int, h engine.Handle)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
-	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz}
+	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz, titles: map[int]string{}, threads: map[int]string{}}
 	if tn, ok := h.(engine.ThreadNamer); ok && serverPID != 0 {
 		p.namer = tn
 	}
@@ -102,15 +122,13 @@ func cpuProfileHz(env Env) (int, error) {
 
 var _ runner.Preparer = (*cpuProfiler)(nil)
 
-// Prepare launches perf, its events disabled, before the step's sessions open (perf
-// takes about 0.1 s to start: runner.Preparer), and reads the server's process titles and
-// thread names known so far.
+// Prepare launches the run's perf, its events disabled, before the first step's sessions
+// open (runner.Preparer); later steps find it running.
 func (p *cpuProfiler) Prepare(ctx context.Context, step string) error {
-	p.Abandon(step)
-	p.titles = map[int]string{}
+	if p.rec != nil {
+		return nil
+	}
 	p.readTitles()
-	p.threads, p.threadsErr = map[int]string{}, nil
-	p.readThreads(ctx)
 	rec, err := profile.Launch(ctx, profile.Options{Hz: p.hz})
 	if err != nil {
 		return err
@@ -119,39 +137,38 @@ func (p *cpuProfiler) Prepare(ctx context.Context, step string) error {
 	return nil
 }
 
-// Abandon ends a prepared recording whose step ended before its load started.
-func (p *cpuProfiler) Abandon(string) {
-	if p.rec != nil {
-		_ = p.rec.Close()
-		p.rec = nil
-	}
-}
+// Abandon is nothing: the run's recording stays for the next steps (finish ends it).
+func (p *cpuProfiler) Abandon(string) {}
 
-// Start enables the prepared recording (Prepare; launched here when it was not) and
-// starts the polling of the server's process titles.
+// Start begins the step's window: the run's recording (launched here when Prepare was
+// not called) enabled at the first step, and the polling of the server's process titles.
 func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
-	p.sessions = map[int]string{}
+	w := &stepWindow{step: step, sessions: map[int]string{}}
 	var reasons []string
 	for _, s := range sessions {
 		if s.ID != 0 && s.Local {
-			p.sessions[s.ID] = s.Role
+			w.sessions[s.ID] = s.Role
 		} else if s.Reason != "" && !slices.Contains(reasons, s.Reason) {
 			reasons = append(reasons, s.Reason)
 		}
 	}
-	p.absent = ""
 	if p.serverPID != 0 && len(reasons) > 0 {
-		p.absent = strings.Join(reasons, "; ")
+		w.absent = strings.Join(reasons, "; ")
 	}
-	if p.rec == nil {
-		if err := p.Prepare(ctx, step); err != nil {
-			return err
-		}
-	}
-	if err := p.rec.Enable(ctx); err != nil {
-		p.Abandon(step)
+	if err := p.Prepare(ctx, step); err != nil {
 		return err
 	}
+	p.readTitles()
+	p.threadsErr = nil
+	p.readThreads(ctx)
+	if !p.enabled {
+		if err := p.rec.Enable(ctx); err != nil {
+			return err
+		}
+		p.enabled = true
+	}
+	w.from = profile.Now()
+	p.cur = w
 	pctx, cancel := context.WithCancel(ctx)
 	p.stopPoll, p.polled = cancel, make(chan struct{})
 	go func() {
@@ -215,61 +232,80 @@ func (p *cpuProfiler) readThreads(ctx context.Context) {
 	}
 }
 
-// Stop ends the recording, folds it, writes one file per role and keeps the profiles for
-// the step's store writer (take). Its error, the step's note, also says once why the
-// workers' roles are absent, or why the server's threads are not named.
+// Stop ends the step's window at the end of its load and reads the titles and thread
+// names of its processes; the step's samples are folded by finish. Its error, the
+// step's note, says once why the workers' roles are absent, or why the server's threads
+// are not named.
 func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
+	w := p.cur
+	w.to = profile.Now()
+	p.cur = nil
 	p.stopPoll()
 	<-p.polled
-	defer p.Abandon(step) // the recording's files removed once folded
-	if err := p.rec.Stop(); err != nil {
-		return err
-	}
+	p.windows = append(p.windows, w)
+	var errs []error
 	p.readTitles()
 	p.readThreads(ctx)
-	tasks := profile.NewTasks()
-	ps, err := p.rec.Fold(ctx, p.filter(tasks), tasks)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	var kept []store.StepProfile
-	for _, role := range ps.RoleNames() {
-		text, stacks := foldedCapped(ps.Roles[role], store.MaxFoldedBytes)
-		if gz, err := store.CompressFolded(text); err != nil {
-			errs = append(errs, fmt.Errorf("role %s: %w", role, err))
-		} else {
-			kept = append(kept, store.StepProfile{Role: role, Event: p.rec.Event, Hz: p.hz,
-				Samples: int64(ps.Roles[role].Samples), Stacks: int64(stacks), Folded: gz})
-		}
-		name := filepath.Join(p.dir, fileSafe(step)+"."+fileSafe(role)+".folded")
-		if err := os.WriteFile(name, text, 0o644); err != nil {
-			errs = append(errs, fmt.Errorf("write %s: %w", name, err))
-		}
-	}
-	p.mu.Lock()
-	if p.folded == nil {
-		p.folded = map[string][]store.StepProfile{}
-	}
-	p.folded[step] = kept
-	p.mu.Unlock()
 	switch {
-	case p.absent != "":
+	case w.absent != "":
 		// The thread names failed too, most likely for the same reason: said once.
-		errs = append(errs, fmt.Errorf("roles absent, the server's samples are role %s: %s", roleServer, p.absent))
+		errs = append(errs, fmt.Errorf("roles absent, the server's samples are role %s: %s", roleServer, w.absent))
 	case p.threadsErr != nil:
 		errs = append(errs, fmt.Errorf("the server's threads are not named: %w", p.threadsErr))
 	}
 	return errors.Join(errs...)
 }
 
-// take hands over the profiles of a stopped step, once (nil when it has none).
-func (p *cpuProfiler) take(step string) []store.StepProfile {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ps := p.folded[step]
-	delete(p.folded, step)
-	return ps
+// finish ends the run's recording and folds it, once, per step and role: one file per
+// step and role, and the profiles by step for the store (runRecord.putProfiles). Without
+// a step recorded it only removes perf's files. A profile that cannot be written is left
+// out and named in the error.
+func (p *cpuProfiler) finish(ctx context.Context) (map[string][]store.StepProfile, error) {
+	if p.rec == nil {
+		return nil, nil
+	}
+	defer p.close()
+	if len(p.windows) == 0 {
+		return nil, nil
+	}
+	tasks := profile.NewTasks()
+	ws := make([]profile.Window, len(p.windows))
+	for i, w := range p.windows {
+		ws[i] = profile.Window{From: w.from, To: w.to, Filter: p.filter(w, tasks)}
+	}
+	pss, err := p.rec.FoldWindows(ctx, ws, tasks)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	out := map[string][]store.StepProfile{}
+	for i, w := range p.windows {
+		ps := pss[i]
+		var kept []store.StepProfile
+		for _, role := range ps.RoleNames() {
+			text, stacks := foldedCapped(ps.Roles[role], store.MaxFoldedBytes)
+			if gz, err := store.CompressFolded(text); err != nil {
+				errs = append(errs, fmt.Errorf("step %s, role %s: %w", w.step, role, err))
+			} else {
+				kept = append(kept, store.StepProfile{Role: role, Event: p.rec.Event, Hz: p.hz,
+					Samples: int64(ps.Roles[role].Samples), Stacks: int64(stacks), Folded: gz})
+			}
+			name := filepath.Join(p.dir, fileSafe(w.step)+"."+fileSafe(role)+".folded")
+			if err := os.WriteFile(name, text, 0o644); err != nil {
+				errs = append(errs, fmt.Errorf("write %s: %w", name, err))
+			}
+		}
+		out[w.step] = kept
+	}
+	return out, errors.Join(errs...)
+}
+
+// close ends the run's recording unfolded (an interrupted run), removing perf's files.
+func (p *cpuProfiler) close() {
+	if p.rec != nil {
+		_ = p.rec.Close()
+		p.rec = nil
+	}
 }
 
 // foldedCapped is a profile's folded text (Profile.WriteFolded) and its number of
@@ -315,7 +351,7 @@ func foldedCapped(p *profile.Profile, maxBytes int) ([]byte, int) {
 // the thread's name (namer), else the process's title or command name. When the
 // workers' sessions are unknown (absent), a sample neither a thread name nor a title
 // names is the role server: it may be a worker's.
-func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
+func (p *cpuProfiler) filter(w *stepWindow, tasks *profile.Tasks) profile.Filter {
 	return func(pid, tid int, comm string) (string, bool) {
 		if pid == p.self {
 			return roleClient, true
@@ -323,7 +359,7 @@ func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
 		if p.serverPID == 0 || !tasks.Descends(pid, p.serverPID) {
 			return "", false
 		}
-		if role, ok := p.sessions[tid]; ok {
+		if role, ok := w.sessions[tid]; ok {
 			return role, true
 		}
 		title := ""
@@ -337,7 +373,7 @@ func (p *cpuProfiler) filter(tasks *profile.Tasks) profile.Filter {
 			return "background:" + thread, true
 		}
 		name := profile.ProcessName(title, comm)
-		if p.absent != "" && name == comm {
+		if w.absent != "" && name == comm {
 			return roleServer, true
 		}
 		return "background:" + name, true

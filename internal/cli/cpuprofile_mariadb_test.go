@@ -340,7 +340,7 @@ func TestCPUProfileFilterThreads(t *testing.T) {
 	const server, self = 100, 7
 	p := &cpuProfiler{serverPID: server, self: self, titles: map[int]string{server: "/usr/sbin/mariadbd --defaults-file=x"},
 		namer: fakeNamer{names: map[int]string{server: "sql/main", 104: "innodb/page_cleaner_thread", 105: "sql/one_connection"}}}
-	p.sessions = map[int]string{105: "insert"}
+	w := &stepWindow{sessions: map[int]string{105: "insert"}}
 	p.threads = map[int]string{}
 	p.readThreads(context.Background())
 	tasks := profile.NewTasks()
@@ -358,8 +358,8 @@ func TestCPUProfileFilterThreads(t *testing.T) {
 		{"performance_schema is off", server, 103, roleServer},
 		{"performance_schema is off", server, 104, "background:innodb/page_cleaner_thread"},
 	} {
-		p.absent = c.absent
-		role, ok := p.filter(tasks)(c.pid, c.tid, "mariadbd")
+		w.absent = c.absent
+		role, ok := p.filter(w, tasks)(c.pid, c.tid, "mariadbd")
 		if role != c.want || ok != (c.want != "") {
 			t.Errorf("absent %q, pid %d tid %d: %q %v, want %q", c.absent, c.pid, c.tid, role, ok, c.want)
 		}

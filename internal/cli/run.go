@@ -482,12 +482,14 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		defer closeB()
 		profs.add("agents barrier", b)
 	}
+	var cpuProf *cpuProfiler
 	if cfg.CPUProfileDir != "" {
 		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle); err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
 			profs.add("cpu profile", prof)
-			rec.profiles = prof.take
+			cpuProf = prof
+			defer prof.close()
 		}
 	}
 	if dc != nil {
@@ -506,6 +508,9 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	// (runner.Sequence); a store that fails ends the run at once.
 	if res := rec.steps.Run(ctx, run, steps, rec.sink(env.Err, prog)); res.SinkErr != nil {
 		return rec.id, "", res.SinkErr
+	}
+	if err := rec.storeCPUProfiles(ctx, env.Err, cpuProf); err != nil {
+		return rec.id, "", err
 	}
 	if err := rec.finish(); err != nil {
 		return rec.id, "", err

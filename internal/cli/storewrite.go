@@ -160,9 +160,6 @@ type runRecord struct {
 	cancel context.CancelFunc
 	meta   store.RunMeta
 	kept   []*keptStep
-	// profiles, when set (dbperf run --cpu-profile), hands over a finished step's CPU
-	// profiles, stored with the step.
-	profiles func(step string) []store.StepProfile
 	// diag, when set (dbperf run --explain), hands over a finished step's statements and
 	// waits, stored with the step.
 	diag func(step string) ([]store.StepStatement, []store.StepWait)
@@ -173,6 +170,7 @@ type runRecord struct {
 
 // keptStep is a step as written: its intervals (iw) and result, once known.
 type keptStep struct {
+	id          int64 // the stored step's (0 when BeginStep failed)
 	seq         int
 	name, group string
 	started     time.Time
@@ -368,6 +366,7 @@ func (s *stepSink) BeginStep(seq int, step workload.Step) (runner.Observer, erro
 	rec.kept = append(rec.kept, k)
 	k.iw = newIntervalWriter(rec, stepID)
 	s.cur, s.stepID = k, stepID
+	k.id = stepID
 	return &observer{iw: k.iw, prog: s.prog}, nil
 }
 
@@ -390,14 +389,6 @@ func (s *stepSink) FinishStep(seq int, step workload.Step, res metrics.StepResul
 	stepID := s.stepID
 	if err := rec.write(func(c context.Context) error { return rec.st.FinishStep(c, stepID, res) }); err != nil {
 		return rec.storeFailed("at the end of step "+k.name, err, false)
-	}
-	if rec.profiles != nil {
-		if k.profiles = rec.profiles(k.name); len(k.profiles) > 0 {
-			profiles := k.profiles
-			if err := rec.write(func(c context.Context) error { return rec.st.PutStepProfiles(c, stepID, profiles) }); err != nil {
-				return rec.storeFailed("storing the CPU profiles of step "+k.name, err, false)
-			}
-		}
 	}
 	if rec.diag != nil {
 		if k.stmts, k.waits = rec.diag(k.name); len(k.stmts) > 0 || len(k.waits) > 0 {
@@ -534,4 +525,36 @@ func (w *intervalWriter) intervals() []metrics.Interval {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.all
+}
+
+// storeCPUProfiles folds the run's CPU profiles once its steps are done (--cpu-profile:
+// cpuProfiler.finish) and stores each step's with it. An interrupted run's are not folded
+// (Ctrl-C ends the run at once; perf's files are removed), said on errOut; a fold that
+// fails is said there too, the results stay without profiles. Only a failing store
+// write is an error.
+func (rec *runRecord) storeCPUProfiles(ctx context.Context, errOut io.Writer, p *cpuProfiler) error {
+	if p == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		p.close()
+		fmt.Fprintln(errOut, "dbperf: --cpu-profile: interrupted: the steps' CPU profiles were not folded")
+		return nil
+	}
+	byStep, err := p.finish(ctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "dbperf: --cpu-profile: %v\n", err)
+	}
+	for _, k := range rec.kept {
+		ps := byStep[k.name]
+		if len(ps) == 0 || k.id == 0 || k.profiles != nil {
+			continue
+		}
+		k.profiles = ps
+		id := k.id
+		if err := rec.write(func(c context.Context) error { return rec.st.PutStepProfiles(c, id, ps) }); err != nil {
+			return rec.storeFailed("storing the CPU profiles of step "+k.name, err, false)
+		}
+	}
+	return nil
 }

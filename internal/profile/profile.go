@@ -45,6 +45,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultHz is the sampling rate per CPU (see the package's comment).
@@ -159,8 +161,10 @@ func Launch(ctx context.Context, o Options) (*Recording, error) {
 	if r.ack, err = os.OpenFile(ackPath, os.O_RDWR, 0); err != nil {
 		return fail(fmt.Errorf("perf record: %w", err))
 	}
+	// -k monotonic: samples timed by CLOCK_MONOTONIC, the clock of Now, so a recording
+	// that spans several windows (a run's steps) is split by time (FoldWindows).
 	args := []string{"record", "-q", "-a", "-F", strconv.Itoa(o.Hz), "--call-graph", o.CallGraph,
-		"-o", r.data, "--no-buildid", "--no-buildid-cache",
+		"-k", "monotonic", "-o", r.data, "--no-buildid", "--no-buildid-cache",
 		"-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath}
 	r.cmd = exec.Command(o.Perf, args...)
 	r.cmd.Stdout, r.cmd.Stderr = r.stderr, r.stderr
@@ -190,9 +194,21 @@ func Launch(ctx context.Context, o Options) (*Recording, error) {
 }
 
 // Enable starts the sampling of a launched recording and returns once perf acknowledged
-// it: the recording spans from Enable's return to Stop.
+// it: the recording spans from Enable's return to Stop. (perf's disable command would
+// stop its tracking of new processes too: a recording over several windows stays enabled
+// and is split by time, FoldWindows.)
 func (r *Recording) Enable(ctx context.Context) error {
 	return r.control(ctx, "enable")
+}
+
+// Now is the time of the recording's clock (CLOCK_MONOTONIC) in ns, as Event.Time and
+// Window take it.
+func Now() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0 // not on Linux's clocks: no window holds a sample
+	}
+	return ts.Nano()
 }
 
 // control sends perf a command on its control fifo and waits for its acknowledgement.
@@ -294,11 +310,21 @@ func (r *Recording) event() string {
 // tasks, when not nil, is filled with the recording's task events as they are read, for
 // the filter to consult (Tasks.Descends). It stops the recording first if need be.
 func (r *Recording) Fold(ctx context.Context, filter Filter, tasks *Tasks) (*Profiles, error) {
+	pss, err := r.FoldWindows(ctx, []Window{{Filter: filter}}, tasks)
+	if err != nil {
+		return nil, err
+	}
+	return pss[0], nil
+}
+
+// FoldWindows is Fold per window (FoldWindows of the package): one `perf script` over a
+// recording that spans several windows, each folded on its own.
+func (r *Recording) FoldWindows(ctx context.Context, windows []Window, tasks *Tasks) ([]*Profiles, error) {
 	if err := r.Stop(); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, r.opts.Perf, "script", "-i", r.data, "-F", ScriptFields,
-		"--show-task-events")
+		"--ns", "--show-task-events")
 	stderr := &boundedBuffer{max: 16 << 10}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -308,7 +334,7 @@ func (r *Recording) Fold(ctx context.Context, filter Filter, tasks *Tasks) (*Pro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("perf script: %w", err)
 	}
-	ps, foldErr := FoldScript(out, filter, tasks, r.opts.Limits)
+	pss, foldErr := FoldWindows(out, windows, tasks, r.opts.Limits)
 	if foldErr != nil {
 		_, _ = io.Copy(io.Discard, out)
 	}
@@ -319,7 +345,7 @@ func (r *Recording) Fold(ctx context.Context, filter Filter, tasks *Tasks) (*Pro
 	case waitErr != nil:
 		return nil, fmt.Errorf("perf script: %w: %s", waitErr, strings.TrimSpace(stderr.String()))
 	}
-	return ps, nil
+	return pss, nil
 }
 
 // Close removes the recording's files (stopping perf if it still runs).

@@ -11,9 +11,10 @@ import (
 )
 
 // ScriptFields are the fields Fold asks `perf script` for (-F): the task (pid, tid, comm)
-// to attribute a sample, and per frame its address, symbol and object; the address is
-// read only to tell a frame line from anything else.
-const ScriptFields = "pid,tid,comm,ip,sym,dso"
+// to attribute a sample, its time (CLOCK_MONOTONIC, printed with --ns) to tell which
+// window it falls in, and per frame its address, symbol and object; the address is read
+// only to tell a frame line from anything else.
+const ScriptFields = "pid,tid,comm,time,ip,sym,dso"
 
 // Frame is one frame of a sample's call chain as `perf script` prints it.
 type Frame struct {
@@ -26,6 +27,9 @@ type Frame struct {
 type Event struct {
 	Comm     string
 	PID, TID int
+	// Time is when it happened, ns of the recording's clock (CLOCK_MONOTONIC: Recording
+	// asks perf for it); 0 when the output has no time field.
+	Time int64
 	// Frames is a sample's call chain, leaf first; empty for a sample perf recorded
 	// without a stack.
 	Frames []Frame
@@ -116,6 +120,12 @@ func parseHeader(text string) (*Event, error) {
 	}
 	pid, tid, _ := pidTid(fields[k])
 	ev := &Event{Comm: strings.Join(fields[:k], " "), PID: pid, TID: tid}
+	if k+1 < len(fields) {
+		if t, ok := parseTime(fields[k+1]); ok {
+			ev.Time = t
+			k++
+		}
+	}
 	if rest == "" {
 		if k+1 < len(fields) {
 			if f, ok := parseFrame(strings.Join(fields[k+1:], " ")); ok {
@@ -148,6 +158,28 @@ func parseHeader(text string) (*Event, error) {
 		ev.Task = "OTHER"
 	}
 	return ev, nil
+}
+
+// parseTime reads perf script's time field, "seconds.fraction:" (nanoseconds with
+// --ns), as nanoseconds.
+func parseTime(s string) (int64, bool) {
+	s, ok := strings.CutSuffix(s, ":")
+	if !ok {
+		return 0, false
+	}
+	sec, frac, found := strings.Cut(s, ".")
+	if !found || len(frac) == 0 || len(frac) > 9 {
+		return 0, false
+	}
+	a, err1 := strconv.ParseInt(sec, 10, 64)
+	b, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil || a < 0 || b < 0 {
+		return 0, false
+	}
+	for i := len(frac); i < 9; i++ {
+		b *= 10
+	}
+	return a*1e9 + b, true
 }
 
 func pidTid(s string) (pid, tid int, ok bool) {
@@ -328,21 +360,54 @@ func (t *Tasks) add(ev *Event) {
 // attributes is one count of its stack, root first. tasks, when not nil, is filled with
 // the task events as they are read.
 func FoldScript(r io.Reader, filter Filter, tasks *Tasks, lim Limits) (*Profiles, error) {
+	pss, err := FoldWindows(r, []Window{{Filter: filter}}, tasks, lim)
+	if err != nil {
+		return nil, err
+	}
+	return pss[0], nil
+}
+
+// Window is a span of a recording folded on its own (a step's load): the samples from
+// From to To (ns of the recording's clock, Event.Time), attributed by Filter. A window
+// whose To is 0 takes every sample (From and To are not read).
+type Window struct {
+	From, To int64
+	Filter   Filter
+}
+
+// FoldWindows folds `perf script` output (ParseScript) per window and role, as
+// FoldScript does: a sample goes to the first window that holds its time; samples in no
+// window are left out (counted in no window's Samples).
+func FoldWindows(r io.Reader, windows []Window, tasks *Tasks, lim Limits) ([]*Profiles, error) {
 	if lim.MaxStacks <= 0 {
 		lim.MaxStacks = DefaultMaxStacks
 	}
 	if lim.MaxDepth <= 0 {
 		lim.MaxDepth = DefaultMaxDepth
 	}
-	ps := &Profiles{Roles: map[string]*Profile{}}
+	out := make([]*Profiles, len(windows))
+	for i := range out {
+		out[i] = &Profiles{Roles: map[string]*Profile{}}
+	}
 	var sb strings.Builder
 	err := ParseScript(r, func(ev *Event) error {
 		if ev.Task != "" {
 			tasks.add(ev)
 			return nil
 		}
+		wi := -1
+		for i, w := range windows {
+			if w.To == 0 || ev.Time >= w.From && ev.Time <= w.To {
+				wi = i
+				break
+			}
+		}
+		if wi < 0 {
+			return nil
+		}
+		ps := out[wi]
 		ps.Samples++
-		role, ok := filter(ev.PID, ev.TID, ev.Comm)
+		role, ok := windows[wi].Filter(ev.PID, ev.TID, ev.Comm)
 		if !ok {
 			ps.Dropped++
 			return nil
@@ -374,5 +439,5 @@ func FoldScript(r io.Reader, filter Filter, tasks *Tasks, lim Limits) (*Profiles
 		p.Stacks[key]++
 		return nil
 	})
-	return ps, err
+	return out, err
 }
