@@ -46,7 +46,10 @@ const roleServer = "server"
 // process's mappings), its exit and `perf script` (about a second per fold) between
 // steps changed the next step by 2–4% on the tiny scale's half-second steps, though the
 // sampling itself, by an external perf at 49 Hz over the whole run, changed none of them
-// by more than 1% (docs/profiles.md, "Overhead").
+// by more than 1%. Why launched before the server starts (launchRunPerf, adopt): launched
+// after it, however long before the first step, the first step (l.i0) still lost 3–5%;
+// launched before it, 1% (docs/profiles.md, "Overhead"). Launching later (Prepare) is
+// only the fallback.
 type cpuProfiler struct {
 	dir       string // DIR/run-<id>
 	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
@@ -121,6 +124,31 @@ func cpuProfileHz(env Env) (int, error) {
 }
 
 var _ runner.Preparer = (*cpuProfiler)(nil)
+
+// launchRunPerf launches the run's perf for --cpu-profile (nil without it), sampling at
+// once: before the server starts (runOnce), for the cpuProfiler to adopt.
+func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, error) {
+	if cfg.CPUProfileDir == "" {
+		return nil, nil
+	}
+	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz})
+	if err != nil {
+		return nil, err
+	}
+	if err := rec.Enable(ctx); err != nil {
+		_ = rec.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+// adopt takes over a recording launched and enabled before the run's server started
+// (launchRunPerf); nil leaves the profiler to launch its own at the first step.
+func (p *cpuProfiler) adopt(rec *profile.Recording) {
+	if rec != nil {
+		p.rec, p.enabled = rec, true
+	}
+}
 
 // Prepare launches the run's perf, its events disabled, before the first step's sessions
 // open (runner.Preparer); later steps find it running.

@@ -448,6 +448,14 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 // an error means the environment failed (exit 2) or the store could not be written.
 func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
 	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
+	// --cpu-profile: the run's perf is launched, sampling, before the server starts, so it
+	// follows the server's processes from their fork (cpuProfiler's comment says why).
+	perfRec, perfErr := launchRunPerf(ctx, cfg)
+	defer func() {
+		if perfRec != nil {
+			_ = perfRec.Close()
+		}
+	}()
 	ot, err := openRunTarget(ctx, env, cfg, eng, params, wl)
 	if err != nil {
 		return 0, "", err
@@ -484,9 +492,15 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	var cpuProf *cpuProfiler
 	if cfg.CPUProfileDir != "" {
-		if prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle); err != nil {
+		prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle)
+		if err == nil {
+			err = perfErr
+		}
+		if err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
+			prof.adopt(perfRec)
+			perfRec = nil
 			profs.add("cpu profile", prof)
 			cpuProf = prof
 			defer prof.close()
