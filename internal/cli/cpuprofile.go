@@ -32,10 +32,10 @@ const roleClient = "client"
 const roleServer = "server"
 
 // cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: one system-wide
-// perf recording for the run (internal/profile), launched before the first step's
-// sessions open, sampling from the first step's load on, and folded once, after the last
-// step (finish), each step's load (its window, by time) per role into DIR/run-<id>/<step>.<role>.folded and into the
-// results store with each step: a worker's session's server process or thread by the
+// perf recording for the run (internal/profile), launched before the server starts
+// (launchRunPerf) and sampling from then on, folded once after the last step (finish):
+// each step's load (its window, by time) per role into DIR/run-<id>/<step>.<role>.folded
+// and into the results store with the step: a worker's session's server process or thread by the
 // worker's role, the server's other processes and threads as background:<name> (a
 // PostgreSQL process by its title, a MariaDB thread by its engine.ThreadNamer name), and
 // dbperf as client. When the workers' sessions are unknown (SessionPID failed) the
@@ -46,10 +46,12 @@ const roleServer = "server"
 // process's mappings), its exit and `perf script` (about a second per fold) between
 // steps changed the next step by 2–4% on the tiny scale's half-second steps, though the
 // sampling itself, by an external perf at 49 Hz over the whole run, changed none of them
-// by more than 1%. Why launched before the server starts (launchRunPerf, adopt): launched
+// by more than 1%. Why launched before the server starts (launchRunPerf): launched
 // after it, however long before the first step, the first step (l.i0) still lost 3–5%;
-// launched before it, 1% (docs/profiles.md, "Overhead"). Launching later (Prepare) is
-// only the fallback.
+// launched before it, 1% (docs/profiles.md, "Overhead"). It is never disabled between
+// steps: perf's disable stops its tracking of new processes too (the next step's
+// backends, forked meanwhile, would have neither parent nor mappings), and a step's
+// samples are told from the others' by time (stepWindow).
 type cpuProfiler struct {
 	dir       string // DIR/run-<id>
 	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
@@ -57,12 +59,7 @@ type cpuProfiler struct {
 	hz        int                // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
 	namer     engine.ThreadNamer // nil: the server's threads are not named (PostgreSQL, embedded, remote)
 
-	rec *profile.Recording // the run's, from the first Prepare to finish
-	// enabled: the recording samples, from the first step's Start to finish. It is not
-	// disabled between steps: perf's disable stops its tracking of new processes too (the
-	// next step's backends, forked meanwhile, would have neither parent nor mappings), and
-	// a step's samples are told from the others' by time (stepWindow).
-	enabled bool
+	rec *profile.Recording // the run's, sampling from before the server started to finish
 	// windows are the steps' loads recorded, in order; cur is the step running (Start to
 	// Stop).
 	windows []*stepWindow
@@ -95,14 +92,15 @@ const pollEvery = 250 * time.Millisecond
 
 var _ runner.Profiler = (*cpuProfiler)(nil)
 
-// newCPUProfiler makes the run's directory of profiles. h is the run's engine handle: a
+// newCPUProfiler makes the run's directory of profiles, for rec, the run's recording
+// (launchRunPerf), which it ends (finish, close). h is the run's engine handle: a
 // server's engine.ThreadNamer names its threads.
-func newCPUProfiler(dir string, runID int64, serverPID, hz int, h engine.Handle) (*cpuProfiler, error) {
+func newCPUProfiler(dir string, runID int64, serverPID, hz int, h engine.Handle, rec *profile.Recording) (*cpuProfiler, error) {
 	d := filepath.Join(dir, fmt.Sprintf("run-%d", runID))
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
-	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz, titles: map[int]string{}, threads: map[int]string{}}
+	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz, rec: rec, titles: map[int]string{}, threads: map[int]string{}}
 	if tn, ok := h.(engine.ThreadNamer); ok && serverPID != 0 {
 		p.namer = tn
 	}
@@ -123,10 +121,8 @@ func cpuProfileHz(env Env) (int, error) {
 	return hz, nil
 }
 
-var _ runner.Preparer = (*cpuProfiler)(nil)
-
 // launchRunPerf launches the run's perf for --cpu-profile (nil without it), sampling at
-// once: before the server starts (runOnce), for the cpuProfiler to adopt.
+// once: before the server starts (runOnce), for the run's cpuProfiler.
 func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, error) {
 	if cfg.CPUProfileDir == "" {
 		return nil, nil
@@ -142,34 +138,8 @@ func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, er
 	return rec, nil
 }
 
-// adopt takes over a recording launched and enabled before the run's server started
-// (launchRunPerf); nil leaves the profiler to launch its own at the first step.
-func (p *cpuProfiler) adopt(rec *profile.Recording) {
-	if rec != nil {
-		p.rec, p.enabled = rec, true
-	}
-}
-
-// Prepare launches the run's perf, its events disabled, before the first step's sessions
-// open (runner.Preparer); later steps find it running.
-func (p *cpuProfiler) Prepare(ctx context.Context, step string) error {
-	if p.rec != nil {
-		return nil
-	}
-	p.readTitles()
-	rec, err := profile.Launch(ctx, profile.Options{Hz: p.hz})
-	if err != nil {
-		return err
-	}
-	p.rec = rec
-	return nil
-}
-
-// Abandon is nothing: the run's recording stays for the next steps (finish ends it).
-func (p *cpuProfiler) Abandon(string) {}
-
-// Start begins the step's window: the run's recording (launched here when Prepare was
-// not called) enabled at the first step, and the polling of the server's process titles.
+// Start begins the step's window in the run's recording and the polling of the server's
+// process titles.
 func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	w := &stepWindow{step: step, sessions: map[int]string{}}
 	var reasons []string
@@ -183,18 +153,9 @@ func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.
 	if p.serverPID != 0 && len(reasons) > 0 {
 		w.absent = strings.Join(reasons, "; ")
 	}
-	if err := p.Prepare(ctx, step); err != nil {
-		return err
-	}
 	p.readTitles()
 	p.threadsErr = nil
 	p.readThreads(ctx)
-	if !p.enabled {
-		if err := p.rec.Enable(ctx); err != nil {
-			return err
-		}
-		p.enabled = true
-	}
 	w.from = profile.Now()
 	p.cur = w
 	pctx, cancel := context.WithCancel(ctx)

@@ -227,39 +227,9 @@ type profilers struct {
 	ps      []runner.Profiler
 	started []bool
 	startE  []error
-	// prepE are the errors of the profilers whose Prepare failed (runner.Preparer), by
-	// index, for the step being prepared: they do not start.
-	prepE []error
 }
 
-var (
-	_ runner.Profiler = (*profilers)(nil)
-	_ runner.Preparer = (*profilers)(nil)
-)
-
-// Prepare prepares the profilers that have setup to do before the step's sessions open;
-// one that fails is left out of the step, its error the step's note.
-func (m *profilers) Prepare(ctx context.Context, step string) error {
-	m.prepE = make([]error, len(m.ps))
-	for i, p := range m.ps {
-		if pp, ok := p.(runner.Preparer); ok {
-			if err := pp.Prepare(ctx, step); err != nil {
-				m.prepE[i] = fmt.Errorf("%s: %w", m.names[i], err)
-			}
-		}
-	}
-	return nil
-}
-
-// Abandon abandons the prepared profilers of a step that ended before its load.
-func (m *profilers) Abandon(step string) {
-	for i, p := range m.ps {
-		if pp, ok := p.(runner.Preparer); ok && (m.prepE == nil || m.prepE[i] == nil) {
-			pp.Abandon(step)
-		}
-	}
-	m.prepE = nil
-}
+var _ runner.Profiler = (*profilers)(nil)
 
 // add adds a profiler under the name its errors carry.
 func (m *profilers) add(name string, p runner.Profiler) {
@@ -273,17 +243,12 @@ func (m *profilers) Start(ctx context.Context, step string, sessions []runner.Pr
 	}
 	any := false
 	for i, p := range m.ps {
-		if m.prepE != nil && m.prepE[i] != nil {
-			m.startE = append(m.startE, m.prepE[i])
-			continue
-		}
 		if err := p.Start(ctx, step, sessions); err != nil {
 			m.startE = append(m.startE, fmt.Errorf("%s: %w", m.names[i], err))
 			continue
 		}
 		m.started[i], any = true, true
 	}
-	m.prepE = nil
 	if !any {
 		return joinNote(m.startE)
 	}

@@ -492,15 +492,15 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	var cpuProf *cpuProfiler
 	if cfg.CPUProfileDir != "" {
-		prof, err := newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle)
+		err := perfErr
+		var prof *cpuProfiler
 		if err == nil {
-			err = perfErr
+			prof, err = newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle, perfRec)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
-			prof.adopt(perfRec)
-			perfRec = nil
+			perfRec = nil // the profiler's now
 			profs.add("cpu profile", prof)
 			cpuProf = prof
 			defer prof.close()

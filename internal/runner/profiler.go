@@ -20,18 +20,6 @@ type Profiler interface {
 	Stop(ctx context.Context, step string) error
 }
 
-// Preparer is a Profiler with setup that takes time, done before the step's sessions
-// open so that Start, right before the step's clock, is quick. What falls between the
-// workers' initialisation and the clock leaves the sessions idle, and the load then starts
-// from idle: an idle gap of 0.13 s (the time perf takes to start) before the 0.45 s
-// l.i0 of a tiny managed PostgreSQL Insert Benchmark cost it 1–2% of its throughput with
-// nothing sampled (docs/profiles.md, "Overhead"). Start follows a Prepare that returned
-// nil, or Abandon when the step ends before its load starts.
-type Preparer interface {
-	Prepare(ctx context.Context, step string) error
-	Abandon(step string)
-}
-
 // ProfiledSession is one worker's session as a Profiler attributes samples: the worker's
 // role and the server process or thread serving the session (engine.ProcessInfo), 0 when
 // unknown (an embedded engine, or SessionPID failed: Reason says why).
@@ -68,30 +56,11 @@ func (r *Runner) profiledSessions(ws []*worker) []ProfiledSession {
 	return out
 }
 
-// prepareProfile prepares the step's profile (Preparer) before its sessions open. It
-// returns the function that abandons it, for a step that ends before its load starts
-// (nil when there is nothing to abandon), and why it could not be prepared ("" when it
-// was, or needs no preparing).
-func (r *Runner) prepareProfile(ctx context.Context, name string) (abandon func(), note string) {
-	pp, ok := r.Profiler.(Preparer)
-	if !ok {
-		return nil, ""
-	}
-	if err := pp.Prepare(ctx, name); err != nil {
-		return nil, err.Error()
-	}
-	return func() { pp.Abandon(name) }, ""
-}
-
 // startProfile starts the step's profile; it reports whether it runs and, when it could
-// not start, why (the step's note). prepNote is why its Prepare failed: then it does not
-// start.
-func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker, prepNote string) (bool, string) {
+// not start, why (the step's note).
+func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker) (bool, string) {
 	if r.Profiler == nil {
 		return false, ""
-	}
-	if prepNote != "" {
-		return false, prepNote
 	}
 	if err := r.Profiler.Start(ctx, name, r.profiledSessions(ws)); err != nil {
 		return false, err.Error()

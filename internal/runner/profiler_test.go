@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -76,73 +75,6 @@ func TestProfilerSpansTheLoad(t *testing.T) {
 				t.Errorf("%d ops at stop, %d in all: stop must follow the load", p.opsAtStop, w.done)
 			}
 			if tc.note == "" && res.Note != "" || !strings.Contains(res.Note, tc.note) {
-				t.Errorf("note %q, want %q", res.Note, tc.note)
-			}
-		})
-	}
-}
-
-// preparingProfiler is a fakeProfiler with setup before the sessions open (Preparer).
-type preparingProfiler struct {
-	fakeProfiler
-	prepErr error
-}
-
-func (p *preparingProfiler) Prepare(_ context.Context, step string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, "prepare "+step)
-	return p.prepErr
-}
-
-func (p *preparingProfiler) Abandon(step string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, "abandon "+step)
-}
-
-// initFails is a worker whose initialisation fails, so its step ends before its load.
-type initFails struct{ insertWorker }
-
-func (w *initFails) Init(context.Context, engine.Session) error { return errors.New("no table") }
-func (w *initFails) Close() error                               { return nil }
-
-// TestPreparerBeforeSessions: a Preparer is prepared before the step's sessions open,
-// then started and stopped; when it cannot be prepared it is not started (its error the
-// step's note); when the step ends before its load, what was prepared is abandoned.
-func TestPreparerBeforeSessions(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		prepErr  error
-		initFail bool
-		calls    []string
-		status   metrics.Status
-		note     string
-	}{
-		{"ok", nil, false, []string{"prepare test", "start test", "stop test"}, metrics.StatusOK, ""},
-		{"prepare fails", errors.New("no perf"), false, []string{"prepare test"}, metrics.StatusOK, "no perf"},
-		{"workers fail", nil, true, []string{"prepare test", "abandon test"}, metrics.StatusFailed, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRunner(t)
-			w := &insertWorker{}
-			var ww workload.Worker = w
-			if tc.initFail {
-				ww = &initFails{}
-			}
-			p := &preparingProfiler{fakeProfiler: fakeProfiler{w: w}, prepErr: tc.prepErr}
-			r.Profiler = p
-			step := &testStep{load: workload.Load{Kind: "read-write", Primary: "insert", Duration: 100 * time.Millisecond,
-				Groups: []workload.Group{{Label: "insert", Role: "writer", Unit: workload.UnitRows, RowsPerOp: 1,
-					Workers: []workload.Worker{ww}}}}}
-			res := r.Run(context.Background(), step, &collector{})
-			if res.Status != tc.status {
-				t.Fatalf("status %s, want %s: %s", res.Status, tc.status, res.Error)
-			}
-			if strings.Join(p.calls, ",") != strings.Join(tc.calls, ",") {
-				t.Errorf("calls %v, want %v", p.calls, tc.calls)
-			}
-			if !strings.Contains(res.Note, tc.note) {
 				t.Errorf("note %q, want %q", res.Note, tc.note)
 			}
 		})

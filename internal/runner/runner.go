@@ -141,13 +141,9 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	if _, sql := r.Handle.(engine.SQL); sql && r.Spread != nil {
 		place = r.Spread.Place(load.Groups)
 	}
-	abandon, prepNote := r.prepareProfile(ctx, step.Name())
 	workers, err := r.openWorkers(ctx, load, place, reg)
 	defer closeWorkers(workers)
 	if err != nil {
-		if abandon != nil {
-			abandon()
-		}
 		return fail(err)
 	}
 
@@ -158,7 +154,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	probe := r.newProbe(workers)
-	profiling, profNote := r.startProfile(ctx, step.Name(), workers, prepNote)
+	profiling, profNote := r.startProfile(ctx, step.Name(), workers)
 	start := time.Now()
 	kvt := r.newKVTicker(kvBefore, kvKnown, start)
 	probe.start()
