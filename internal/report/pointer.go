@@ -70,13 +70,35 @@ func recorded(g GroupReport, step string) bool {
 	return true
 }
 
-// groupRef is how a command names a config: its run id for a single run ("run N"), else
-// its label.
+// groupRef is how a command names a config so that the command runs as printed: its run
+// id for a single run ("run N"); else the label its runs were stored with, when they share
+// one (a sweep names its groups by short point names such as "13/default" while their runs
+// are stored as "SWEEP/13/default"); else the group's name.
 func groupRef(g GroupReport) string {
 	if len(g.RunIDs) == 1 && g.Name == fmt.Sprintf("run %d", g.RunIDs[0]) {
 		return strconv.FormatInt(g.RunIDs[0], 10)
 	}
+	if l := sharedLabel(g.Runs); l != "" {
+		return shellWord(l)
+	}
+	if len(g.RunIDs) == 1 {
+		return strconv.FormatInt(g.RunIDs[0], 10)
+	}
 	return shellWord(g.Name)
+}
+
+// sharedLabel is the label every run was stored with, "" when they have none or differ.
+func sharedLabel(runs []RunReport) string {
+	if len(runs) == 0 {
+		return ""
+	}
+	l := runs[0].Label
+	for _, r := range runs[1:] {
+		if r.Label != l {
+			return ""
+		}
+	}
+	return l
 }
 
 // shellWord quotes s for a POSIX shell when it has anything but letters, digits and

@@ -56,3 +56,34 @@ func TestExplainPointers(t *testing.T) {
 		t.Errorf("three configs: %q", ps)
 	}
 }
+
+// TestExplainPointersSweepLabels: a sweep names its configs by short point names
+// ("13/default") while their runs are stored as "SWEEP/13/default"; the pointer names the
+// stored labels, which `dbperf explain` resolves, not the point names, which it does not.
+func TestExplainPointersSweepLabels(t *testing.T) {
+	rep, _ := reporttest.CompareFixture()
+	stored := map[string]string{"a": "sweep-x-20261128/13/default", "b": "sweep-x-20261128/15/default"}
+	groups := []report.Group{{Name: "13/default"}, {Name: "15/default"}}
+	for i := range rep.Runs {
+		l, ok := stored[rep.Runs[i].Label]
+		if !ok {
+			continue
+		}
+		g := &groups[0]
+		if rep.Runs[i].Label == "b" {
+			g = &groups[1]
+		}
+		rep.Runs[i].Label = l
+		g.RunIDs = append(g.RunIDs, rep.Runs[i].ID)
+	}
+	got := report.Compare(rep, groups, 0).ExplainPointers()
+	if len(got) != 2 {
+		t.Fatalf("pointers: %q", got)
+	}
+	for _, p := range got {
+		if !strings.HasSuffix(p, " dbperf explain sweep-x-20261128/13/default sweep-x-20261128/15/default --step "+strings.Fields(p)[0]) {
+			t.Errorf("pointer does not name the stored labels: %q", p)
+		}
+	}
+
+}
