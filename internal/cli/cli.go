@@ -153,7 +153,7 @@ func resultsPath(flag string, env Env) (string, error) {
 }
 
 // resultsUsage is the --results flag's help.
-const resultsUsage = "results store: a SQLite file, postgres://user:pass@host/db, or @FILE to read either from FILE's first line (default $DBPERF_RESULTS or " + DefaultResults + ")"
+const resultsUsage = "results store: a SQLite file, postgres://user:pass@host/db or 'host=H user=U password=P dbname=DB', or @FILE to read either from FILE's first line (default $DBPERF_RESULTS or " + DefaultResults + ")"
 
 // DefaultResults is the results store used when neither --results nor DBPERF_RESULTS is set.
 const DefaultResults = "./dbperf-results.db"

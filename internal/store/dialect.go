@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -18,10 +19,23 @@ const (
 	postgresDialect
 )
 
-// IsPostgres reports whether a --results value names a PostgreSQL store.
+// IsPostgres reports whether a --results value names a PostgreSQL store: a postgres://
+// or postgresql:// URL, or libpq's key=value form (host=h port=5432 user=u password=p
+// dbname=db), which --dsn takes too. A value holding a libpq keyword followed by '=' at
+// its start or after a space is the key=value form, never a SQLite file: taken as a
+// path, it made a file named with the password.
 func IsPostgres(results string) bool {
-	return strings.HasPrefix(results, "postgres://") || strings.HasPrefix(results, "postgresql://")
+	return strings.HasPrefix(results, "postgres://") || strings.HasPrefix(results, "postgresql://") ||
+		libpqKeywordValue.MatchString(results)
 }
+
+// libpqKeywordValue matches a libpq connection keyword followed by '=' (spaces allowed
+// around it, as libpq allows) at the start of the value or after white space.
+var libpqKeywordValue = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|` +
+	`connect_timeout|client_encoding|options|application_name|fallback_application_name|` +
+	`keepalives[a-z_]*|tcp_user_timeout|sslmode|sslcert|sslkey|sslpassword|sslrootcert|sslcrl|` +
+	`sslnegotiation|sslsni|requiressl|gssencmode|krbsrvname|service|target_session_attrs|` +
+	`load_balance_hosts|channel_binding|require_auth)\s*=`)
 
 // rebind turns `?` placeholders (outside string literals) into PostgreSQL's `$n`.
 func (d dialect) rebind(q string) string {
