@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -36,5 +40,64 @@ func TestResultsKeywordValueDSN(t *testing.T) {
 	code, _, stderr := runCLI(t, map[string]string{"DBPERF_RESULTS": "host=127.0.0.1 port=1 password=SECRETPW connect_timeout=5"}, "runs")
 	if code != ExitBadInput || strings.Contains(stderr, "SECRETPW") {
 		t.Errorf("DBPERF_RESULTS: exit %d %s", code, stderr)
+	}
+}
+
+// TestServerStateForeignPID (issue 40, M2): a server state file whose pid is now another
+// process: `server status` does not call it running and `server stop` leaves the process
+// (and its process group) alone, removing the stale state; the same process recorded with
+// its own start time is taken as the server.
+func TestServerStateForeignPID(t *testing.T) {
+	other := exec.Command("sleep", "60")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	pid := other.Process.Pid
+	ticks, ok := procStartTicks(pid)
+	if !ok {
+		t.Fatal("no start time for", pid)
+	}
+	for _, tc := range []struct {
+		name string
+		st   serverState
+	}{
+		{"start time differs", serverState{StartTicks: ticks + 1, BootID: bootID()}},
+		{"another boot", serverState{StartTicks: ticks, BootID: "not-this-boot"}},
+		{"legacy state, cmdline without the data dir", serverState{}},
+	} {
+		wd := t.TempDir()
+		st := tc.st
+		st.Engine, st.PID, st.Version, st.Log = "postgres", pid, "17.2", filepath.Join(wd, "pg.log")
+		st.Dir, st.DataDir = filepath.Join(wd, "pg"), filepath.Join(wd, "pg", "data")
+		if err := os.MkdirAll(st.DataDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeState(statePath(wd, "postgres"), st); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runCLI(t, nil, "server", "status", "postgres", "--workdir", wd)
+		if code != 0 || strings.Contains(out, ": running") || !strings.Contains(out, "another process") {
+			t.Errorf("%s: status: exit %d, want not running, pid taken by another process:\n%s%s", tc.name, code, out, stderr)
+		}
+		code, out, stderr = runCLI(t, nil, "server", "stop", "postgres", "--workdir", wd)
+		if code != 0 || !strings.Contains(out, "left alone") {
+			t.Errorf("%s: stop: exit %d:\n%s%s", tc.name, code, out, stderr)
+		}
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), ") S ") {
+			t.Fatalf("%s: stop signalled the unrelated process %d: %s", tc.name, pid, b)
+		}
+		if _, err := os.Stat(statePath(wd, "postgres")); !os.IsNotExist(err) {
+			t.Errorf("%s: the stale state file is still there: %v", tc.name, err)
+		}
+	}
+	// The process recorded with its own start time is the server.
+	wd := t.TempDir()
+	if err := writeState(statePath(wd, "postgres"), serverState{Engine: "postgres", PID: pid, Version: "17.2", StartTicks: ticks, BootID: bootID()}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCLI(t, nil, "server", "status", "postgres", "--workdir", wd); code != 0 || !strings.Contains(out, ": running") {
+		t.Errorf("the recorded process: status exit %d:\n%s%s", code, out, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,11 @@ type serverState struct {
 	Socket  string `json:"socket"`
 	Log     string `json:"log"`
 	Started string `json:"started"`
+	// StartTicks is the server process's start time (/proc/PID/stat, clock ticks since
+	// boot) and BootID the boot it ran in: a pid names the server only while both match,
+	// so a pid reused by another process is neither reported as the server nor signalled.
+	StartTicks uint64 `json:"start_ticks,omitempty"`
+	BootID     string `json:"boot_id,omitempty"`
 }
 
 func statePath(workdir, engineName string) string {
@@ -249,7 +255,7 @@ func serverStart(ctx context.Context, f *serverCmdFlags, name string, o server.O
 		return err
 	}
 	sp := statePath(f.workdir, name)
-	if st, err := readState(sp); err == nil && pidRunning(st.PID) {
+	if st, err := readState(sp); err == nil && st.running() {
 		return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", name, st.PID, RedactDSN(st.DSN), name))
 	}
 	if err := os.MkdirAll(f.workdir, 0o755); err != nil {
@@ -275,6 +281,8 @@ func serverStart(ctx context.Context, f *serverCmdFlags, name string, o server.O
 	df := dsnPath(abs, name)
 	st := serverState{Engine: in.Engine, PID: in.PID(), DSN: RedactDSN(in.DSN), DSNFile: df, Port: in.Port, Version: in.Version, Profile: in.Profile,
 		Dir: in.Dir, DataDir: in.DataDir, Socket: in.Socket, Log: in.LogPath, Started: time.Now().Format(time.RFC3339)}
+	st.StartTicks, _ = procStartTicks(in.PID())
+	st.BootID = bootID()
 	if err := errors.Join(writeDSNFile(df, in.DSN), writeState(sp, st)); err != nil {
 		_ = in.Stop(context.WithoutCancel(ctx))
 		_ = os.Remove(df)
@@ -307,8 +315,12 @@ func serverStopCmd(f *serverCmdFlags) *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			if err := server.StopPID(srv, st.PID, time.Minute); err != nil {
-				return err
+			if st.running() {
+				if err := server.StopPID(srv, st.PID, time.Minute); err != nil {
+					return err
+				}
+			} else if pidRunning(st.PID) {
+				fmt.Fprintf(f.env.Out, "note: pid %d is not the %s server started here (another process has that pid now): left alone\n", st.PID, st.Engine)
 			}
 			if !keep && st.Dir != "" {
 				if err := os.RemoveAll(st.Dir); err != nil {
@@ -350,8 +362,11 @@ func serverStatusCmd(f *serverCmdFlags) *cobra.Command {
 				return nil
 			}
 			state := "running"
-			if !pidRunning(st.PID) {
+			switch {
+			case !pidRunning(st.PID):
 				state = "not running (it died; see " + st.Log + ")"
+			case !st.running():
+				state = fmt.Sprintf("not running (it died; pid %d is another process now; see %s)", st.PID, st.Log)
 			}
 			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, state, st.PID, st.Started, RedactDSN(st.DSN))
 			if st.DSNFile != "" {
@@ -386,6 +401,57 @@ func profileLines(profilesDir string) ([]string, error) {
 func pidRunning(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return pid > 0 && err == nil
+}
+
+// running says whether the state's pid is still the server started here: the process
+// exists and started when the recorded one did, in the same boot. A state file written
+// before the start time was recorded is matched on the server's command line naming its
+// data dir or its dir. A pid the kernel gave to another process since is not the server.
+func (st serverState) running() bool {
+	if !pidRunning(st.PID) {
+		return false
+	}
+	if st.StartTicks != 0 {
+		t, ok := procStartTicks(st.PID)
+		return ok && t == st.StartTicks && (st.BootID == "" || st.BootID == bootID())
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.PID))
+	if err != nil {
+		return false
+	}
+	for _, a := range strings.Split(string(cmdline), "\x00") {
+		// postgres -D DATADIR; mariadbd --defaults-file=DIR/….cnf
+		if (st.DataDir != "" && strings.Contains(a, st.DataDir)) || (st.Dir != "" && strings.Contains(a, st.Dir+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// procStartTicks reads a process's start time, in clock ticks since boot (the 22nd field
+// of /proc/PID/stat).
+func procStartTicks(pid int) (uint64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3, the state
+	if len(f) < 20 {
+		return 0, false
+	}
+	t, err := strconv.ParseUint(f[19], 10, 64)
+	return t, err == nil
+}
+
+// bootID is the kernel's id of this boot ("" when unknown).
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
 }
 
 func readState(path string) (serverState, error) {
