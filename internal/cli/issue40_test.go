@@ -101,3 +101,48 @@ func TestServerStateForeignPID(t *testing.T) {
 		t.Errorf("the recorded process: status exit %d:\n%s%s", code, out, stderr)
 	}
 }
+
+// TestSweepResumeRefusesOtherSettings (issue 40, M5): --resume of a stored sweep with
+// another --time and --seed is refused (exit 2) naming both and what the stored sweep
+// used, before anything runs; with its own settings it resumes; --resume of a label no
+// sweep has is refused without creating a store (it ran a new sweep).
+func TestSweepResumeRefusesOtherSettings(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	args := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--design", "sequential",
+		"--scale", "tiny", "--steps", "l.i0", "--rows", "2000", "--label", "L", "--results", results, "--quiet"}
+	if code, out, stderr := runCLI(t, nil, append(args, "--time", "5")...); code != 0 {
+		t.Fatalf("sweep: exit %d: %s%s", code, out, stderr)
+	}
+	runs := func() int {
+		t.Helper()
+		_, out, _ := runCLI(t, nil, "runs", "--results", results)
+		return strings.Count(out, "L/")
+	}
+	before := runs()
+	code, out, stderr := runCLI(t, nil, append(args, "--time", "7", "--seed", "3", "--resume")...)
+	if code != ExitBadInput || !strings.Contains(stderr, "--time 7 (the stored sweep used 5)") || !strings.Contains(stderr, "--seed 3 (the stored sweep used ") ||
+		strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("resume with another --time and --seed: exit %d, want 2 naming both:\n%s%s", code, out, stderr)
+	}
+	if n := runs(); n != before {
+		t.Errorf("the refused resume stored runs: %d, was %d", n, before)
+	}
+	if code, out, stderr := runCLI(t, nil, append(args, "--time", "5", "--resume")...); code != 0 || runs() != before {
+		t.Errorf("resume with the stored settings: exit %d, %d runs (was %d): %s%s", code, runs(), before, out, stderr)
+	}
+	nosuch := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--scale", "tiny", "--steps", "l.i0",
+		"--label", "NOSUCH", "--resume", "--quiet"}
+	code, out, stderr = runCLI(t, nil, append(nosuch, "--results", results)...)
+	if code != ExitBadInput || !strings.Contains(stderr, "no stored sweep labelled NOSUCH") || !strings.Contains(stderr, "drop --resume to start one") {
+		t.Errorf("--resume --label NOSUCH: exit %d: %s%s", code, out, stderr)
+	}
+	if n := runs(); n != before {
+		t.Errorf("--resume --label NOSUCH stored runs")
+	}
+	missing := filepath.Join(dir, "missing.db")
+	code, out, stderr = runCLI(t, nil, append(nosuch, "--results", missing)...)
+	if _, err := os.Stat(missing); code != ExitBadInput || !strings.Contains(stderr, "no stored sweep labelled NOSUCH") || err == nil {
+		t.Errorf("--resume --label NOSUCH on a missing store: exit %d (store created: %v): %s%s", code, err == nil, out, stderr)
+	}
+}

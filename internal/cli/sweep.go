@@ -454,6 +454,13 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", prefix, prefix)
 		return nil
 	}
+	if sw.resume {
+		// Before anything is installed or measured: a sweep to resume is stored, with
+		// the settings given now.
+		if err := checkResume(ctx, cmd, cfg, params, points, resolve, prefix); err != nil {
+			return err
+		}
+	}
 	if !kv && !embedded {
 		// Every version is installed (or found installed) before the first point runs, so
 		// a version that cannot be had is refused before anything is measured or stored.
