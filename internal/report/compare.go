@@ -363,8 +363,12 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	c.Tables = append(c.Tables, c.ThreadTables()...)
 	// One config (one run, or the repeats of one label) has nothing to be relative to:
 	// its relative tables would be all 1.00.
+	var variances []varianceRow
 	if len(c.Groups) > 1 {
 		c.Tables = append(c.Tables, c.relativeTable(), c.geomeanTable(), c.byGroupTable())
+		if variances = c.variances(); len(variances) > 0 {
+			c.Tables = append(c.Tables, varianceTable(variances))
+		}
 	}
 	c.Tables = append(c.Tables, c.backgroundTable(), c.hwTable(false))
 	if len(c.Groups) > 1 {
@@ -388,6 +392,9 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 		}
 	}
 	c.Notes = c.notes()
+	if len(variances) > 0 {
+		c.Notes = append(c.Notes, varianceNotes(variances, c.Groups[c.Base].Name)...)
+	}
 	return c
 }
 

@@ -39,11 +39,23 @@ func paramString(p map[string]any, key string) string {
 	}
 }
 
+// Params keys of the duet design: the CPUs a point ran on in a block ("0", "2,3"). A
+// block's CPU assignment (the base's CPUs and the candidate's) is a blocking factor the
+// ratio is adjusted for (figureRatio).
+const paramCPUs = "cpus"
+
+// trialValue is a run's figure in one trial and the CPUs its point ran on ("" when not a
+// duet).
+type trialValue struct {
+	v    float64
+	cpus string
+}
+
 // keyedValues is a group's figure keyed by trial; ok is false when the group's runs with the
 // figure cannot be paired: a run without a trial, runs of different sweeps, or a trial that
 // appears twice.
-func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *string) (map[string]float64, bool) {
-	out := map[string]float64{}
+func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *string) (map[string]trialValue, bool) {
+	out := map[string]trialValue{}
 	for _, r := range g.Runs {
 		v, ok := get(r)
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -61,16 +73,71 @@ func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *stri
 		if _, dup := out[tr]; dup {
 			return nil, false
 		}
-		out[tr] = v
+		out[tr] = trialValue{v: v, cpus: paramString(r.Params, paramCPUs)}
 	}
 	return out, true
 }
 
-// pairValues collects a figure from the base's and g's runs. When the runs can be paired —
-// every run of both groups that has the figure carries a trial, all of the same sweep, no
-// trial twice in a group, and at least 2 blocks with a trial in common — a and b hold one
-// value per block, a[i] with b[i], in block order, and paired is true. Otherwise a and b are
-// every value of each group (values), unpaired.
+// pairedBlock is one block of paired trials: the figure of each slice both points ran, and
+// the block's CPU assignment in a duet ("base CPUs|candidate CPUs"; "" otherwise).
+type pairedBlock struct {
+	a, b   []float64
+	factor string
+}
+
+// means are the block's values for the pair: the mean over its slices of each side.
+func (p pairedBlock) means() (a, b float64) {
+	for i := range p.a {
+		a += p.a[i]
+		b += p.b[i]
+	}
+	n := float64(len(p.a))
+	return a / n, b / n
+}
+
+// pairBlocks collects a figure from the base's and g's runs by block, in block order, when
+// the runs can be paired: every run of both groups that has the figure carries a trial, all
+// of the same sweep, no trial twice in a group, and at least 2 blocks with a trial in
+// common. ok is false otherwise.
+func pairBlocks(base, g GroupReport, get func(RunReport) (float64, bool)) (blocks []pairedBlock, ok bool) {
+	sweep := "\x00" // not yet seen
+	ka, okA := keyedValues(base, get, &sweep)
+	kb, okB := keyedValues(g, get, &sweep)
+	if !okA || !okB {
+		return nil, false
+	}
+	var keys []string
+	for k := range ka {
+		if _, ok := kb[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareTrials)
+	index := map[string]int{}
+	for _, k := range keys {
+		u := trialBlock(k)
+		i, seen := index[u]
+		if !seen {
+			i = len(blocks)
+			index[u] = i
+			blocks = append(blocks, pairedBlock{})
+			if ka[k].cpus != "" && kb[k].cpus != "" {
+				blocks[i].factor = ka[k].cpus + "|" + kb[k].cpus
+			}
+		}
+		blocks[i].a = append(blocks[i].a, ka[k].v)
+		blocks[i].b = append(blocks[i].b, kb[k].v)
+	}
+	if len(blocks) < 2 {
+		return nil, false
+	}
+	return blocks, true
+}
+
+// pairValues collects a figure from the base's and g's runs. When the runs can be paired
+// (pairBlocks), a and b hold one value per block, a[i] with b[i], in block order, factors
+// each block's CPU assignment, and paired is true. Otherwise a and b are every value of
+// each group (values), unpaired.
 //
 // The unit of a pair is the block, not the slice. A trial key is "b<block>/s<slice>"; the
 // slices of a block share that block's databases (loaded afresh for every block) and its
@@ -83,39 +150,15 @@ func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *stri
 // it, and the blocks are the pairs. The slices still serve: they alternate the points
 // within a block, so a block's two means are measured in the same minutes and its ratio is
 // steadier. A key without "/" is a block of its own.
-func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b []float64, paired bool) {
-	sweep := "\x00" // not yet seen
-	ka, okA := keyedValues(base, get, &sweep)
-	kb, okB := keyedValues(g, get, &sweep)
-	if okA && okB {
-		var keys []string
-		for k := range ka {
-			if _, ok := kb[k]; ok {
-				keys = append(keys, k)
-			}
+func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b []float64, factors []string, paired bool) {
+	if blocks, ok := pairBlocks(base, g, get); ok {
+		for _, bl := range blocks {
+			ma, mb := bl.means()
+			a, b, factors = append(a, ma), append(b, mb), append(factors, bl.factor)
 		}
-		slices.SortFunc(keys, compareTrials)
-		var blocks []string
-		sumA, sumB, count := map[string]float64{}, map[string]float64{}, map[string]int{}
-		for _, k := range keys {
-			u := trialBlock(k)
-			if count[u] == 0 {
-				blocks = append(blocks, u)
-			}
-			sumA[u] += ka[k]
-			sumB[u] += kb[k]
-			count[u]++
-		}
-		if len(blocks) >= 2 {
-			for _, u := range blocks {
-				n := float64(count[u])
-				a = append(a, sumA[u]/n)
-				b = append(b, sumB[u]/n)
-			}
-			return a, b, true
-		}
+		return a, b, factors, true
 	}
-	return values(base, get), values(g, get), false
+	return values(base, get), values(g, get), nil, false
 }
 
 // trialBlock is the block of a trial key: "b3" of "b3/s2"; a key without "/" is its own block.
@@ -128,15 +171,42 @@ func trialBlock(trial string) string {
 
 // figureRatio is g's figure relative to the base's (g ÷ base): paired by block when the runs
 // can be paired (pairValues), else unpaired. ok is false when a side has no value.
+//
+// In a duet each block ran each point on other CPUs, and a CPU may be faster than the
+// other for a while (a vCPU's steal is its own): the assignment is a blocking factor. When
+// every block has one and each assignment ran at least two blocks, the blocks' log ratios
+// are adjusted for it (stats.AdjustForFactor) before the interval, so the assignment's
+// effect leaves the interval and the estimate weighs each assignment equally.
 func figureRatio(base, g GroupReport, get func(RunReport) (float64, bool), opt stats.RatioOptions) (stats.Ratio, bool) {
-	a, b, paired := pairValues(base, g, get)
+	a, b, factors, paired := pairValues(base, g, get)
 	if len(a) == 0 || len(b) == 0 {
 		return stats.Ratio{}, false
 	}
 	if paired {
-		return stats.PairedRatio(a, b, opt), true
+		return stats.PairedRatio(a, adjustForCPUs(a, b, factors), opt), true
 	}
 	return stats.RatioOf(a, b, opt), true
+}
+
+// adjustForCPUs is b with each block's ratio to a adjusted for the blocks' CPU assignments
+// (stats.AdjustForFactor); b itself when they cannot be.
+func adjustForCPUs(a, b []float64, factors []string) []float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		if !(a[i] > 0 && b[i] > 0) {
+			return b
+		}
+		d[i] = math.Log(b[i]) - math.Log(a[i])
+	}
+	adj, ok := stats.AdjustForFactor(d, factors)
+	if !ok {
+		return b
+	}
+	out := make([]float64, len(b))
+	for i := range b {
+		out[i] = a[i] * math.Exp(adj[i])
+	}
+	return out
 }
 
 // compareTrials orders trial keys naturally: runs of digits compare as numbers, so "b2/s10"

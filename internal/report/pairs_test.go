@@ -67,7 +67,7 @@ func TestPairValues(t *testing.T) {
 			group(run(3, "s", "b1/s1", 10), run(4, "s", "b3/s1", 20)),
 			false, []float64{1, 2}, []float64{10, 20}},
 	} {
-		a, b, paired := pairValues(tc.a, tc.b, get)
+		a, b, _, paired := pairValues(tc.a, tc.b, get)
 		if paired != tc.paired || !slices.Equal(a, tc.wa) || !slices.Equal(b, tc.wb) {
 			t.Errorf("%s: %v %v paired %v, want %v %v %v", tc.name, a, b, paired, tc.wa, tc.wb, tc.paired)
 		}
@@ -78,5 +78,55 @@ func TestPairValues(t *testing.T) {
 	}
 	if _, ok := figureRatio(group(run(1, "s", "b1/s1", 1)), group(run(2, "", "", 0)), get, stats.RatioOptions{}); ok {
 		t.Error("figureRatio with a side without values: ok")
+	}
+}
+
+// A duet's blocks carry their CPU assignment: figureRatio takes a balanced assignment's
+// effect out of the interval (the CPUs differ by ±6%, the configs by 2%), and a design
+// without assignments (or with one level) keeps the plain paired interval.
+func TestFigureRatioCPUFactor(t *testing.T) {
+	run := func(id int64, block int, cpus string, v float64) RunReport {
+		p := map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", block)}
+		if cpus != "" {
+			p["cpus"] = cpus
+		}
+		return RunReport{ID: id, Params: p, Env: map[string]string{"v": fmt.Sprint(v)}}
+	}
+	get := func(r RunReport) (float64, bool) {
+		var v float64
+		_, err := fmt.Sscan(r.Env["v"], &v)
+		return v, err == nil && v != 0
+	}
+	noise := []float64{0.004, -0.003, 0.001, -0.002, 0.003, 0.000, -0.004, 0.002, -0.001, 0.003, -0.002, 0.001}
+	build := func(withCPUs bool) (GroupReport, GroupReport) {
+		var a, b GroupReport
+		for i, e := range noise {
+			ca, cb, effect := "0", "1", 1.06
+			if i%2 == 1 {
+				ca, cb, effect = "1", "0", 1/1.06
+			}
+			if !withCPUs {
+				ca, cb = "", ""
+			}
+			a.Runs = append(a.Runs, run(int64(2*i+1), i+1, ca, 1000))
+			b.Runs = append(b.Runs, run(int64(2*i+2), i+1, cb, 1000*1.02*effect*(1+e)))
+		}
+		return a, b
+	}
+	a, b := build(true)
+	model, ok := figureRatio(a, b, get, stats.RatioOptions{})
+	a0, b0 := build(false)
+	plain, ok0 := figureRatio(a0, b0, get, stats.RatioOptions{})
+	if !ok || !ok0 || !model.HasCI || !plain.HasCI {
+		t.Fatalf("no interval: %+v %+v", model, plain)
+	}
+	if !(model.Lo < 1.02 && 1.02 < model.Hi) || model.Hi-model.Lo > 0.02 {
+		t.Errorf("with the CPUs in the model: %.4f [%.4f–%.4f], want a narrow interval around 1.02", model.Estimate, model.Lo, model.Hi)
+	}
+	if plain.Hi-plain.Lo < 0.08 {
+		t.Errorf("without assignments: [%.4f–%.4f], want the CPUs' ±6%% in the interval", plain.Lo, plain.Hi)
+	}
+	if model.Verdict != stats.VerdictUnstable && model.Verdict != stats.VerdictHigher {
+		t.Errorf("verdict %s", model.Verdict)
 	}
 }

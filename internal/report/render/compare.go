@@ -40,6 +40,8 @@ func formatValue(v float64, unit string) string {
 		return formatUS(int64(v + 0.5))
 	case "ratio":
 		return fmt.Sprintf("%.2f", v)
+	case "%":
+		return report.FormatPct(v)
 	case "s":
 		return fmt.Sprintf("%.2f", v)
 	case "count": // files, entries, stalls: whole numbers unless a median fell between two

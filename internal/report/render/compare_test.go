@@ -116,7 +116,7 @@ func TestCompareJSONAndCSV(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Comparison.Base != "a" || len(out.Comparison.Tables) != 9 {
+	if out.Comparison.Base != "a" || len(out.Comparison.Tables) != 10 {
 		t.Fatalf("comparison: base %q, %d tables", out.Comparison.Base, len(out.Comparison.Tables))
 	}
 	rel := out.Comparison.Tables[1]

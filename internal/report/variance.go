@@ -1,0 +1,328 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/stats"
+)
+
+// NoteVariance: which source dominates the noise of a config's ratios, and what would
+// shrink it (one note per config and figure).
+const NoteVariance = "variance"
+
+// varianceFigure is a figure whose ratio's noise is decomposed: the step's throughput (or
+// duration) and the server's CPU per operation.
+type varianceFigure struct {
+	name string
+	get  func(RunReport) (float64, bool)
+	// interval is the figure over one interval of a run's step (false: not measured then).
+	interval func(StepReport, IntervalReport) (float64, bool)
+}
+
+// varianceFigures are the figures decomposed for step.
+func (c Comparison) varianceFigures(step string) []varianceFigure {
+	get, _, _ := c.StepFigure(step)
+	tp := varianceFigure{name: "throughput", get: get}
+	if !c.oneOps[step] {
+		tp.interval = func(s StepReport, iv IntervalReport) (float64, bool) {
+			for _, o := range iv.Ops {
+				if o.Label == s.Primary && o.Count > 0 {
+					return o.PerSec, true
+				}
+			}
+			return 0, false
+		}
+	}
+	out := []varianceFigure{tp}
+	if !c.oneOps[step] {
+		out = append(out, varianceFigure{name: metrics.MetricServerCPUPerOp, get: metricOf(step, metrics.MetricServerCPUPerOp),
+			interval: func(s StepReport, iv IntervalReport) (float64, bool) {
+				if iv.HW == nil || !iv.HW.ServerKnown || !(iv.HW.ServerCPUSec > 0) {
+					return 0, false
+				}
+				for _, o := range iv.Ops {
+					if o.Label == s.Primary && o.Count > 0 {
+						return iv.HW.ServerCPUSec * 1e6 / float64(o.Count), true
+					}
+				}
+				return 0, false
+			}})
+	}
+	return out
+}
+
+// decompose is the variance decomposition of g's figure against the base's (stats.Decompose*).
+func decompose(base, g GroupReport, step string, f varianceFigure) stats.Decomposition {
+	na, nb := secondNoise(base, step, f), secondNoise(g, step, f)
+	if blocks, ok := pairBlocks(base, g, f.get); ok {
+		vb := make([]stats.VarianceBlock, len(blocks))
+		for i, bl := range blocks {
+			vb[i].Factor = bl.factor
+			for j := range bl.a {
+				if bl.a[j] > 0 && bl.b[j] > 0 {
+					vb[i].LogRatios = append(vb[i].LogRatios, math.Log(bl.b[j])-math.Log(bl.a[j]))
+				}
+			}
+		}
+		return stats.DecomposePaired(vb, na, nb, stats.DefaultConfidence)
+	}
+	return stats.DecomposeUnpaired(logs(values(base, f.get)), logs(values(g, f.get)), na, nb, stats.DefaultConfidence)
+}
+
+func logs(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+// secondNoise is the white noise of a group's figure from second to second: the variance
+// of the log of each full interval's figure, from its successive differences within each
+// run (slice), pooled over every run of the group that finished the step. Intervals
+// shorter than 3/4 of the median (a step's last, partial one) are left out. Zero when the
+// figure has no intervals.
+func secondNoise(g GroupReport, step string, f varianceFigure) stats.SecondNoise {
+	if f.interval == nil {
+		return stats.SecondNoise{}
+	}
+	var lengths []float64
+	var steps []StepReport
+	for _, r := range g.Runs {
+		s, ok := r.Step(step)
+		if !ok || s.Status != metrics.StatusOK {
+			continue
+		}
+		if _, ok := f.get(r); !ok {
+			continue
+		}
+		steps = append(steps, s)
+		for _, iv := range s.Intervals {
+			lengths = append(lengths, iv.EndSec-iv.StartSec)
+		}
+	}
+	if len(lengths) == 0 {
+		return stats.SecondNoise{}
+	}
+	slices.Sort(lengths)
+	nominal := lengths[len(lengths)/2]
+	if !(nominal > 0) {
+		return stats.SecondNoise{}
+	}
+	var ss, secs float64
+	df := 0
+	for _, s := range steps {
+		secs += s.Seconds
+		var ls []float64
+		for _, iv := range s.Intervals {
+			if iv.EndSec-iv.StartSec < 0.75*nominal {
+				continue
+			}
+			if v, ok := f.interval(s, iv); ok && v > 0 {
+				ls = append(ls, math.Log(v))
+			}
+		}
+		// Half the mean squared successive difference (J. von Neumann, "Distribution of the
+		// ratio of the mean square successive difference to the variance", Ann. Math.
+		// Statist. 12 (1941) 367–395): the variance of white noise, without the slow trend
+		// a load step's rate has as its table grows, which the variance around the mean
+		// would count as noise.
+		for k := 1; k < len(ls); k++ {
+			d := ls[k] - ls[k-1]
+			ss += d * d / 2
+			df++
+		}
+	}
+	if df < 2 || len(steps) == 0 {
+		return stats.SecondNoise{}
+	}
+	return stats.SecondNoise{Var: ss / float64(df), IntervalSec: nominal,
+		SliceSec: secs / float64(len(steps)), TotalSec: secs}
+}
+
+// varianceColumns are the variance table's columns.
+func varianceColumns() []string {
+	return []string{"blocks", "slices/block", "seconds", "slices", "blocks", "CPU", "block sd", "MDE", "limit", "MDE/limit"}
+}
+
+// varianceRow is one config's figure of one step, decomposed.
+type varianceRow struct {
+	config, step, figure string
+	d                    stats.Decomposition
+	r                    stats.Ratio
+	hasRatio             bool
+}
+
+// variances decomposes every config's ratio of every step and figure against the base
+// (rows with fewer than 2 blocks or no variance are left out).
+func (c Comparison) variances() []varianceRow {
+	var out []varianceRow
+	base := c.Groups[c.Base]
+	for gi, g := range c.Groups {
+		if gi == c.Base {
+			continue
+		}
+		for _, step := range c.Steps {
+			for _, f := range c.varianceFigures(step) {
+				d := decompose(base, g, step, f)
+				if d.Units < 2 || !(d.Total > 0) {
+					continue
+				}
+				r, ok := figureRatio(base, g, f.get, c.metricRatioOptions(step, f.name))
+				out = append(out, varianceRow{config: g.Name, step: step, figure: f.name, d: d, r: r, hasRatio: ok})
+			}
+		}
+	}
+	return out
+}
+
+// varianceTable says, per config, step and figure, where the noise of its ratio comes from
+// (stats.Decomposition): each source's share of the ratio's variance, the SD of one
+// block's ratio, the MDE of the ratio and the white-noise limit.
+func varianceTable(rows []varianceRow) Table {
+	t := Table{ID: "variance", Title: "Where each ratio's noise comes from (share of its variance)",
+		HeadColumns: []string{"config", "step", "figure"}, Columns: varianceColumns(),
+		Legend: []string{
+			"blocks: the pairs of a paired design (interleaved, duet), the runs of a sequential one (of the config with fewer); slices/block: the slices both configs ran in a block",
+			"seconds: white noise from one second to the next (only more measuring time shrinks it); slices: drift between a block's slices beyond it (shorter slices, or --design duet); " +
+				"blocks: differences between blocks or runs, their tables and minutes (more blocks, or --load-once); CPU: a duet's CPU assignment (taken out of the ratio's interval)",
+			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config; MDE/limit: how far from it the design is",
+		}}
+	for _, v := range rows {
+		t.Rows = append(t.Rows, Row{Head: []string{v.config, v.step, v.figure}, Cells: varianceCells(v.d, v.r, v.hasRatio)})
+	}
+	return t
+}
+
+// varianceCells are one row of the variance table.
+func varianceCells(d stats.Decomposition, r stats.Ratio, hasRatio bool) []Cell {
+	num := func(v float64, unit string) Cell {
+		return Cell{Present: true, Summary: stats.Summary{Median: v, Min: v, Max: v, N: 1}, Unit: unit}
+	}
+	share := func(s stats.Source) Cell {
+		if _, ok := d.Var[s]; !ok {
+			return Cell{}
+		}
+		return num(d.Share(s), "%")
+	}
+	cells := []Cell{num(float64(d.Units), "count"), num(d.SlicesPerUnit, "ratio"),
+		share(stats.SourceSeconds), share(stats.SourceSlices), share(stats.SourceBlocks), share(stats.SourceCPU),
+		num(d.UnitSDPct, "%")}
+	mde := Cell{}
+	if hasRatio && r.HasMDE {
+		mde = num(r.MDEPct, "%")
+	}
+	limit, times := Cell{}, Cell{}
+	if d.HasLimit {
+		limit = num(d.LimitMDEPct, "%")
+		if mde.Present && d.LimitMDEPct > 0 {
+			times = num(r.MDEPct/d.LimitMDEPct, "ratio")
+		}
+	}
+	return append(cells, mde, limit, times)
+}
+
+// varianceAdvice is what would shrink a source's share, for a paired or sequential design.
+func varianceAdvice(s stats.Source, paired bool) string {
+	switch s {
+	case stats.SourceSeconds:
+		return "white noise, at its limit for the seconds measured: only more measuring time shrinks it (more blocks, or longer steps)"
+	case stats.SourceSlices:
+		return "drift within blocks: shorter slices (--slice), or --design duet for a CPU-bound step"
+	case stats.SourceBlocks:
+		if paired {
+			return "differences between blocks: more blocks (--repeat), or keep each point's loaded tables across blocks (--load-once) so the steady steps stop drawing a new layout and cache each block"
+		}
+		return "differences between runs: the interleaved or duet design (dbperf sweep --design), which pairs the configs in time"
+	case stats.SourceCPU:
+		return "the duet's CPU assignment: it is taken out of the ratios' intervals (each assignment weighs equally); more blocks balance it further"
+	}
+	return ""
+}
+
+// varianceNotes say, per config and figure, which source dominates which steps and what
+// would shrink it: one line each, the variance table holding the figures.
+func varianceNotes(rows []varianceRow, base string) []Note {
+	type key struct{ config, figure string }
+	type entry struct {
+		steps               []string
+		shares, mdes, limit []float64
+		paired              bool
+	}
+	var order []key
+	by := map[key]map[stats.Source]*entry{}
+	sources := map[key][]stats.Source{}
+	for _, v := range rows {
+		d := v.d
+		if d.Dominant == "" || len(d.Var) < 2 {
+			continue // one source estimated: nothing to weigh it against
+		}
+		k := key{v.config, v.figure}
+		if by[k] == nil {
+			by[k] = map[stats.Source]*entry{}
+			order = append(order, k)
+		}
+		e := by[k][d.Dominant]
+		if e == nil {
+			e = &entry{paired: d.Paired}
+			by[k][d.Dominant] = e
+			sources[k] = append(sources[k], d.Dominant)
+		}
+		e.steps = append(e.steps, v.step)
+		e.shares = append(e.shares, d.Share(d.Dominant))
+		if v.hasRatio && v.r.HasMDE {
+			e.mdes = append(e.mdes, v.r.MDEPct)
+			if d.HasLimit {
+				e.limit = append(e.limit, d.LimitMDEPct)
+			}
+		}
+	}
+	var out []Note
+	for _, k := range order {
+		var parts, steps []string
+		for _, s := range sources[k] {
+			e := by[k][s]
+			steps = append(steps, e.steps...)
+			p := fmt.Sprintf("%s dominate in %s (%s of the variance", sourceName(s, e.paired), strings.Join(e.steps, ", "), pctSpan(e.shares))
+			if len(e.mdes) > 0 {
+				p += "; MDE " + pctSpan(e.mdes)
+				if len(e.limit) > 0 {
+					p += " against a white-noise limit of " + pctSpan(e.limit)
+				}
+			}
+			parts = append(parts, p+"): "+varianceAdvice(s, e.paired))
+		}
+		out = append(out, Note{Kind: NoteVariance, Steps: steps, Label: k.figure,
+			Text: fmt.Sprintf("noise of %s vs %s, %s: %s", k.config, base, k.figure, strings.Join(parts, "; "))})
+	}
+	return out
+}
+
+// sourceName names a source in words: a sequential design's units are runs.
+func sourceName(s stats.Source, paired bool) string {
+	switch s {
+	case stats.SourceBlocks:
+		if !paired {
+			return "runs"
+		}
+		return "blocks"
+	case stats.SourceCPU:
+		return "CPU assignments"
+	}
+	return string(s)
+}
+
+// pctSpan is "72%" or "61–80%" for the values' range.
+func pctSpan(xs []float64) string {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	if FormatPct(lo) == FormatPct(hi) {
+		return FormatPct(lo)
+	}
+	return strings.TrimSuffix(FormatPct(lo), "%") + "–" + FormatPct(hi)
+}

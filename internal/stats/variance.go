@@ -1,0 +1,366 @@
+package stats
+
+// Variance components of a comparison's ratio: where its noise comes from, and how small
+// the noise of the seconds measured alone would have let it be.
+//
+// A comparison's ratio (candidate ÷ base) is estimated from units: a paired design's
+// blocks (interleaved, duet), each a few slices of a step on both points, or a sequential
+// design's runs. On logs, block b's slice s has the ratio
+//
+//	d_bs = μ + γ_c(b) + β_b + ε_bs,
+//
+// with γ the effect of the block's CPU assignment c(b) (a duet: which point ran on which
+// CPU), β_b the block's own deviation (its freshly loaded tables, its minutes of the
+// machine) and ε_bs the slice's deviation within its block, itself white second-to-second
+// noise (the mean of T one-second rates, each with variance σ²_sec) plus any drift within
+// the block. The ratio's estimate averages the blocks, so its variance is
+//
+//	Var(d̂) = (σ²_γ + σ²_β + (σ²_white + σ²_drift)/S) / n
+//
+// for n blocks of S slices, σ²_white = σ²_sec,a/T + σ²_sec,b/T per slice. Decompose
+// estimates each term by the method of moments of the one-way random-effects model (S. R.
+// Searle, G. Casella, C. E. McCulloch, Variance Components, Wiley 1992, §3.5–3.6): the
+// pooled variance of the slices around their block's mean is σ²_white + σ²_drift; the
+// variance of the blocks' means around their assignment's mean, less that over S, is σ²_β;
+// the variance the assignments' means add is σ²_γ; σ²_white comes from the seconds. An
+// estimate below 0 is 0 (the truncated moment estimator, Searle et al. §4.4).
+//
+// A sequential design's units are runs, unpaired: each side's runs vary by σ²_run + σ²_white
+// around their mean, and Var(d̂) = Σ_side (σ²_run + σ²_white)/n_side.
+//
+// The white-noise limit is the smallest change (MDEPct's rule: 80% power, two-sided 1 −
+// Confidence) the second-to-second noise alone would allow for the seconds measured: the
+// standard error of the ratio if every second were an independent sample,
+// √(σ²_sec,a/N_a + σ²_sec,b/N_b) for N seconds measured per point. No order of trials
+// beats it; only more measuring time does.
+//
+// Why by hand: gonum/stat has no variance-component (random-effects ANOVA) estimators and
+// x/perf/benchmath none either; the moment estimators are a few sums.
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Source names a component of a ratio's variance.
+type Source string
+
+// The sources, from the shortest time scale to the longest.
+const (
+	SourceSeconds Source = "seconds" // white second-to-second noise: only more measuring time shrinks it
+	SourceSlices  Source = "slices"  // drift between a block's slices beyond the white noise
+	SourceBlocks  Source = "blocks"  // between blocks (or runs): their tables, their minutes
+	SourceCPU     Source = "cpu"     // a duet's CPU assignment
+)
+
+// VarianceBlock is one block of a paired comparison.
+type VarianceBlock struct {
+	// LogRatios are the block's slices' ln(candidate ÷ base), one per slice both points ran.
+	LogRatios []float64
+	// Factor is the block's CPU assignment ("" when the design has none): blocks with the
+	// same factor ran each point on the same CPUs.
+	Factor string
+}
+
+// SecondNoise is the white noise of one point's one-second rates.
+type SecondNoise struct {
+	// Var is the pooled variance of the log of each interval's rate around its slice's (or
+	// run's) mean log rate; IntervalSec the intervals' length. Var 0: unknown.
+	Var, IntervalSec float64
+	// SliceSec is the mean seconds measured per slice (per run, unpaired); TotalSec all the
+	// seconds measured for the point.
+	SliceSec, TotalSec float64
+}
+
+// known says the noise was measured.
+func (s SecondNoise) known() bool {
+	return s.Var > 0 && s.IntervalSec > 0 && s.SliceSec > 0 && s.TotalSec > 0
+}
+
+// perSlice is the variance of one slice's mean log rate the white noise explains.
+func (s SecondNoise) perSlice() float64 { return s.Var * s.IntervalSec / s.SliceSec }
+
+// perTotal is the variance of the mean log rate over every second measured.
+func (s SecondNoise) perTotal() float64 { return s.Var * s.IntervalSec / s.TotalSec }
+
+// Decomposition is a ratio's variance by source, each the variance its source adds to the
+// log ratio's estimate (so they add up to Total).
+type Decomposition struct {
+	Paired bool
+	// Units is the blocks (paired) or the runs of the side with fewer (unpaired);
+	// SlicesPerUnit the mean slices per block (1 unpaired).
+	Units         int
+	SlicesPerUnit float64
+	// UnitSDPct is 100 × the standard deviation of one unit's log ratio (paired: of a
+	// block's; unpaired: of a run's log value, pooled over the sides).
+	UnitSDPct float64
+	// Var holds each source's variance; a source missing from Var could not be estimated
+	// (no seconds, one slice per block, no CPU assignment).
+	Var   map[Source]float64
+	Total float64
+	// Dominant is the source with the largest variance ("" when Total is 0).
+	Dominant Source
+	// BlockEffectP is the p-value of the F test that blocks differ beyond their slices'
+	// noise (paired, several slices per block; else NaN): large when the slices of
+	// different blocks are as alike as those of one block.
+	BlockEffectP float64
+	// LimitMDEPct is the white-noise limit (see the package comment); HasLimit false when
+	// the seconds' noise is unknown.
+	LimitMDEPct float64
+	HasLimit    bool
+}
+
+// Share is source's part of the total variance, in percent (0 when not estimated).
+func (d Decomposition) Share(s Source) float64 {
+	v, ok := d.Var[s]
+	if !ok || !(d.Total > 0) {
+		return 0
+	}
+	return 100 * v / d.Total
+}
+
+// DecomposePaired decomposes a paired comparison's ratio: blocks as measured, a and b the
+// white noise of the base's and the candidate's seconds (zero values: unknown). Blocks
+// without a slice are ignored; with fewer than 2 blocks Units is set and nothing else.
+func DecomposePaired(blocks []VarianceBlock, a, b SecondNoise, confidence float64) Decomposition {
+	d := Decomposition{Paired: true, Var: map[Source]float64{}, BlockEffectP: math.NaN()}
+	var means []float64
+	var factors []string
+	var within, sumInv float64
+	dfWithin, slices := 0, 0
+	for _, bl := range blocks {
+		var xs []float64
+		for _, x := range bl.LogRatios {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				xs = append(xs, x)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		m := mean(xs)
+		for _, x := range xs {
+			within += (x - m) * (x - m)
+		}
+		dfWithin += len(xs) - 1
+		slices += len(xs)
+		sumInv += 1 / float64(len(xs))
+		means = append(means, m)
+		factors = append(factors, bl.Factor)
+	}
+	n := len(means)
+	d.Units = n
+	if n < 2 {
+		return d
+	}
+	d.SlicesPerUnit = float64(slices) / float64(n)
+	sHarm := float64(n) / sumInv // the harmonic mean of the slices per block
+
+	total := sampleVar(means)
+	d.UnitSDPct = 100 * math.Sqrt(total)
+	resid := total
+	if r, ok := withinFactor(means, factors); ok {
+		resid = r
+		d.Var[SourceCPU] = math.Max(0, total-resid) / float64(n)
+	}
+
+	white := -1.0
+	if a.known() && b.known() {
+		white = a.perSlice() + b.perSlice()
+		se2 := a.perTotal() + b.perTotal()
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(se2), 1-confidenceOr(confidence), 0), true
+	}
+	// The slices' variance around their block's mean: white noise plus drift.
+	sliceVar := -1.0
+	if dfWithin > 0 {
+		sliceVar = within / float64(dfWithin)
+		fq := distuv.F{D1: float64(n - 1), D2: float64(dfWithin)}
+		if sliceVar > 0 {
+			d.BlockEffectP = 1 - fq.CDF(sHarm*total/sliceVar)
+		}
+	}
+	perBlock := func(v float64) float64 { return v / sHarm / float64(n) }
+	switch {
+	case sliceVar >= 0 && white >= 0:
+		d.Var[SourceSeconds] = perBlock(math.Min(white, sliceVar))
+		d.Var[SourceSlices] = perBlock(math.Max(0, sliceVar-white))
+		d.Var[SourceBlocks] = math.Max(0, resid-sliceVar/sHarm) / float64(n)
+	case sliceVar >= 0:
+		d.Var[SourceSlices] = perBlock(sliceVar)
+		d.Var[SourceBlocks] = math.Max(0, resid-sliceVar/sHarm) / float64(n)
+	case white >= 0:
+		w := math.Min(white/sHarm, resid)
+		d.Var[SourceSeconds] = w / float64(n)
+		d.Var[SourceBlocks] = (resid - w) / float64(n)
+	default:
+		d.Var[SourceBlocks] = resid / float64(n)
+	}
+	d.finish()
+	return d
+}
+
+// DecomposeUnpaired decomposes a sequential comparison's ratio: la and lb the runs' log
+// values of the base and the candidate, a and b their seconds' white noise (SliceSec the
+// seconds per run).
+func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) Decomposition {
+	d := Decomposition{Var: map[Source]float64{}, BlockEffectP: math.NaN(), SlicesPerUnit: 1}
+	la, lb = finiteOnly(la), finiteOnly(lb)
+	d.Units = min(len(la), len(lb))
+	if len(la) < 2 || len(lb) < 2 {
+		return d
+	}
+	va, vb := sampleVar(la), sampleVar(lb)
+	pooled := (float64(len(la)-1)*va + float64(len(lb)-1)*vb) / float64(len(la)+len(lb)-2)
+	d.UnitSDPct = 100 * math.Sqrt(pooled)
+	na, nb := float64(len(la)), float64(len(lb))
+	if a.known() && b.known() {
+		wa, wb := math.Min(a.perSlice(), va), math.Min(b.perSlice(), vb)
+		d.Var[SourceSeconds] = wa/na + wb/nb
+		d.Var[SourceBlocks] = (va-wa)/na + (vb-wb)/nb
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(a.perTotal()+b.perTotal()), 1-confidenceOr(confidence), 0), true
+	} else {
+		d.Var[SourceBlocks] = va/na + vb/nb
+	}
+	d.finish()
+	return d
+}
+
+// finish sums the components and names the dominant one (in the order of the sources:
+// on a tie the shorter time scale).
+func (d *Decomposition) finish() {
+	d.Total = 0
+	best := -1.0
+	for _, s := range []Source{SourceSeconds, SourceSlices, SourceBlocks, SourceCPU} {
+		v, ok := d.Var[s]
+		if !ok {
+			continue
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			v = 0
+			d.Var[s] = 0
+		}
+		d.Total += v
+		if v > best {
+			best, d.Dominant = v, s
+		}
+	}
+	if !(d.Total > 0) {
+		d.Dominant = ""
+	}
+}
+
+// withinFactor is the variance of xs around their factor level's mean (df n − levels),
+// when at least two levels each hold at least two values and every value has a level;
+// ok false otherwise.
+func withinFactor(xs []float64, factors []string) (float64, bool) {
+	groups := map[string][]float64{}
+	for i, x := range xs {
+		if factors[i] == "" {
+			return 0, false
+		}
+		groups[factors[i]] = append(groups[factors[i]], x)
+	}
+	if len(groups) < 2 {
+		return 0, false
+	}
+	var ss float64
+	for _, g := range groups {
+		if len(g) < 2 {
+			return 0, false
+		}
+		m := mean(g)
+		for _, x := range g {
+			ss += (x - m) * (x - m)
+		}
+	}
+	df := len(xs) - len(groups)
+	if df < 1 {
+		return 0, false
+	}
+	return ss / float64(df), true
+}
+
+// AdjustForFactor takes a blocking factor out of paired log ratios: each value moves by
+// its level's mean to the mean of the levels' means (each level weighted equally, so an
+// assignment that ran in more blocks than another does not pull the estimate towards its
+// own effect), and its deviation is scaled by √(n_l/(n_l−1)) to restore the variance that
+// centring within a level of n_l values takes away. ok is false, and d is returned as it
+// is, when a value has no level or some level has fewer than two values or there is only
+// one level.
+func AdjustForFactor(d []float64, factors []string) (adjusted []float64, ok bool) {
+	if len(d) != len(factors) {
+		return d, false
+	}
+	groups := map[string][]int{}
+	for i, f := range factors {
+		if f == "" || math.IsNaN(d[i]) || math.IsInf(d[i], 0) {
+			return d, false
+		}
+		groups[f] = append(groups[f], i)
+	}
+	if len(groups) < 2 {
+		return d, false
+	}
+	means := map[string]float64{}
+	var grand float64
+	for f, idx := range groups {
+		if len(idx) < 2 {
+			return d, false
+		}
+		var s float64
+		for _, i := range idx {
+			s += d[i]
+		}
+		means[f] = s / float64(len(idx))
+		grand += means[f]
+	}
+	grand /= float64(len(groups))
+	out := make([]float64, len(d))
+	for f, idx := range groups {
+		k := math.Sqrt(float64(len(idx)) / float64(len(idx)-1))
+		for _, i := range idx {
+			out[i] = grand + (d[i]-means[f])*k
+		}
+	}
+	return out, true
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// sampleVar is the sample variance (n − 1); 0 for fewer than two values.
+func sampleVar(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := mean(xs)
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return ss / float64(len(xs)-1)
+}
+
+func finiteOnly(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// confidenceOr is c, or DefaultConfidence when c is not in (0, 1).
+func confidenceOr(c float64) float64 {
+	if !(c > 0 && c < 1) {
+		return DefaultConfidence
+	}
+	return c
+}

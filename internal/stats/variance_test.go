@@ -1,0 +1,235 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// synthBlocks makes n blocks of s slices of log ratios with known components: a CPU
+// effect ±cpu/2 by assignment (alternating, balanced), block deviations of SD block, slice
+// drift of SD drift, and white noise of SD sec per one-second interval on each point over
+// sliceSec seconds (so √(2·sec²/sliceSec) per slice ratio).
+func synthBlocks(rng *rand.Rand, n, s int, cpu, block, drift, sec, sliceSec float64) []VarianceBlock {
+	out := make([]VarianceBlock, n)
+	whiteSD := math.Sqrt(2 * sec * sec / sliceSec)
+	for b := range n {
+		f, g := "a0/b1", cpu/2
+		if b%2 == 1 {
+			f, g = "a1/b0", -cpu/2
+		}
+		if cpu == 0 {
+			f = ""
+		}
+		beta := rng.NormFloat64() * block
+		bl := VarianceBlock{Factor: f}
+		for range s {
+			bl.LogRatios = append(bl.LogRatios, 0.01+g+beta+rng.NormFloat64()*drift+rng.NormFloat64()*whiteSD)
+		}
+		out[b] = bl
+	}
+	return out
+}
+
+func TestDecomposePairedRecoversKnownComponents(t *testing.T) {
+	const n, s, sliceSec = 2000, 5, 2.0
+	cases := []struct {
+		name                   string
+		cpu, block, drift, sec float64
+		dominant               Source
+	}{
+		{"white noise only", 0, 0, 0, 0.12, SourceSeconds},
+		{"between blocks dominate", 0, 0.06, 0, 0.05, SourceBlocks},
+		{"drift within blocks", 0, 0.005, 0.08, 0.03, SourceSlices},
+		{"cpu assignment", 0.12, 0.01, 0, 0.03, SourceCPU},
+		{"all four", 0.04, 0.03, 0.03, 0.06, SourceBlocks},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			blocks := synthBlocks(rng, n, s, c.cpu, c.block, c.drift, c.sec, sliceSec)
+			noise := SecondNoise{Var: c.sec * c.sec, IntervalSec: 1, SliceSec: sliceSec, TotalSec: n * s * sliceSec}
+			d := DecomposePaired(blocks, noise, noise, 0.95)
+			if d.Units != n || d.SlicesPerUnit != s {
+				t.Fatalf("units %d slices %g, want %d and %d", d.Units, d.SlicesPerUnit, n, s)
+			}
+			// The true variance each source adds to the estimate (of n blocks).
+			want := map[Source]float64{
+				SourceSeconds: 2 * c.sec * c.sec / sliceSec / s / n,
+				SourceSlices:  c.drift * c.drift / s / n,
+				SourceBlocks:  c.block * c.block / n,
+			}
+			if c.cpu > 0 {
+				want[SourceCPU] = c.cpu * c.cpu / 4 / n
+			}
+			var total float64
+			for _, v := range want {
+				total += v
+			}
+			for src, w := range want {
+				got, ok := d.Var[src]
+				if !ok {
+					t.Fatalf("%s not estimated: %+v", src, d.Var)
+				}
+				// Each estimate within 3 percentage points of its true share of the total.
+				if gs, ws := 100*got/d.Total, 100*w/total; math.Abs(gs-ws) > 3 {
+					t.Errorf("%s: share %.1f%%, want %.1f%% (var %.3g, want %.3g)", src, gs, ws, got, w)
+				}
+			}
+			if c.cpu == 0 {
+				if _, ok := d.Var[SourceCPU]; ok {
+					t.Errorf("a CPU component without assignments: %+v", d.Var)
+				}
+			}
+			if d.Dominant != c.dominant {
+				t.Errorf("dominant %q, want %q (shares: seconds %.0f%%, slices %.0f%%, blocks %.0f%%, cpu %.0f%%)", d.Dominant, c.dominant,
+					d.Share(SourceSeconds), d.Share(SourceSlices), d.Share(SourceBlocks), d.Share(SourceCPU))
+			}
+			// The limit: 2.80 × √(2σ²/N) as a percentage, N the seconds per point.
+			wantLimit := (math.Exp((1.959964+0.841621)*math.Sqrt(2*c.sec*c.sec/(n*s*sliceSec))) - 1) * 100
+			if !d.HasLimit || math.Abs(d.LimitMDEPct-wantLimit) > 1e-3*wantLimit {
+				t.Errorf("limit %.4f%%, want %.4f%%", d.LimitMDEPct, wantLimit)
+			}
+			if (c.block >= 0.03 || c.cpu > 0) && !(d.BlockEffectP < 0.001) {
+				t.Errorf("block effect p %.3g, want < 0.001", d.BlockEffectP)
+			}
+			if c.block == 0 && c.cpu == 0 && !(d.BlockEffectP > 0.001) {
+				t.Errorf("block effect p %.3g without one, want > 0.001", d.BlockEffectP)
+			}
+		})
+	}
+}
+
+func TestDecomposePairedPartialInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	// One slice per block and no seconds: all of it is between blocks.
+	one := synthBlocks(rng, 50, 1, 0, 0.05, 0, 0.01, 2)
+	d := DecomposePaired(one, SecondNoise{}, SecondNoise{}, 0)
+	if d.Dominant != SourceBlocks || len(d.Var) != 1 || d.HasLimit || !math.IsNaN(d.BlockEffectP) {
+		t.Errorf("one slice, no seconds: %+v", d)
+	}
+	// One slice per block with seconds: the seconds' share comes from them, capped by the
+	// blocks' variance.
+	noise := SecondNoise{Var: 0.01 * 0.01, IntervalSec: 1, SliceSec: 2, TotalSec: 100}
+	d = DecomposePaired(one, noise, noise, 0)
+	if _, ok := d.Var[SourceSeconds]; !ok || d.Dominant != SourceBlocks || !d.HasLimit {
+		t.Errorf("one slice with seconds: %+v", d)
+	}
+	// Fewer than two blocks: nothing but the count.
+	d = DecomposePaired(one[:1], noise, noise, 0)
+	if d.Units != 1 || d.Total != 0 || d.Dominant != "" {
+		t.Errorf("one block: %+v", d)
+	}
+	// NaN slices are ignored; a block of none is no block.
+	d = DecomposePaired([]VarianceBlock{{LogRatios: []float64{math.NaN()}}, {LogRatios: []float64{0.1, 0.2}}, {LogRatios: []float64{0.0, 0.1}}}, SecondNoise{}, SecondNoise{}, 0)
+	if d.Units != 2 {
+		t.Errorf("units %d, want 2", d.Units)
+	}
+}
+
+func TestDecomposeUnpaired(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, runSec = 400, 10.0
+	for _, c := range []struct {
+		name     string
+		run, sec float64
+		dominant Source
+	}{
+		{"between runs", 0.05, 0.05, SourceBlocks},
+		{"white", 0.005, 0.12, SourceSeconds},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gen := func() []float64 {
+				out := make([]float64, n)
+				for i := range out {
+					out[i] = 9 + rng.NormFloat64()*c.run + rng.NormFloat64()*c.sec/math.Sqrt(runSec)
+				}
+				return out
+			}
+			noise := SecondNoise{Var: c.sec * c.sec, IntervalSec: 1, SliceSec: runSec, TotalSec: n * runSec}
+			d := DecomposeUnpaired(gen(), gen(), noise, noise, 0.95)
+			if d.Dominant != c.dominant {
+				t.Errorf("dominant %q, want %q: %+v", d.Dominant, c.dominant, d.Var)
+			}
+			wantSec := 2 * c.sec * c.sec / runSec / n
+			if got := d.Var[SourceSeconds]; math.Abs(got-wantSec) > 0.2*wantSec {
+				t.Errorf("seconds %.3g, want %.3g", got, wantSec)
+			}
+			wantRun := 2 * c.run * c.run / n
+			if got := d.Var[SourceBlocks]; math.Abs(got-wantRun) > 0.25*wantRun+0.1*wantSec {
+				t.Errorf("runs %.3g, want %.3g", got, wantRun)
+			}
+		})
+	}
+	if d := DecomposeUnpaired([]float64{1}, []float64{1, 2}, SecondNoise{}, SecondNoise{}, 0); d.Total != 0 || d.Units != 1 {
+		t.Errorf("one run: %+v", d)
+	}
+}
+
+func TestAdjustForFactor(t *testing.T) {
+	cases := []struct {
+		name    string
+		d       []float64
+		factors []string
+		ok      bool
+		want    []float64
+	}{
+		{"no factor", []float64{1, 2, 3}, []string{"", "", ""}, false, []float64{1, 2, 3}},
+		{"one level", []float64{1, 2, 3}, []string{"x", "x", "x"}, false, []float64{1, 2, 3}},
+		{"a level of one", []float64{1, 2, 3}, []string{"x", "x", "y"}, false, []float64{1, 2, 3}},
+		// Levels x (mean 1.1) and y (mean 0.9): grand mean 1.0, deviations ±0.1 × √2.
+		{"two levels", []float64{1.0, 1.2, 0.8, 1.0}, []string{"x", "x", "y", "y"}, true,
+			[]float64{1 - 0.1*math.Sqrt2, 1 + 0.1*math.Sqrt2, 1 - 0.1*math.Sqrt2, 1 + 0.1*math.Sqrt2}},
+		// Unbalanced: the grand mean weighs the levels equally (1.0), not the values (1.05).
+		{"unbalanced", []float64{1.1, 1.1, 1.1, 0.9, 0.9}, []string{"x", "x", "x", "y", "y"}, true,
+			[]float64{1, 1, 1, 1, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := AdjustForFactor(c.d, c.factors)
+			if ok != c.ok {
+				t.Fatalf("ok %v, want %v", ok, c.ok)
+			}
+			for i := range c.want {
+				if math.Abs(got[i]-c.want[i]) > 1e-12 {
+					t.Fatalf("got %v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestAdjustForFactorNarrowsTheInterval: a CPU effect of ±5% in a balanced duet widens the
+// plain paired interval; taken out, the interval is about the noise's again and still
+// covers the true ratio.
+func TestAdjustForFactorNarrowsTheInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n = 24
+	a, b := make([]float64, n), make([]float64, n)
+	d, f := make([]float64, n), make([]string, n)
+	for i := range n {
+		g := 0.05
+		f[i] = "0/1"
+		if i%2 == 1 {
+			g, f[i] = -0.05, "1/0"
+		}
+		d[i] = 0.02 + g + rng.NormFloat64()*0.01
+		a[i] = 1000
+		b[i] = 1000 * math.Exp(d[i])
+	}
+	plain := PairedRatio(a, b, RatioOptions{})
+	adj, ok := AdjustForFactor(d, f)
+	if !ok {
+		t.Fatal("not adjusted")
+	}
+	for i := range b {
+		b[i] = 1000 * math.Exp(adj[i])
+	}
+	model := PairedRatio(a, b, RatioOptions{})
+	if !(model.Hi-model.Lo < (plain.Hi-plain.Lo)/2) {
+		t.Errorf("adjusted interval %.4f–%.4f not under half the plain %.4f–%.4f", model.Lo, model.Hi, plain.Lo, plain.Hi)
+	}
+	if want := math.Exp(0.02); !(model.Lo < want && want < model.Hi) {
+		t.Errorf("adjusted interval %.4f–%.4f misses the true ratio %.4f", model.Lo, model.Hi, want)
+	}
+}
