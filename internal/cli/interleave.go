@@ -52,6 +52,9 @@ const (
 	paramBlock  = "block"  // the block's number, from 1
 	paramSlice  = "slice"  // the slice's number within its block, from 1
 	paramCPUs   = "cpus"   // a duet's: the CPUs the point ran on in the block
+	// paramLoadOnce: the sweep ran its data-changing steps in its first block only
+	// (--load-once); a later block's runs hold the steady steps alone.
+	paramLoadOnce = "load_once"
 )
 
 // trialPoint is one configuration of an interleaved comparison while it runs: its
@@ -94,6 +97,11 @@ type interleaved struct {
 	procs *runner.Procs
 	// store is how every run of the sweep writes to the store (one timeout, shared).
 	store storeOpts
+	// seed is --seed: the duet's CPU assignments are drawn from it (cpuAssignment).
+	seed int64
+	// loadOnce (--load-once): once a block has run every step on every point, the later
+	// blocks run the steady steps only, on the data it left; loaded says one has.
+	loadOnce, loaded bool
 }
 
 // runBlocks runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
@@ -129,18 +137,21 @@ func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFai
 		if err != nil {
 			return lastFailed, err
 		}
+		// A block that ran whole leaves every point's data as its steps made it.
+		i.loaded = i.loaded || (i.loadOnce && failed == nil)
 	}
 	return lastFailed, nil
 }
 
 // block runs block b (of last).
 func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error, err error) {
-	// In a duet each point gets other CPUs each block (a random assignment), so a CPU
-	// that is slower or busier than the others (interrupts, the hypervisor) is not charged
-	// to one point.
+	// In a duet each point gets other CPUs each block, counterbalanced (cpuAssignment), so
+	// a CPU that is slower or busier than the others (interrupts, the hypervisor, its own
+	// steal) is charged to every point equally often, and the report can take the
+	// assignment out of the ratio's interval.
 	var cpuOf []int
 	if i.duet {
-		cpuOf = i.rng.Perm(len(i.points))
+		cpuOf = cpuAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
 	for pi, p := range i.points {
@@ -154,7 +165,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))
 		}
 		p.cfg = pc
-		if p.target != nil && i.eng.Meta().Embedded {
+		if p.target != nil && i.eng.Meta().Embedded && !i.loaded {
 			p.target.close()
 			p.target = nil
 		}
@@ -181,6 +192,22 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		}
 		if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
 			return nil, badInput(err)
+		}
+		if i.loaded {
+			// --load-once after a whole block: the steady steps alone, planned as a run
+			// on kept data is (the workload reads what the earlier steps left).
+			pc.Steps, pc.DataKept = nil, true
+			for _, st := range p.steps {
+				if workload.SteadyTime(st) > 0 {
+					pc.Steps = append(pc.Steps, st.Name())
+				}
+			}
+			if len(pc.Steps) == 0 {
+				return nil, badInput(fmt.Errorf("--load-once: no steady step among %s to repeat after the first block; drop --load-once", strings.Join(stepNames(p.steps), ",")))
+			}
+			if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
+				return nil, badInput(err)
+			}
 		}
 		p.stored = maps.Clone(i.params.Stored())
 		p.recs = nil
@@ -314,6 +341,9 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 		}
 		if p.cpus != "" {
 			extra[paramCPUs] = p.cpus
+		}
+		if i.loadOnce {
+			extra[paramLoadOnce] = true
 		}
 		steps := p.steps
 		if n > 0 {
@@ -469,6 +499,27 @@ func duetCPUs(n int) ([]unix.CPUSet, error) {
 		}
 	}
 	return sets, nil
+}
+
+// cpuAssignment is which CPU set (an index into interleaved.cpus) each of n points of a
+// duet runs on in block b (from 1): counterbalanced, so that every n consecutive blocks
+// (a cycle: 1..n, n+1..2n, …) give each point each CPU set once — the rows of a cyclic
+// Latin square, point p on set (p + shift) mod n — in an order of the shifts drawn per
+// cycle from the sweep's seed (so a repeated sweep draws the same). A random assignment
+// per block, as before, balanced the CPUs only by chance (a binomial count), and left
+// whatever imbalance it drew in the ratio.
+func cpuAssignment(seed int64, n, b int) []int {
+	if n < 1 || b < 1 {
+		return nil
+	}
+	cycle, pos := (b-1)/n, (b-1)%n
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xc0ffee+uint64(cycle)))
+	shift := rng.Perm(n)[pos]
+	out := make([]int, n)
+	for p := range out {
+		out[p] = (p + shift) % n
+	}
+	return out
 }
 
 // pinTree sets the affinity of every thread of root's process tree (a managed server and

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +95,111 @@ func TestScheduleOrderIsRandomized(t *testing.T) {
 	again := schedule([]time.Duration{time.Second}, 3, time.Second, false, rand.New(rand.NewPCG(7, 0x5eed)))
 	if again[0].points[0] != orders[0][0] || again[1].points[0] != orders[0][1] {
 		t.Errorf("the same seed gave another order")
+	}
+}
+
+// TestCPUAssignmentCounterbalanced: every cycle of n blocks runs each point on each CPU
+// set exactly once, each block's sets are a permutation, and the same seed draws the same.
+func TestCPUAssignmentCounterbalanced(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4} {
+		for _, seed := range []int64{1, 20220} {
+			var orders [][]int
+			for cycle := range 4 {
+				count := make([][]int, n) // count[p][cpu]
+				for p := range count {
+					count[p] = make([]int, n)
+				}
+				for pos := range n {
+					b := cycle*n + pos + 1
+					a := cpuAssignment(seed, n, b)
+					if len(a) != n {
+						t.Fatalf("n %d block %d: %v", n, b, a)
+					}
+					seen := make([]bool, n)
+					for p, c := range a {
+						if c < 0 || c >= n || seen[c] {
+							t.Fatalf("n %d block %d: %v is not a permutation", n, b, a)
+						}
+						seen[c] = true
+						count[p][c]++
+					}
+					if !slices.Equal(a, cpuAssignment(seed, n, b)) {
+						t.Fatalf("n %d block %d: another draw for the same seed", n, b)
+					}
+					orders = append(orders, a)
+				}
+				for p := range count {
+					for c, k := range count[p] {
+						if k != 1 {
+							t.Errorf("n %d seed %d cycle %d: point %d on CPU set %d %d times, want once", n, seed, cycle, p, c, k)
+						}
+					}
+				}
+			}
+			// The order within cycles is drawn, not fixed: over 4 cycles of 2+ points some
+			// cycle starts otherwise than the first (a fixed rotation would always start alike).
+			if n >= 2 {
+				differs := false
+				for cycle := 1; cycle < 4; cycle++ {
+					differs = differs || !slices.Equal(orders[cycle*n], orders[0])
+				}
+				if !differs && seed == 20220 {
+					t.Errorf("n %d: every cycle starts with %v", n, orders[0])
+				}
+			}
+		}
+	}
+	if a := cpuAssignment(1, 2, 0); a != nil {
+		t.Errorf("block 0: %v", a)
+	}
+}
+
+// TestSweepLoadOnceSQLite: with --load-once the first block runs every step on every
+// point, the later blocks the steady step alone on the data it left (audited), every run
+// stores load_once, the query step pairs over all blocks, and the report decomposes its
+// ratio's noise.
+func TestSweepLoadOnceSQLite(t *testing.T) {
+	t.Parallel()
+	results := filepath.Join(t.TempDir(), "r.db")
+	const blocks = 3
+	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
+		"--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+		"--repeat", fmt.Sprint(blocks), "--load-once", "--label", "lo", "--results", results)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, want := range []string{"block 3 of 3", "Where each ratio's noise comes from", "noise of b vs a, throughput:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	rep := reportJSON(t, results, "lo/a", "lo/b")
+	loads := map[string]int{}
+	queries := 0
+	for _, r := range rep.Runs {
+		if r.Status != "ok" || r.Params["load_once"] != true {
+			t.Errorf("run %d: status %s, params %v", r.ID, r.Status, r.Params)
+		}
+		for _, s := range r.Steps {
+			switch s.Name {
+			case "l.i0":
+				loads[fmt.Sprint(r.Params["trial"])]++
+			case "qp100":
+				queries++
+				if s.Status != "ok" || s.Audit.Status != "ok" {
+					t.Errorf("run %d qp100: status %s, audit %+v", r.ID, s.Status, s.Audit)
+				}
+			}
+		}
+	}
+	if len(loads) != 1 || loads["b1/s1"] != 2 {
+		t.Errorf("l.i0 ran in trials %v, want b1/s1 on both points only", loads)
+	}
+	if want := 2 * blocks * 2; queries != want {
+		t.Errorf("%d qp100 slices stored, want %d (2 points × %d blocks × 2 slices)", queries, want, blocks)
+	}
+	if code, _, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
+		"--design", "sequential", "--load-once", "--results", results); code != 2 || !strings.Contains(stderr, "--load-once") {
+		t.Errorf("--load-once with --design sequential: exit %d, %s", code, stderr)
 	}
 }

@@ -46,6 +46,10 @@ type Run struct {
 	ReportInterval time.Duration
 	// WorkDir holds the engine's files; empty means a fresh temporary directory.
 	WorkDir string
+	// DataKept says the database already holds what earlier steps of this process left
+	// (a sweep's blocks after the first with --load-once): steps that need the loaded
+	// tables may run without the load step.
+	DataKept bool
 	// Keep keeps a temporary WorkDir (and a managed server's data dir) after the run.
 	Keep bool
 

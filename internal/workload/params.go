@@ -149,9 +149,10 @@ func (pr *Problems) Steps(cfg *config.Run, names []string, has string) {
 
 // NeedsData adds the problem of a --steps selection without first, the step that creates
 // the workload's data (what: "the tables the load step creates"), on a fresh database:
-// neither a kept --workdir nor, for a server workload (server), --dsn names one.
+// neither a kept --workdir nor, for a server workload (server), --dsn names one, nor does
+// the process keep the data its earlier steps left (cfg.DataKept).
 func (pr *Problems) NeedsData(cfg *config.Run, first, what string, server bool) {
-	if len(cfg.Steps) == 0 || slices.Contains(cfg.Steps, first) || cfg.WorkDir != "" || server && cfg.DSN != "" {
+	if len(cfg.Steps) == 0 || slices.Contains(cfg.Steps, first) || cfg.WorkDir != "" || cfg.DataKept || server && cfg.DSN != "" {
 		return
 	}
 	orDSN := ""
