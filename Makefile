@@ -12,7 +12,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 export CGO_ENABLED = 1
 
-.PHONY: all build run test check bench deps test-deps fmt-check
+.PHONY: all build run test check bench deps test-deps fmt-check tidy-check
 
 all: build
 
@@ -51,8 +51,12 @@ test: fmt-check
 	echo "make test: install, vet and build $$((t1-t0)) s; tests $$((t2-t1)) s"; \
 	exit $$rc
 
+# go.mod and go.sum as `go mod tidy` would write them (it prints the difference otherwise).
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+
 # A quick loop while editing: the tests that need no server or benchmark run (-short).
-check: deps fmt-check
+check: deps fmt-check tidy-check
 	$(GO) vet ./...
 	python3 -m unittest discover -s tools -t . -q
 	$(GO) test -short -count=1 ./...
