@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -26,10 +25,12 @@ type StatementChange struct {
 	// Share is DeltaUSPerOp as a fraction of the change of all the step's statements'
 	// µs per operation (NaN when they did not change).
 	Share float64
-	// PlanChanged says the shape's plans differ (by their shape: node types, relations,
-	// indexes, access types; estimates and costs are left out); BasePlan and NewPlan are
-	// then their outlines (PlanOutline), one line per node.
+	// PlanChanged says the shape's plans differ (ComparePlans: the tree of nodes, their
+	// types, relations, indexes, join types, scan directions and conditions; estimates,
+	// costs and the keys a version adds or drops are left out); PlanDiff then says where
+	// first, and BasePlan and NewPlan are their outlines (PlanOutline), one line per node.
 	PlanChanged       bool
+	PlanDiff          string
 	BasePlan, NewPlan []string
 }
 
@@ -155,9 +156,11 @@ func statementChanges(b, n *stepDiag, top int) []StatementChange {
 	for k := range keys {
 		c := StatementChange{Query: k, Base: b.stmts[k].cost(b.ops), New: n.stmts[k].cost(n.ops)}
 		c.DeltaUSPerOp = c.New.USPerOp - c.Base.USPerOp
-		if c.Base.Plan != "" && c.New.Plan != "" && !SamePlan(c.Base.Plan, c.New.Plan) {
-			c.PlanChanged = true
-			c.BasePlan, c.NewPlan = PlanOutline(c.Base.Plan), PlanOutline(c.New.Plan)
+		if c.Base.Plan != "" && c.New.Plan != "" {
+			if d, same := ComparePlans(c.Base.Plan, c.New.Plan); !same {
+				c.PlanChanged, c.PlanDiff = true, d.String()
+				c.BasePlan, c.NewPlan = PlanOutline(c.Base.Plan), PlanOutline(c.New.Plan)
+			}
 		}
 		out = append(out, c)
 	}
@@ -209,38 +212,6 @@ func waitChanges(b, n *stepDiag) []WaitChange {
 		return cmp.Or(strings.Compare(a.Role, b.Role), cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), strings.Compare(a.Wait, b.Wait))
 	})
 	return out
-}
-
-// SamePlan says two plans (EXPLAIN's JSON) have the same shape: equal once every number
-// (estimates, costs, widths, loops) is taken out. Plans that are not JSON compare as text.
-func SamePlan(a, b string) bool {
-	var ja, jb any
-	if json.Unmarshal([]byte(a), &ja) != nil || json.Unmarshal([]byte(b), &jb) != nil {
-		return strings.TrimSpace(a) == strings.TrimSpace(b)
-	}
-	return reflect.DeepEqual(planShape(ja), planShape(jb))
-}
-
-// planShape is a decoded plan without its numbers.
-func planShape(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, x := range t {
-			if _, num := x.(float64); num {
-				continue
-			}
-			out[k] = planShape(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = planShape(x)
-		}
-		return out
-	}
-	return v
 }
 
 // planKeys are the fields a plan outline shows, in this order: PostgreSQL's and

@@ -141,6 +141,9 @@ func explainStatementsText(w io.Writer, s report.ExplainStep) error {
 			continue
 		}
 		fmt.Fprintf(w, "plan changed: %s\n", report.Clip(report.Printable(c.Query), 100))
+		if c.PlanDiff != "" {
+			fmt.Fprintf(w, "first difference: %s\n", report.Clip(report.Printable(c.PlanDiff), 300))
+		}
 		pt := newTable(w, 4)
 		pt.row("base", "new")
 		for i := 0; i < max(len(c.BasePlan), len(c.NewPlan)); i++ {
@@ -287,6 +290,7 @@ type jsonStatementChange struct {
 	DeltaUSPerOp float64           `json:"delta_us_per_op"`
 	Share        *float64          `json:"share"`
 	PlanChanged  bool              `json:"plan_changed"`
+	PlanDiff     string            `json:"plan_difference,omitempty"`
 	BasePlan     []string          `json:"base_plan_outline,omitempty"`
 	NewPlan      []string          `json:"new_plan_outline,omitempty"`
 }
@@ -376,7 +380,7 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		}
 		for _, c := range s.Statements {
 			js.Statements = append(js.Statements, jsonStatementChange{Query: c.Query, Base: cost(c.Base), New: cost(c.New),
-				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
+				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, PlanDiff: c.PlanDiff, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
 		}
 		for _, c := range s.Waits {
 			js.Waits = append(js.Waits, jsonWaitChange{Role: c.Role, Wait: c.Wait, BaseShare: c.Base, NewShare: c.New, DeltaShare: c.Delta,

@@ -17,7 +17,7 @@ func TestExplainFormats(t *testing.T) {
 			Statements: []report.StatementChange{{Query: "DELETE FROM t WHERE id < $1", DeltaUSPerOp: 40, Share: 0.8,
 				Base:        report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
 				New:         report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]"},
-				PlanChanged: true, BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
+				PlanChanged: true, PlanDiff: "ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t", BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
 			Waits: []report.WaitChange{{Role: "insert", Wait: "IO:WALSync", Base: 0.1, New: 0.3, Delta: 0.2, BaseSamples: 10, NewSamples: 30}},
 			Roles: []report.ExplainRole{{
 				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700, P: 1e-9, Beyond: true,
@@ -33,7 +33,7 @@ func TestExplainFormats(t *testing.T) {
 	text := buf.String()
 	for _, want := range []string{"base a (run 1) → new b (runs 2, 3)", "step l.i0: 500 → 450 ops/s (-10.0%)", "CPU: 1000 ops in a, 2000 in b",
 		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
-		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1", "  Index Scan t t_pkey    Seq Scan t\n",
+		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1\nfirst difference: ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t\n", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
 		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise\n",
 		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond\n",
@@ -59,7 +59,7 @@ func TestExplainFormats(t *testing.T) {
 	}
 	step := j["steps"].([]any)[0].(map[string]any)
 	stmt := step["statements"].([]any)[0].(map[string]any)
-	if stmt["plan_changed"] != true || stmt["new"].(map[string]any)["plan_us_per_call"] != 4000.0 || step["change"] != -0.1 {
+	if stmt["plan_changed"] != true || stmt["plan_difference"] != "ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t" || stmt["new"].(map[string]any)["plan_us_per_call"] != 4000.0 || step["change"] != -0.1 {
 		t.Errorf("json statement %v, change %v", stmt, step["change"])
 	}
 	if w := step["waits"].([]any)[0].(map[string]any); w["wait"] != "IO:WALSync" || w["delta_share"] != 0.2 {
