@@ -53,13 +53,13 @@ const roleServer = "server"
 // backends, forked meanwhile, would have neither parent nor mappings), and a step's
 // samples are told from the others' by time (stepWindow).
 type cpuProfiler struct {
-	dir       string // DIR/run-<id>
-	serverPID int    // 0: no server process is profiled (embedded engine, remote server)
+	serverPID int // 0: no server process is profiled (embedded engine, remote server)
 	self      int
-	hz        int                // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
 	namer     engine.ThreadNamer // nil: the server's threads are not named (PostgreSQL, embedded, remote)
+	// runID is the run the next step's window is stored with: the run's, or in a sweep
+	// the run of the trial about to start (set before each trial).
+	runID int64
 
-	rec *profile.Recording // the run's, sampling from before the server started to finish
 	// windows are the steps' loads recorded, in order; cur is the step running (Start to
 	// Stop).
 	windows []*stepWindow
@@ -80,8 +80,13 @@ type cpuProfiler struct {
 // sessions it attributes.
 type stepWindow struct {
 	step     string
+	runID    int64
 	from, to int64
 	sessions map[int]string // server pid or tid → the role of the worker it serves
+	// clients are the threads of dbperf's workers for this step when they were pinned
+	// (runner.ClientThreader: a duet, whose points' windows overlap): then only these
+	// of dbperf's samples are the step's client role. Nil: all of dbperf's are.
+	clients map[int]bool
 	// absent is why the workers' roles are absent from the step's profile ("" when every
 	// session's server thread or process is known).
 	absent string
@@ -90,21 +95,46 @@ type stepWindow struct {
 // pollEvery is how often the server's process titles are read during a step.
 const pollEvery = 250 * time.Millisecond
 
-var _ runner.Profiler = (*cpuProfiler)(nil)
+var (
+	_ runner.Profiler       = (*cpuProfiler)(nil)
+	_ runner.ClientThreader = (*cpuProfiler)(nil)
+)
 
-// newCPUProfiler makes the run's directory of profiles, for rec, the run's recording
-// (launchRunPerf), which it ends (finish, close). h is the run's engine handle: a
-// server's engine.ThreadNamer names its threads.
-func newCPUProfiler(dir string, runID int64, serverPID, hz int, h engine.Handle, rec *profile.Recording) (*cpuProfiler, error) {
-	d := filepath.Join(dir, fmt.Sprintf("run-%d", runID))
-	if err := os.MkdirAll(d, 0o755); err != nil {
+// cpuProfiles is one perf recording and the profilers whose steps' windows it holds: a
+// run's one (dbperf run --cpu-profile), or one per point of an interleaved or duet sweep,
+// the points' servers told apart by their process trees and their workers (a duet's run
+// at once) by thread. It is folded once, at the end (fold).
+type cpuProfiles struct {
+	dir   string // DIR: each run's files go to DIR/run-<id>
+	hz    int    // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
+	rec   *profile.Recording
+	profs []*cpuProfiler
+}
+
+// newCPUProfiles takes rec, the recording (launchRunPerf), which it ends (fold, close),
+// and makes dir.
+func newCPUProfiles(dir string, hz int, rec *profile.Recording) (*cpuProfiles, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
-	p := &cpuProfiler{dir: d, serverPID: serverPID, self: os.Getpid(), hz: hz, rec: rec, titles: map[int]string{}, threads: map[int]string{}}
+	return &cpuProfiles{dir: dir, hz: hz, rec: rec}, nil
+}
+
+// profiler is a new profiler of the recording for one target: serverPID its server's
+// process (0: none), h its engine handle (a server's engine.ThreadNamer names its threads).
+func (c *cpuProfiles) profiler(serverPID int, h engine.Handle) *cpuProfiler {
+	p := &cpuProfiler{serverPID: serverPID, self: os.Getpid(), titles: map[int]string{}, threads: map[int]string{}}
 	if tn, ok := h.(engine.ThreadNamer); ok && serverPID != 0 {
 		p.namer = tn
 	}
-	return p, nil
+	c.profs = append(c.profs, p)
+	return p
+}
+
+// windowKey is a window's step in a run.
+type windowKey struct {
+	runID int64
+	step  string
 }
 
 // cpuProfileHz is the sampling rate: $DBPERF_CPU_PROFILE_HZ (1–10000: to see rare
@@ -141,7 +171,7 @@ func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, er
 // Start begins the step's window in the run's recording and the polling of the server's
 // process titles.
 func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
-	w := &stepWindow{step: step, sessions: map[int]string{}}
+	w := &stepWindow{step: step, runID: p.runID, sessions: map[int]string{}}
 	var reasons []string
 	for _, s := range sessions {
 		if s.ID != 0 && s.Local {
@@ -245,55 +275,75 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	return errors.Join(errs...)
 }
 
-// finish ends the run's recording and folds it, once, per step and role: one file per
-// step and role, and the profiles by step for the store (runRecord.putProfiles). Without
-// a step recorded it only removes perf's files. A profile that cannot be written is left
-// out and named in the error.
-func (p *cpuProfiler) finish(ctx context.Context) (map[string][]store.StepProfile, error) {
-	if p.rec == nil {
+// ClientThreads keeps the pinned workers' threads of the step running (a duet's point):
+// only they are its client role (runner.ClientThreader).
+func (p *cpuProfiler) ClientThreads(step string, tids []int) {
+	if p.cur == nil || len(tids) == 0 {
+		return
+	}
+	p.cur.clients = map[int]bool{}
+	for _, t := range tids {
+		p.cur.clients[t] = true
+	}
+}
+
+// fold ends the recording and folds it, once, per window and role: one file per step and
+// role (DIR/run-<id>/<step>.<role>.folded), and the profiles by run and step for the
+// store. Without a step recorded it only removes perf's files. A profile that cannot be
+// written is left out and named in the error.
+func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfile, error) {
+	if c.rec == nil {
 		return nil, nil
 	}
-	defer p.close()
-	if len(p.windows) == 0 {
-		return nil, nil
-	}
+	defer c.close()
 	tasks := profile.NewTasks()
-	ws := make([]profile.Window, len(p.windows))
-	for i, w := range p.windows {
-		ws[i] = profile.Window{From: w.from, To: w.to, Filter: p.filter(w, tasks)}
+	var ws []profile.Window
+	var wins []*stepWindow
+	for _, p := range c.profs {
+		for _, w := range p.windows {
+			ws = append(ws, profile.Window{From: w.from, To: w.to, Filter: p.filter(w, tasks)})
+			wins = append(wins, w)
+		}
 	}
-	pss, err := p.rec.FoldWindows(ctx, ws, tasks)
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	pss, err := c.rec.FoldWindows(ctx, ws, tasks)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
-	out := map[string][]store.StepProfile{}
-	for i, w := range p.windows {
+	out := map[windowKey][]store.StepProfile{}
+	for i, w := range wins {
 		ps := pss[i]
+		dir := filepath.Join(c.dir, fmt.Sprintf("run-%d", w.runID))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			errs = append(errs, err)
+		}
 		var kept []store.StepProfile
 		for _, role := range ps.RoleNames() {
 			text, stacks := foldedCapped(ps.Roles[role], store.MaxFoldedBytes)
 			if gz, err := store.CompressFolded(text); err != nil {
 				errs = append(errs, fmt.Errorf("step %s, role %s: %w", w.step, role, err))
 			} else {
-				kept = append(kept, store.StepProfile{Role: role, Event: p.rec.Event, Hz: p.hz,
+				kept = append(kept, store.StepProfile{Role: role, Event: c.rec.Event, Hz: c.hz,
 					Samples: int64(ps.Roles[role].Samples), Stacks: int64(stacks), Folded: gz})
 			}
-			name := filepath.Join(p.dir, fileSafe(w.step)+"."+fileSafe(role)+".folded")
+			name := filepath.Join(dir, fileSafe(w.step)+"."+fileSafe(role)+".folded")
 			if err := os.WriteFile(name, text, 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("write %s: %w", name, err))
 			}
 		}
-		out[w.step] = kept
+		out[windowKey{w.runID, w.step}] = kept
 	}
 	return out, errors.Join(errs...)
 }
 
-// close ends the run's recording unfolded (an interrupted run), removing perf's files.
-func (p *cpuProfiler) close() {
-	if p.rec != nil {
-		_ = p.rec.Close()
-		p.rec = nil
+// close ends the recording unfolded (an interrupted run), removing perf's files.
+func (c *cpuProfiles) close() {
+	if c.rec != nil {
+		_ = c.rec.Close()
+		c.rec = nil
 	}
 }
 
@@ -343,6 +393,9 @@ func foldedCapped(p *profile.Profile, maxBytes int) ([]byte, int) {
 func (p *cpuProfiler) filter(w *stepWindow, tasks *profile.Tasks) profile.Filter {
 	return func(pid, tid int, comm string) (string, bool) {
 		if pid == p.self {
+			if w.clients != nil && !w.clients[tid] {
+				return "", false // another point's worker, or dbperf's own runtime
+			}
 			return roleClient, true
 		}
 		if p.serverPID == 0 || !tasks.Descends(pid, p.serverPID) {

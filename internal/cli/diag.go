@@ -255,6 +255,16 @@ func (m *profilers) Start(ctx context.Context, step string, sessions []runner.Pr
 	return nil
 }
 
+// ClientThreads tells the profilers that take them the step's pinned workers' threads
+// (runner.ClientThreader).
+func (m *profilers) ClientThreads(step string, tids []int) {
+	for i, p := range m.ps {
+		if ct, ok := p.(runner.ClientThreader); ok && m.started[i] {
+			ct.ClientThreads(step, tids)
+		}
+	}
+}
+
 // halter is a profiler whose sampling can end before its Stop (diagCollector).
 type halter interface{ halt() }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,4 +125,67 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 	if code, _, errOut := runCLI(t, nil, "explain", "default", "jit", "--results", results, "--step", "qp100"); code != ExitBadInput || !strings.Contains(errOut, "qp100") {
 		t.Errorf("--step qp100: exit %d, %s", code, errOut)
 	}
+}
+
+// TestSweepDuetProfilesPostgres: a duet of two PostgreSQL points with --cpu-profile and
+// --explain records one perf for the sweep and gives every trial's run its own profiles
+// (each point's server by its process tree, its workers by thread) and statements, and
+// dbperf explain compares the points.
+func TestSweepDuetProfilesPostgres(t *testing.T) {
+	needPerfPostgres(t)
+	t.Parallel()
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	profDir := filepath.Join(dir, "prof")
+	env := map[string]string{"DBPERF_CPU_PROFILE_HZ": "499"}
+	code, out, errOut := runCLI(t, env, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
+		"--design", "duet", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+		"--repeat", "2", "--label", "du", "--results", results, "--cpu-profile", profDir, "--explain", "--quiet")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := store.Open(context.Background(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Results(context.Background(), []int64{1, 2, 3, 4, 5, 6, 7, 8})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 8 {
+		t.Fatalf("%d runs, want 8 (2 points × 2 blocks × 2 slices)", len(runs))
+	}
+	clients := map[string]int{} // trial → runs with a client role
+	for _, r := range runs {
+		if !strings.Contains(r.Env["explain"], "pg_stat_statements") || !strings.Contains(r.Env["cpu_profile"], "perf record") {
+			t.Errorf("run %d: env explain %q, cpu_profile %q", r.ID, r.Env["explain"], r.Env["cpu_profile"])
+		}
+		for _, s := range r.Steps {
+			roles := map[string]int64{}
+			for _, p := range s.Profiles {
+				roles[p.Role] = p.Samples
+			}
+			if s.Result.Name == "qp100" && (roles["query"] == 0 || len(s.Statements) == 0) {
+				t.Errorf("run %d step %s: roles %v, %d statements", r.ID, s.Result.Name, roles, len(s.Statements))
+			}
+			if s.Result.Name == "qp100" && roles["client"] > 0 {
+				clients[fmt.Sprint(r.Params["trial"])]++
+			}
+		}
+		if _, err := os.Stat(filepath.Join(profDir, fmt.Sprintf("run-%d", r.ID), "qp100.query.folded")); err != nil {
+			t.Errorf("run %d: %v", r.ID, err)
+		}
+	}
+	// Both points' workers ran at once in one process: each point's run of a trial has
+	// its own client samples (its pinned workers' threads).
+	for trial, n := range clients {
+		if n != 2 {
+			t.Errorf("trial %s: %d of 2 points' runs have a client role", trial, n)
+		}
+	}
+	if len(clients) != 4 {
+		t.Errorf("client roles in trials %v, want 4 trials", clients)
+	}
+	explainOf(t, results, "du/default/a", "du/default/b", "qp100", 5)
 }

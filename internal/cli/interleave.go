@@ -74,6 +74,10 @@ type trialPoint struct {
 	// cpus are the CPUs of the point in this block of a duet ("0", "2-3"), stored with its
 	// runs.
 	cpus string
+	// prof is the point's profiler of the sweep's recording (--cpu-profile) and diag its
+	// server's statement and wait collector (--explain), for the target open; nil without.
+	prof *cpuProfiler
+	diag *diagCollector
 }
 
 // interleaved is one interleaved comparison: its points, the store, and how it slices.
@@ -102,6 +106,11 @@ type interleaved struct {
 	// loadOnce (--load-once): once a block has run every step on every point, the later
 	// blocks run the steady steps only, on the data it left; loaded says one has.
 	loadOnce, loaded bool
+	// cpu is the sweep's one perf recording (--cpu-profile), launched before the points'
+	// servers start, with a profiler per point's target; records are every run the sweep
+	// began, whose steps' profiles are stored once the recording is folded (foldProfiles).
+	cpu     *cpuProfiles
+	records []*runRecord
 }
 
 // runBlocks runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
@@ -123,10 +132,7 @@ type interleaved struct {
 func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFailed error, err error) {
 	defer func() {
 		for _, p := range i.points {
-			if p.target != nil {
-				p.target.close()
-				p.target = nil
-			}
+			p.closeTarget()
 		}
 	}()
 	for b := first; b < first+blocks; b++ {
@@ -166,8 +172,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		}
 		p.cfg = pc
 		if p.target != nil && i.eng.Meta().Embedded && !i.loaded {
-			p.target.close()
-			p.target = nil
+			p.closeTarget()
 		}
 		if p.target == nil {
 			if !pc.Quiet {
@@ -177,6 +182,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 				return nil, fmt.Errorf("sweep point %s: %w", p.name(), err)
 			}
 			p.run = p.target.runner(pc)
+			i.attachProbes(ctx, p)
 		}
 		if i.duet {
 			cpus := &i.cpus[cpuOf[pi]]
@@ -277,6 +283,9 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 		if recs[j], err = i.record(ctx, p, b, tr.slice-1); err != nil {
 			return "", err
 		}
+		if p.prof != nil {
+			p.prof.runID = recs[j].id // the trial's window is stored with its run
+		}
 		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].id))
 	}
 	what := names[tr.step]
@@ -362,9 +371,84 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 		if n > 0 && p.recs[0].steps.Stopped() {
 			rec.steps.Stop(p.recs[0].steps.Status(), p.recs[0].steps.Err())
 		}
+		if p.diag != nil {
+			rec.diag = p.diag.take
+		}
 		p.recs = append(p.recs, rec)
+		i.records = append(i.records, rec)
 	}
 	return p.recs[k], nil
+}
+
+// attachProbes gives point p's runner, for the target just opened, its probes: a
+// profiler of the sweep's recording (--cpu-profile; the point's server told apart by its
+// process tree) and its server's statement and wait collector (--explain), as dbperf run
+// attaches them to its one target.
+func (i *interleaved) attachProbes(ctx context.Context, p *trialPoint) {
+	var profs profilers
+	p.prof, p.diag = nil, nil
+	if i.cpu != nil {
+		p.prof = i.cpu.profiler(p.target.hw.ServerPID, p.run.Handle)
+		p.target.env[envCPUProfile] = cpuProfileNote(p.cfg)
+		profs.add("cpu profile", p.prof)
+	}
+	if dc := openDiag(ctx, i.env, p.cfg, p.target); dc != nil {
+		p.diag = dc
+		profs.add("explain", dc)
+		pi, ok := p.run.Handle.(engine.ProcessInfo)
+		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
+	}
+	if len(profs.ps) > 0 {
+		p.run.Profiler = &profs
+	}
+}
+
+// closeTarget closes the point's target and its statement collector.
+func (p *trialPoint) closeTarget() {
+	if p.diag != nil {
+		_ = p.diag.d.Close()
+		p.diag = nil
+	}
+	if p.target != nil {
+		p.target.close()
+		p.target = nil
+	}
+}
+
+// foldProfiles folds the sweep's recording once its blocks are done (--cpu-profile) and
+// stores each trial's step's profiles with its run. An interrupted sweep's are not folded
+// (perf's files are removed), said on stderr, as is a fold that fails; only a failing
+// store write is an error.
+func (i *interleaved) foldProfiles(ctx context.Context) error {
+	if i.cpu == nil {
+		return nil
+	}
+	defer i.cpu.close()
+	if ctx.Err() != nil {
+		fmt.Fprintln(i.env.Err, "dbperf: --cpu-profile: interrupted: the trials' CPU profiles were not folded")
+		return nil
+	}
+	byStep, err := i.cpu.fold(ctx)
+	if err != nil {
+		fmt.Fprintf(i.env.Err, "dbperf: --cpu-profile: %v\n", err)
+	}
+	var errs []error
+	for _, rec := range i.records {
+		for _, k := range rec.kept {
+			ps := byStep[windowKey{rec.id, k.name}]
+			if len(ps) == 0 || k.id == 0 {
+				continue
+			}
+			// The run is finished (its block's end): a write of its own, not the run's.
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), i.store.timeout)
+			err := i.st.PutStepProfiles(wctx, k.id, ps)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("storing the CPU profiles of run %d, step %s: %w", rec.id, k.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func stepNames(steps []workload.Step) []string {

@@ -490,20 +490,20 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		defer closeB()
 		profs.add("agents barrier", b)
 	}
-	var cpuProf *cpuProfiler
+	var cpuProf *cpuProfiles
 	if cfg.CPUProfileDir != "" {
 		err := perfErr
-		var prof *cpuProfiler
 		if err == nil {
-			prof, err = newCPUProfiler(cfg.CPUProfileDir, rec.id, ot.hw.ServerPID, cfg.CPUProfileHz, run.Handle, perfRec)
+			cpuProf, err = newCPUProfiles(cfg.CPUProfileDir, cfg.CPUProfileHz, perfRec)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
-			perfRec = nil // the profiler's now
+			perfRec = nil // the profiles' now
+			prof := cpuProf.profiler(ot.hw.ServerPID, run.Handle)
+			prof.runID = rec.id
 			profs.add("cpu profile", prof)
-			cpuProf = prof
-			defer prof.close()
+			defer cpuProf.close()
 		}
 	}
 	if dc != nil {

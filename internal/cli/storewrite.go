@@ -532,7 +532,7 @@ func (w *intervalWriter) intervals() []metrics.Interval {
 // (Ctrl-C ends the run at once; perf's files are removed), said on errOut; a fold that
 // fails is said there too, the results stay without profiles. Only a failing store
 // write is an error.
-func (rec *runRecord) storeCPUProfiles(ctx context.Context, errOut io.Writer, p *cpuProfiler) error {
+func (rec *runRecord) storeCPUProfiles(ctx context.Context, errOut io.Writer, p *cpuProfiles) error {
 	if p == nil {
 		return nil
 	}
@@ -541,12 +541,18 @@ func (rec *runRecord) storeCPUProfiles(ctx context.Context, errOut io.Writer, p 
 		fmt.Fprintln(errOut, "dbperf: --cpu-profile: interrupted: the steps' CPU profiles were not folded")
 		return nil
 	}
-	byStep, err := p.finish(ctx)
+	byStep, err := p.fold(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "dbperf: --cpu-profile: %v\n", err)
 	}
+	return rec.putProfiles(byStep)
+}
+
+// putProfiles stores each of the run's steps' profiles among byStep (fold's) with it; a
+// failing store write is an error.
+func (rec *runRecord) putProfiles(byStep map[windowKey][]store.StepProfile) error {
 	for _, k := range rec.kept {
-		ps := byStep[k.name]
+		ps := byStep[windowKey{rec.id, k.name}]
 		if len(ps) == 0 || k.id == 0 || k.profiles != nil {
 			continue
 		}

@@ -31,6 +31,9 @@ type sweepFlags struct {
 	resume   bool
 	design   string
 	slice    float64
+	// loadOnce: the interleaved and duet designs run the data-changing steps in their
+	// first block only and repeat the steady steps on the tables it left.
+	loadOnce bool
 	think    []string
 	// clients are the counts of --clients, the concurrency axis (one count: no axis).
 	clients []int
@@ -131,7 +134,8 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.StringSliceVar(&sw.profiles, "profiles", nil, "config profiles (built in, or in --profiles-dir), e.g. default,cached; default: --profile")
 	fl.BoolVar(&sw.resume, "resume", false, "resume the sweep with this --label: skip the points (sequential) or blocks (interleaved) already stored finished")
 	fl.StringVar(&sw.design, "design", designInterleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")
-	fl.Float64Var(&sw.slice, "slice", 5, "interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads); 0 = whole steps")
+	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
+	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", minSlice, maxSlice))
 	// --clients takes a list here: the concurrency axis.
 	cl := fl.Lookup("clients")
 	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
@@ -191,11 +195,16 @@ func (p sweepPoint) name() string {
 	return v + "/" + prof + c
 }
 
+// minSlice and maxSlice bound --slice (0 aside): a shorter slice is mostly the switch
+// between points (0.0001 stored thousands of runs a minute), a longer one no longer
+// alternates the points within a step.
+const minSlice, maxSlice = 0.5, 3600.0
+
 // namedProfile is one --profiles entry: PROFILE or NAME=PROFILE.
 type namedProfile struct{ name, profile string }
 
-// parseProfiles splits --profiles into named profiles, dropping repeats (of a name, or of
-// an unnamed profile).
+// parseProfiles splits --profiles into named profiles, dropping a value repeated as it is
+// and refusing two points of one name (a=default,a=cached; cached,cached=default).
 func parseProfiles(vs []string) ([]namedProfile, error) {
 	var out []namedProfile
 	seen := map[string]bool{}
@@ -213,7 +222,7 @@ func parseProfiles(vs []string) ([]namedProfile, error) {
 			key = np.profile
 		}
 		if seen[key] {
-			continue
+			return nil, fmt.Errorf("--profiles %q: a second point named %s; give each point its own name, e.g. a=default,b=cached", v, key)
 		}
 		seen[key] = true
 		out = append(out, np)
@@ -229,6 +238,9 @@ func parseThink(vs []string) (map[string]time.Duration, error) {
 		dur, err := time.ParseDuration(strings.TrimSpace(d))
 		if !ok || strings.TrimSpace(n) == "" || err != nil || dur <= 0 {
 			return nil, fmt.Errorf("--think %q: give NAME=DURATION with a point's name and a positive duration, e.g. --think b=200us", v)
+		}
+		if _, ok := out[strings.TrimSpace(n)]; ok {
+			return nil, fmt.Errorf("--think %q: point %s has a --think already; give one per point", v, strings.TrimSpace(n))
 		}
 		out[strings.TrimSpace(n)] = dur
 	}
@@ -266,11 +278,14 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
+	if sw.loadOnce && sw.design == designSequential {
+		errs = append(errs, "--load-once: only with --design interleaved or duet (a sequential design runs each repeat whole); drop --load-once")
+	}
 	if !slices.Contains(designs(), sw.design) {
 		errs = append(errs, fmt.Sprintf("--design %q: use %s", sw.design, strings.Join(designs(), ", ")))
 	}
-	if sw.slice < 0 {
-		errs = append(errs, fmt.Sprintf("--slice %g: give the seconds of a slice (0 = whole steps)", sw.slice))
+	if sw.slice != 0 && !(sw.slice >= minSlice && sw.slice <= maxSlice) { // NaN too
+		errs = append(errs, fmt.Sprintf("--slice %g: give 0 (whole steps) or the seconds of a slice, from %g to %g", sw.slice, minSlice, maxSlice))
 	}
 	named, err := parseProfiles(sw.profiles)
 	if err != nil {
@@ -306,14 +321,8 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
 		}
 	}
-	if f.cpuProfile != "" && sw.design != designSequential {
-		errs = append(errs, "--cpu-profile: only with --design sequential (the interleaved and duet designs run several servers' steps in turn or at once, and a step's profile would hold them all); or profile the configurations with dbperf run --cpu-profile")
-	}
 	if f.limits.cpus > 0 && sw.design == designDuet {
 		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
-	}
-	if f.explain && sw.design != designSequential {
-		errs = append(errs, "--explain: only with --design sequential (the interleaved and duet designs record no statements yet); or record the configurations with dbperf run --explain")
 	}
 	for n := range think {
 		if !slices.ContainsFunc(named, func(np namedProfile) bool { return np.name == n }) {
@@ -540,7 +549,7 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 		}
 	}
 	il := &interleaved{env: env, wl: wl, params: params, eng: eng, st: st, prefix: prefix,
-		slice: seconds(sw.slice), resolve: resolve, quiet: cfg.Quiet,
+		slice: seconds(sw.slice), resolve: resolve, quiet: cfg.Quiet, loadOnce: sw.loadOnce, seed: cfg.Seed,
 		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		prog:  progress.New(env.Out, env.IsTerminal, cfg.Quiet),
@@ -568,8 +577,21 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 	}
 	var lastFailed error
 	if blocks > 0 {
+		// --cpu-profile: one recording for the sweep, sampling before the points' servers
+		// start (launchRunPerf's reason), folded once after the last block.
+		if rec, err := launchRunPerf(ctx, cfg); err != nil {
+			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
+		} else if rec != nil {
+			if il.cpu, err = newCPUProfiles(cfg.CPUProfileDir, cfg.CPUProfileHz, rec); err != nil {
+				_ = rec.Close()
+				return nil, nil, badInput(err)
+			}
+		}
 		var err error
 		lastFailed, err = il.runBlocks(ctx, first, blocks)
+		if perr := il.foldProfiles(ctx); perr != nil && err == nil {
+			err = perr
+		}
 		if err != nil {
 			var ee *exitError
 			if errors.As(err, &ee) && ee.code == ExitInterrupted {
@@ -733,7 +755,7 @@ func parseVary(cmd *cobra.Command, vs []string) ([]varyAxis, error) {
 func sweepOwnFlag(name string) bool {
 	switch name {
 	case "engine", "engine-version", "versions", "profile", "profiles", "clients", "label", "results", "repeat",
-		"design", "slice", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
+		"design", "slice", "load-once", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
 		"mysql-storage-engine", "cache-dir", "profiles-dir", "steps", "store-timeout", "cpu-profile", "explain",
 		"server-memory", "server-cpus", "build-id", "report-interval":
 		return true

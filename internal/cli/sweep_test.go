@@ -84,8 +84,6 @@ func TestSweepBadInput(t *testing.T) {
 		{"vary the sweep's own", []string{"sweep", "insertbench", "--engine", "sqlite", "--vary", "clients=1,2"}, "--clients is the sweep's or the run's own"},
 		{"vary no values", []string{"sweep", "insertbench", "--engine", "sqlite", "--vary", "rows"}, "give FLAG=V1,V2"},
 		{"vary a bad value", []string{"sweep", "insertbench", "--engine", "sqlite", "--vary", "rows=abc"}, `invalid argument "abc" for "--rows"`},
-		{"cpu profile interleaved", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--cpu-profile", "p"}, "--cpu-profile: only with --design sequential"},
-		{"explain interleaved", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--explain"}, "--explain: only with --design sequential"},
 		{"think duration", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default", "--think", "a=soon"}, `--think "a=soon": give NAME=DURATION`},
 		{"profile name", []string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a/b=default"}, "name a point NAME=PROFILE"},
 		{"profile name escape", []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a\x1b[2J=default"}, "name a point NAME=PROFILE, NAME printable"},

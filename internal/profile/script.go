@@ -367,6 +367,18 @@ func FoldScript(r io.Reader, filter Filter, tasks *Tasks, lim Limits) (*Profiles
 	return pss[0], nil
 }
 
+// overlaps says some two windows share a moment (or one takes every sample).
+func overlaps(ws []Window) bool {
+	for i := range ws {
+		for j := i + 1; j < len(ws); j++ {
+			if ws[i].To == 0 || ws[j].To == 0 || ws[i].From <= ws[j].To && ws[j].From <= ws[i].To {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Window is a span of a recording folded on its own (a step's load): the samples from
 // From to To (ns of the recording's clock, Event.Time), attributed by Filter. A window
 // whose To is 0 takes every sample (From and To are not read).
@@ -376,8 +388,10 @@ type Window struct {
 }
 
 // FoldWindows folds `perf script` output (ParseScript) per window and role, as
-// FoldScript does: a sample goes to the first window that holds its time; samples in no
-// window are left out (counted in no window's Samples).
+// FoldScript does: a sample goes to the first window that holds its time and whose filter
+// attributes it (windows may overlap: a duet's points); samples in no window are left out
+// (counted in no window's Samples), a sample no window attributes is counted as dropped
+// in the first that holds it.
 func FoldWindows(r io.Reader, windows []Window, tasks *Tasks, lim Limits) ([]*Profiles, error) {
 	if lim.MaxStacks <= 0 {
 		lim.MaxStacks = DefaultMaxStacks
@@ -389,16 +403,29 @@ func FoldWindows(r io.Reader, windows []Window, tasks *Tasks, lim Limits) ([]*Pr
 	for i := range out {
 		out[i] = &Profiles{Roles: map[string]*Profile{}}
 	}
+	overlapping := overlaps(windows)
 	var sb strings.Builder
 	err := ParseScript(r, func(ev *Event) error {
 		if ev.Task != "" {
 			tasks.add(ev)
 			return nil
 		}
-		wi := -1
+		// Windows may overlap (a duet's points run at once, each its own window): the
+		// sample goes to the first window that holds its time and whose filter takes it;
+		// one that none takes counts as dropped in the first that holds it.
+		wi, role := -1, ""
 		for i, w := range windows {
-			if w.To == 0 || ev.Time >= w.From && ev.Time <= w.To {
+			if w.To != 0 && (ev.Time < w.From || ev.Time > w.To) {
+				continue
+			}
+			if wi < 0 {
 				wi = i
+			}
+			if r, ok := w.Filter(ev.PID, ev.TID, ev.Comm); ok {
+				wi, role = i, r
+				break
+			}
+			if i == wi && !overlapping {
 				break
 			}
 		}
@@ -407,8 +434,7 @@ func FoldWindows(r io.Reader, windows []Window, tasks *Tasks, lim Limits) ([]*Pr
 		}
 		ps := out[wi]
 		ps.Samples++
-		role, ok := windows[wi].Filter(ev.PID, ev.TID, ev.Comm)
-		if !ok {
+		if role == "" {
 			ps.Dropped++
 			return nil
 		}

@@ -220,3 +220,30 @@ func TestFoldGolden(t *testing.T) {
 		})
 	}
 }
+
+// Overlapping windows (a duet's two points at once): a sample goes to the window whose
+// filter takes it, whichever comes first; one that none takes is dropped in the first
+// window holding it; consecutive windows split by time as before.
+func TestFoldWindowsOverlapping(t *testing.T) {
+	in := "a  1/1 0.000000100:\n\t1 fa (/bin/a)\n\n" +
+		"b  2/2 0.000000150:\n\t1 fb (/bin/b)\n\n" +
+		"c  3/3 0.000000160:\n\t1 fc (/bin/c)\n\n" +
+		"b  2/2 0.000000300:\n\t1 late (/bin/b)\n\n"
+	only := func(pid int) Filter {
+		return func(p, tid int, comm string) (string, bool) { return comm, p == pid }
+	}
+	ws := []Window{{From: 50, To: 200, Filter: only(1)}, {From: 50, To: 200, Filter: only(2)}, {From: 201, To: 400, Filter: only(2)}}
+	pss, err := FoldWindows(strings.NewReader(in), ws, NewTasks(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pss[0].Roles["a"]; got == nil || got.Samples != 1 || len(pss[0].Roles) != 1 || pss[0].Samples != 2 || pss[0].Dropped != 1 {
+		t.Errorf("window 0: %+v (samples %d dropped %d), want a's one sample and c's dropped", pss[0].Roles, pss[0].Samples, pss[0].Dropped)
+	}
+	if got := pss[1].Roles["b"]; got == nil || got.Stacks["fb"] != 1 || pss[1].Samples != 1 {
+		t.Errorf("window 1: %+v, want b's sample at 150", pss[1].Roles)
+	}
+	if got := pss[2].Roles["b"]; got == nil || got.Stacks["late"] != 1 || pss[2].Samples != 1 {
+		t.Errorf("window 2: %+v, want b's sample at 300", pss[2].Roles)
+	}
+}

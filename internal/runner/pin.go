@@ -61,6 +61,7 @@ type pinned struct {
 	before unix.CPUSet
 	cpu    time.Duration
 	ok     bool
+	tid    int // the thread's id
 }
 
 // pinThread locks the calling goroutine to its thread and sets the thread's affinity to
@@ -68,7 +69,7 @@ type pinned struct {
 // then runs unpinned, and its client CPU is unknown).
 func pinThread(cpus *unix.CPUSet) pinned {
 	runtime.LockOSThread()
-	var p pinned
+	p := pinned{tid: unix.Gettid()}
 	if err := unix.SchedGetaffinity(0, &p.before); err != nil {
 		return p
 	}

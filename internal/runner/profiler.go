@@ -20,6 +20,14 @@ type Profiler interface {
 	Stop(ctx context.Context, step string) error
 }
 
+// ClientThreader is a Profiler that is told the threads a pinned step's workers ran on
+// (Runner.Pin: each worker locked to a thread of its own), after the load and before Stop:
+// a profile of dbperf's own CPU can then tell the workers of runners that run at once (a
+// duet's points, in one process) apart by thread.
+type ClientThreader interface {
+	ClientThreads(step string, tids []int)
+}
+
 // ProfiledSession is one worker's session as a Profiler attributes samples: the worker's
 // role and the server process or thread serving the session (engine.ProcessInfo), 0 when
 // unknown (an embedded engine, or SessionPID failed: Reason says why).

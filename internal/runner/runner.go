@@ -89,6 +89,8 @@ type worker struct {
 	// was pinned.
 	threadCPU time.Duration
 	pinOK     bool
+	// tid is the worker's pinned thread (Runner.Pin), 0 unpinned.
+	tid int
 }
 
 // Run runs one step and returns its result. The result's status is interrupted when ctx
@@ -177,6 +179,7 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 			defer wg.Done()
 			if r.Pin != nil {
 				p := pinThread(&r.Pin.CPUs)
+				w.tid = p.tid
 				defer func() { w.threadCPU, w.pinOK = p.unpin(), p.ok }()
 			}
 			work(stopCtx, probe.opContext(ctx, w), w, start, load.Duration, doneCh, errCh)
@@ -193,6 +196,15 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	kvt.tick(context.WithoutCancel(ctx), &iv, end)
 	obs.Interval(step.Name(), iv)
 	if profiling {
+		if ct, ok := r.Profiler.(ClientThreader); ok && r.Pin != nil {
+			tids := make([]int, 0, len(workers))
+			for _, w := range workers {
+				if w.tid != 0 {
+					tids = append(tids, w.tid)
+				}
+			}
+			ct.ClientThreads(step.Name(), tids)
+		}
 		if err := r.Profiler.Stop(context.WithoutCancel(ctx), step.Name()); err != nil {
 			profNote = err.Error()
 		}
