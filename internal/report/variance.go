@@ -59,6 +59,12 @@ func (c Comparison) varianceFigures(step string) []varianceFigure {
 func decompose(base, g GroupReport, step string, f varianceFigure) stats.Decomposition {
 	na, nb := secondNoise(base, step, f), secondNoise(g, step, f)
 	if blocks, ok := pairBlocks(base, g, f.get); ok {
+		white := stats.Independent(na, nb)
+		if simultaneous(base, g) {
+			// A duet: both points ran in the same seconds, whose common noise cancels out
+			// of the ratio: its white noise is the per-second ratio's own.
+			white = stats.Joint(ratioSecondNoise(base, g, step, f))
+		}
 		vb := make([]stats.VarianceBlock, len(blocks))
 		for i, bl := range blocks {
 			vb[i].Factor = bl.factor
@@ -68,7 +74,7 @@ func decompose(base, g GroupReport, step string, f varianceFigure) stats.Decompo
 				}
 			}
 		}
-		return stats.DecomposePaired(vb, na, nb, stats.DefaultConfidence)
+		return stats.DecomposePaired(vb, white, stats.DefaultConfidence)
 	}
 	return stats.DecomposeUnpaired(logs(values(base, f.get)), logs(values(g, f.get)), na, nb, stats.DefaultConfidence)
 }
@@ -146,6 +152,91 @@ func secondNoise(g GroupReport, step string, f varianceFigure) stats.SecondNoise
 		SliceSec: secs / float64(len(steps)), TotalSec: secs}
 }
 
+// simultaneous says the two groups' trials ran at the same time (a duet's runs).
+func simultaneous(a, b GroupReport) bool {
+	for _, g := range []GroupReport{a, b} {
+		for _, r := range g.Runs {
+			if paramString(r.Params, "design") != "duet" {
+				return false
+			}
+		}
+	}
+	return len(a.Runs) > 0 && len(b.Runs) > 0
+}
+
+// ratioSecondNoise is the white noise of the per-second log ratio of two groups whose
+// trials ran at once (a duet): in each trial both ran, interval k of the candidate's run
+// over interval k of the base's (both full), its variance from successive differences
+// (secondNoise's estimator), pooled over the trials; SliceSec and TotalSec are the
+// candidate's seconds per trial and in all.
+func ratioSecondNoise(base, g GroupReport, step string, f varianceFigure) stats.SecondNoise {
+	if f.interval == nil {
+		return stats.SecondNoise{}
+	}
+	byTrial := func(gr GroupReport) map[string]StepReport {
+		out := map[string]StepReport{}
+		for _, r := range gr.Runs {
+			s, ok := r.Step(step)
+			if _, has := f.get(r); !ok || !has || s.Status != metrics.StatusOK {
+				continue
+			}
+			if _, tr := runTrial(r); tr != "" {
+				out[tr] = s
+			}
+		}
+		return out
+	}
+	ta, tb := byTrial(base), byTrial(g)
+	var lengths []float64
+	for tr, sb := range tb {
+		if _, ok := ta[tr]; ok {
+			for _, iv := range sb.Intervals {
+				lengths = append(lengths, iv.EndSec-iv.StartSec)
+			}
+		}
+	}
+	if len(lengths) == 0 {
+		return stats.SecondNoise{}
+	}
+	slices.Sort(lengths)
+	nominal := lengths[len(lengths)/2]
+	if !(nominal > 0) {
+		return stats.SecondNoise{}
+	}
+	full := func(iv IntervalReport) bool { return iv.EndSec-iv.StartSec >= 0.75*nominal }
+	var ss, secs float64
+	df, trials := 0, 0
+	for tr, sb := range tb {
+		sa, ok := ta[tr]
+		if !ok {
+			continue
+		}
+		trials++
+		secs += sb.Seconds
+		var ls []float64
+		for k := 0; k < min(len(sa.Intervals), len(sb.Intervals)); k++ {
+			ia, ib := sa.Intervals[k], sb.Intervals[k]
+			if !full(ia) || !full(ib) {
+				continue
+			}
+			va, okA := f.interval(sa, ia)
+			vb, okB := f.interval(sb, ib)
+			if okA && okB && va > 0 && vb > 0 {
+				ls = append(ls, math.Log(vb)-math.Log(va))
+			}
+		}
+		for k := 1; k < len(ls); k++ {
+			d := ls[k] - ls[k-1]
+			ss += d * d / 2
+			df++
+		}
+	}
+	if df < 2 || trials == 0 {
+		return stats.SecondNoise{}
+	}
+	return stats.SecondNoise{Var: ss / float64(df), IntervalSec: nominal, SliceSec: secs / float64(trials), TotalSec: secs}
+}
+
 // varianceColumns are the variance table's columns.
 func varianceColumns() []string {
 	return []string{"blocks", "slices/block", "seconds", "slices", "blocks", "CPU", "block sd", "MDE", "limit", "MDE/limit"}
@@ -192,7 +283,8 @@ func varianceTable(rows []varianceRow) Table {
 			"blocks: the pairs of a paired design (interleaved, duet), the runs of a sequential one (of the config with fewer); slices/block: the slices both configs ran in a block",
 			"seconds: white noise from one second to the next (only more measuring time shrinks it); slices: drift between a block's slices beyond it (shorter slices, or --design duet); " +
 				"blocks: differences between blocks or runs, their tables and minutes (more blocks, or --load-once); CPU: a duet's CPU assignment (taken out of the ratio's interval)",
-			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config; MDE/limit: how far from it the design is",
+			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config (a duet: of the per-second ratio, both configs measured in the same seconds); MDE/limit: how far from it the design is " +
+				"(under 1 where the seconds are not white noise: a load's rate moving as its table grows, CPU time counted in clock ticks)",
 		}}
 	for _, v := range rows {
 		t.Rows = append(t.Rows, Row{Head: []string{v.config, v.step, v.figure}, Cells: varianceCells(v.d, v.r, v.hasRatio)})

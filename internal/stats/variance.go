@@ -84,6 +84,32 @@ func (s SecondNoise) perSlice() float64 { return s.Var * s.IntervalSec / s.Slice
 // perTotal is the variance of the mean log rate over every second measured.
 func (s SecondNoise) perTotal() float64 { return s.Var * s.IntervalSec / s.TotalSec }
 
+// White is the white noise of a paired comparison's log ratio: PerSlice the variance of
+// one slice's ratio it explains, Total that of the ratio over every second measured (the
+// limit's). Zero: unknown.
+type White struct{ PerSlice, Total float64 }
+
+// Independent is the white noise of the ratio of two points measured apart (interleaved:
+// their seconds' noises are independent): the sum of each point's.
+func Independent(a, b SecondNoise) White {
+	if !a.known() || !b.known() {
+		return White{}
+	}
+	return White{PerSlice: a.perSlice() + b.perSlice(), Total: a.perTotal() + b.perTotal()}
+}
+
+// Joint is the white noise of the ratio of two points measured in the same seconds (a
+// duet), from the noise of the per-second log ratio itself (r: its variance, interval,
+// seconds per slice and per point): what both points share cancels out of it.
+func Joint(r SecondNoise) White {
+	if !r.known() {
+		return White{}
+	}
+	return White{PerSlice: r.perSlice(), Total: r.perTotal()}
+}
+
+func (w White) known() bool { return w.PerSlice > 0 && w.Total > 0 }
+
 // Decomposition is a ratio's variance by source, each the variance its source adds to the
 // log ratio's estimate (so they add up to Total).
 type Decomposition struct {
@@ -120,10 +146,10 @@ func (d Decomposition) Share(s Source) float64 {
 	return 100 * v / d.Total
 }
 
-// DecomposePaired decomposes a paired comparison's ratio: blocks as measured, a and b the
-// white noise of the base's and the candidate's seconds (zero values: unknown). Blocks
-// without a slice are ignored; with fewer than 2 blocks Units is set and nothing else.
-func DecomposePaired(blocks []VarianceBlock, a, b SecondNoise, confidence float64) Decomposition {
+// DecomposePaired decomposes a paired comparison's ratio: blocks as measured, wn the white
+// noise of the ratio's seconds (Independent, Joint; zero: unknown). Blocks without a slice
+// are ignored; with fewer than 2 blocks Units is set and nothing else.
+func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decomposition {
 	d := Decomposition{Paired: true, Var: map[Source]float64{}, BlockEffectP: math.NaN()}
 	var means []float64
 	var factors []string
@@ -166,10 +192,9 @@ func DecomposePaired(blocks []VarianceBlock, a, b SecondNoise, confidence float6
 	}
 
 	white := -1.0
-	if a.known() && b.known() {
-		white = a.perSlice() + b.perSlice()
-		se2 := a.perTotal() + b.perTotal()
-		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(se2), 1-confidenceOr(confidence), 0), true
+	if wn.known() {
+		white = wn.PerSlice
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(wn.Total), 1-confidenceOr(confidence), 0), true
 	}
 	// The slices' variance around their block's mean: white noise plus drift.
 	sliceVar := -1.0

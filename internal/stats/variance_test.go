@@ -49,7 +49,7 @@ func TestDecomposePairedRecoversKnownComponents(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			blocks := synthBlocks(rng, n, s, c.cpu, c.block, c.drift, c.sec, sliceSec)
 			noise := SecondNoise{Var: c.sec * c.sec, IntervalSec: 1, SliceSec: sliceSec, TotalSec: n * s * sliceSec}
-			d := DecomposePaired(blocks, noise, noise, 0.95)
+			d := DecomposePaired(blocks, Independent(noise, noise), 0.95)
 			if d.Units != n || d.SlicesPerUnit != s {
 				t.Fatalf("units %d slices %g, want %d and %d", d.Units, d.SlicesPerUnit, n, s)
 			}
@@ -104,24 +104,24 @@ func TestDecomposePairedPartialInputs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	// One slice per block and no seconds: all of it is between blocks.
 	one := synthBlocks(rng, 50, 1, 0, 0.05, 0, 0.01, 2)
-	d := DecomposePaired(one, SecondNoise{}, SecondNoise{}, 0)
+	d := DecomposePaired(one, White{}, 0)
 	if d.Dominant != SourceBlocks || len(d.Var) != 1 || d.HasLimit || !math.IsNaN(d.BlockEffectP) {
 		t.Errorf("one slice, no seconds: %+v", d)
 	}
 	// One slice per block with seconds: the seconds' share comes from them, capped by the
 	// blocks' variance.
 	noise := SecondNoise{Var: 0.01 * 0.01, IntervalSec: 1, SliceSec: 2, TotalSec: 100}
-	d = DecomposePaired(one, noise, noise, 0)
+	d = DecomposePaired(one, Independent(noise, noise), 0)
 	if _, ok := d.Var[SourceSeconds]; !ok || d.Dominant != SourceBlocks || !d.HasLimit {
 		t.Errorf("one slice with seconds: %+v", d)
 	}
 	// Fewer than two blocks: nothing but the count.
-	d = DecomposePaired(one[:1], noise, noise, 0)
+	d = DecomposePaired(one[:1], Independent(noise, noise), 0)
 	if d.Units != 1 || d.Total != 0 || d.Dominant != "" {
 		t.Errorf("one block: %+v", d)
 	}
 	// NaN slices are ignored; a block of none is no block.
-	d = DecomposePaired([]VarianceBlock{{LogRatios: []float64{math.NaN()}}, {LogRatios: []float64{0.1, 0.2}}, {LogRatios: []float64{0.0, 0.1}}}, SecondNoise{}, SecondNoise{}, 0)
+	d = DecomposePaired([]VarianceBlock{{LogRatios: []float64{math.NaN()}}, {LogRatios: []float64{0.1, 0.2}}, {LogRatios: []float64{0.0, 0.1}}}, White{}, 0)
 	if d.Units != 2 {
 		t.Errorf("units %d, want 2", d.Units)
 	}
@@ -231,5 +231,23 @@ func TestAdjustForFactorNarrowsTheInterval(t *testing.T) {
 	}
 	if want := math.Exp(0.02); !(model.Lo < want && want < model.Hi) {
 		t.Errorf("adjusted interval %.4f–%.4f misses the true ratio %.4f", model.Lo, model.Hi, want)
+	}
+}
+
+// Joint takes the per-second ratio's own noise: two points measured in the same seconds
+// share most of it (a duet), so their ratio's white noise is far below the sum of each
+// point's, and the limit with it.
+func TestJointWhiteNoise(t *testing.T) {
+	each := SecondNoise{Var: 0.12 * 0.12, IntervalSec: 1, SliceSec: 2, TotalSec: 600}
+	ratio := SecondNoise{Var: 0.03 * 0.03, IntervalSec: 1, SliceSec: 2, TotalSec: 600}
+	ind, joint := Independent(each, each), Joint(ratio)
+	if math.Abs(ind.PerSlice-2*0.0144/2) > 1e-12 || math.Abs(ind.Total-2*0.0144/600) > 1e-12 {
+		t.Errorf("independent %+v", ind)
+	}
+	if math.Abs(joint.PerSlice-0.0009/2) > 1e-12 || math.Abs(joint.Total-0.0009/600) > 1e-12 {
+		t.Errorf("joint %+v", joint)
+	}
+	if w := Independent(each, SecondNoise{}); w.known() {
+		t.Errorf("one side unknown: %+v", w)
 	}
 }
