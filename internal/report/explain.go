@@ -64,6 +64,58 @@ type ExplainRole struct {
 	// Self are the functions by self CPU (the leaf frame), Total by total CPU (the frame
 	// anywhere on a stack, once per stack): the Top by absolute change, largest first.
 	Self, Total []FunctionChange
+	// Builds are the builds of the role's code the configs profiled (buildsOf), base and
+	// new, when they differ; the zero value when they are the same.
+	Builds [2]string
+}
+
+// roleClient is the role of dbperf's own process in a profile (cli's roleClient).
+const roleClient = "client"
+
+// buildsOf are the builds of a role's code in a config's runs: the engine and its
+// version for a server's processes; for the client role (dbperf's own process) dbperf's
+// version, and the engine's too when it is embedded in dbperf.
+func buildsOf(runs []store.Run, role string) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		b := r.Engine + " " + r.EngineVersion
+		if role == roleClient {
+			b = "dbperf " + r.Env["dbperf_version"]
+			if strings.HasPrefix(r.Env[envServerProcesses], "embedded") {
+				b += " with " + r.Engine + " " + r.EngineVersion
+			}
+		}
+		set[b] = true
+	}
+	return sortedKeys(set)
+}
+
+// buildRatio is how far a function's CPU per op must change between two builds (either
+// way) before explain says its symbols may differ rather than its work.
+const buildRatio = 10
+
+// markBuilds says, for the functions of a role whose configs profiled different builds,
+// which figures may be the builds' symbols (FunctionChange.Build); their % change is then
+// no figure of the function's work.
+func markBuilds(fns []FunctionChange, base, neu string) {
+	for i := range fns {
+		f := &fns[i]
+		switch {
+		case f.BaseSamples == 0 && f.NewSamples > 0:
+			f.Build = "only in " + neu + "'s build: inlined or renamed?"
+		case f.NewSamples == 0 && f.BaseSamples > 0:
+			f.Build = "only in " + base + "'s build: inlined or renamed?"
+		case f.Base > 0 && f.New > 0 && (f.New/f.Base >= buildRatio || f.Base/f.New >= buildRatio):
+			more := neu
+			if f.Base > f.New {
+				more = base
+			}
+			f.Build = fmt.Sprintf("×%.0f in %s's build: inlined elsewhere or renamed?", math.Max(f.New/f.Base, f.Base/f.New), more)
+		default:
+			continue
+		}
+		f.Pct = math.NaN()
+	}
 }
 
 // FunctionChange is one function's CPU µs per op in both configs.
@@ -71,10 +123,19 @@ type FunctionChange struct {
 	Function  string
 	Base, New float64 // µs per op
 	Delta     float64 // New - Base
-	// Pct is Delta in % of Base; NaN when Base is 0 (the function is new).
+	// Pct is Delta in % of Base; NaN when Base is 0 (the function is new) or when Build
+	// says the change is the builds' symbols rather than the function's work.
 	Pct float64
-	// Share is Delta as a fraction of the role's Delta; NaN when the role's is 0.
+	// Share is Delta as a fraction of the role's Delta, within −1 and 1; NaN when the
+	// role's Delta is 0 or the function's change is larger than the role's (other
+	// functions' changes offset it: a share of the role's change it is not).
 	Share float64
+	// Build is set when the two configs profiled different builds of the role's code and
+	// the function's figures may be the builds' symbols rather than its work: it has
+	// samples in one config's profile only, or its CPU changed tenfold or more (a
+	// function inlined in one build has few samples of its own there, one renamed none).
+	// It says which ("only in 13/default's build: inlined or renamed?").
+	Build string
 	// BaseSamples and NewSamples are the function's samples; P is the p-value of the
 	// change against the noise of sampling alone (stats.PoissonRateP, exposures the
 	// configs' rate × operations), Beyond whether it is below NoiseAlpha divided by the
@@ -285,6 +346,11 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			er.Beyond = er.P < NoiseAlpha
 			er.Self = topChanges(br.self, nr.self, fnSamples{br.selfN, nr.selfN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
 			er.Total = topChanges(br.total, nr.total, fnSamples{br.totalN, nr.totalN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
+			if bb, nb := buildsOf(baseRuns, role), buildsOf(newRuns, role); !slices.Equal(bb, nb) {
+				er.Builds = [2]string{strings.Join(bb, ", "), strings.Join(nb, ", ")}
+				markBuilds(er.Self, base.Name, neu.Name)
+				markBuilds(er.Total, base.Name, neu.Name)
+			}
 			es.Roles = append(es.Roles, er)
 		}
 		slices.SortStableFunc(es.Roles, func(a, b ExplainRole) int { return cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)) })
@@ -341,7 +407,7 @@ func topChanges(base, neu map[string]float64, n fnSamples, baseOps, newOps int64
 			c.Pct = 100 * c.Delta / c.Base
 		}
 		if roleDelta != 0 {
-			c.Share = c.Delta / roleDelta
+			c.Share = shareOf(c.Delta, roleDelta)
 		}
 		out = append(out, c)
 	}
@@ -371,4 +437,20 @@ func LoadExplain(ctx context.Context, st *store.Store, base, neu Group, o Explai
 		return Explain{}, err
 	}
 	return BuildExplain(base, neu, runs[:len(base.RunIDs)], runs[len(base.RunIDs):], o)
+}
+
+// shareOf is a change as a fraction of its role's change, within −1 and 1 (a function
+// whose change goes against the role's offsets part of it); NaN when it is larger than
+// the role's change, which is then the net of larger changes that offset each other and
+// no share of it says anything.
+func shareOf(delta, roleDelta float64) float64 {
+	sh := delta / roleDelta
+	const eps = 1e-9 // a function on every stack has the role's change, up to rounding
+	switch {
+	case math.Abs(sh) <= 1:
+		return sh
+	case math.Abs(sh) <= 1+eps:
+		return math.Copysign(1, sh)
+	}
+	return math.NaN()
 }

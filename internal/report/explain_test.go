@@ -85,10 +85,11 @@ func TestBuildExplain(t *testing.T) {
 	if !near(ins.Base, 1500) || !near(ins.New, 1750) || !near(ins.Delta, 250) || ins.BaseSamples != 150 || ins.NewSamples != 700 {
 		t.Errorf("insert %+v", ins)
 	}
-	// Self, ranked by |Δ|: lock +250 (new: no %), wal 500 → 1000 = +500, heap 1000 → 500 = -500.
+	// Self, ranked by |Δ|: lock +250 (new: no %), wal 500 → 1000 = +500, heap 1000 → 500 =
+	// -500: changes larger than the role's (+250), which offset each other, have no share.
 	want := []FunctionChange{
-		{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2},
-		{Function: "wal", Base: 500, New: 1000, Delta: 500, Pct: 100, Share: 2},
+		{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: math.NaN()},
+		{Function: "wal", Base: 500, New: 1000, Delta: 500, Pct: 100, Share: math.NaN()},
 		{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1},
 	}
 	checkChanges(t, "self", ins.Self, want)
@@ -190,6 +191,89 @@ func TestExplainNoise(t *testing.T) {
 	for k, w := range want {
 		if beyond[k] != w {
 			t.Errorf("%s beyond noise: %v, want %v", k, beyond[k], w)
+		}
+	}
+}
+
+// TestExplainBuilds: where the two configs profiled different builds of a role's code, a
+// function with samples in one config only, or ten times the CPU per op in one, is marked
+// as the builds' symbols (no % change) rather than called new, vanished or +4000%; the
+// same figures between runs of one build are changes. No share is beyond ±100% of the
+// role's change.
+func TestExplainBuilds(t *testing.T) {
+	run := func(id int64, version, folded string) store.Run {
+		r := explainRun(t, id, "qp100", 1000, 100, map[string]string{"query": folded, "client": "go;send 10\n"})
+		r.Engine, r.EngineVersion = "postgres", version
+		r.Env = map[string]string{"dbperf_version": "v1", "server_processes": "managed server: pid 1 and its children"}
+		return r
+	}
+	// 13: internal_flush has its own frames (1 sample of 100); 14 inlines pq_flush into
+	// it (41), exec_simple is renamed exec_simple_query, heap is the same, lock grows 3×.
+	base := "main;exec_simple;internal_flush 1\nmain;exec_simple;pq_flush 40\nmain;exec_simple;heap 50\nmain;exec_simple;lock 9\n"
+	neu := "main;exec_simple_query;internal_flush 41\nmain;exec_simple_query;heap 50\nmain;exec_simple_query;lock 27\n"
+	for _, tc := range []struct {
+		name       string
+		bv, nv     string
+		wantBuild  map[string]string // function (self) → its mark
+		wantBuilds [2]string
+	}{
+		{"13 vs 14", "13.23", "14.24", map[string]string{
+			"internal_flush": "×41 in b's build: inlined elsewhere or renamed?",
+			"pq_flush":       "only in a's build: inlined or renamed?",
+			"heap":           "", "lock": "",
+		}, [2]string{"postgres 13.23", "postgres 14.24"}},
+		{"one build", "15.18", "15.18", map[string]string{"internal_flush": "", "pq_flush": "", "heap": "", "lock": ""}, [2]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := BuildExplain(Group{Name: "a", RunIDs: []int64{1}}, Group{Name: "b", RunIDs: []int64{2}},
+				[]store.Run{run(1, tc.bv, base)}, []store.Run{run(2, tc.nv, neu)}, ExplainOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range e.Steps[0].Roles {
+				if r.Role == "client" {
+					if r.Builds != [2]string{} {
+						t.Errorf("client: builds %q (one dbperf, not embedded)", r.Builds)
+					}
+					continue
+				}
+				if r.Builds != tc.wantBuilds {
+					t.Errorf("query: builds %q, want %q", r.Builds, tc.wantBuilds)
+				}
+				got := map[string]string{}
+				for _, f := range r.Self {
+					got[f.Function] = f.Build
+					if f.Build != "" && !math.IsNaN(f.Pct) {
+						t.Errorf("%s: %% change %v beside %q", f.Function, f.Pct, f.Build)
+					}
+				}
+				for fn, want := range tc.wantBuild {
+					if g, ok := got[fn]; !ok || g != want {
+						t.Errorf("self %s: build %q, want %q", fn, g, want)
+					}
+				}
+				for _, f := range append(r.Self, r.Total...) {
+					if math.Abs(f.Share) > 1 {
+						t.Errorf("%s: share %v beyond the role's change", f.Function, f.Share)
+					}
+				}
+				// The renamed caller: only in one build each, in the total view.
+				for _, f := range r.Total {
+					if f.Function == "exec_simple" && tc.wantBuilds != [2]string{} && f.Build != "only in a's build: inlined or renamed?" {
+						t.Errorf("total exec_simple: %q", f.Build)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestShareOf(t *testing.T) {
+	for _, tc := range []struct{ delta, role, want float64 }{
+		{5, 10, 0.5}, {-3, 10, -0.3}, {10, 10, 1}, {10 * (1 + 1e-12), 10, 1}, {75, 1, math.NaN()}, {-20, 10, math.NaN()},
+	} {
+		if got := shareOf(tc.delta, tc.role); !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("shareOf(%v, %v) = %v, want %v", tc.delta, tc.role, got, tc.want)
 		}
 	}
 }

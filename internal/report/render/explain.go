@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dbperf/dbperf/internal/report"
 )
@@ -47,7 +49,7 @@ func ExplainText(w io.Writer, e report.Explain) error {
 		}
 	}
 	fmt.Fprintf(w, "\nnoise: beyond when the change exceeds the noise of sampling (an exact Poisson rate test of the samples, p < %g over the role's functions compared, Bonferroni), within otherwise: a change within it is no finding; the runs' own noise is larger still, so compare configs of several runs.\n", report.NoiseAlpha)
-	fmt.Fprintln(w, "self: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement). Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
+	fmt.Fprintln(w, "self: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement); – when its change is larger than the role's, which other functions' changes then offset. symbols: where the configs ran different builds, a function with samples in one only, or ten times the CPU in one, may be inlined or renamed in the other rather than changed: its % is not shown. Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
 	return nil
 }
 
@@ -59,20 +61,52 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 	}
 	fmt.Fprintf(w, "CPU: %d ops in %s, %d in %s\n", s.BaseOps, report.Printable(e.Base), s.NewOps, report.Printable(e.New))
 	{
+		// A last column says where the builds' symbols differ, when any role's do; its cells
+		// are padded to one width so that they read left-aligned.
+		builds, width := false, utf8.RuneCountInString("symbols")
+		for _, r := range s.Roles {
+			if r.Builds != [2]string{} {
+				builds = true
+				width = max(width, utf8.RuneCountInString(report.Printable(buildsCell(r.Builds))))
+				for _, f := range slices.Concat(r.Self, r.Total) {
+					width = max(width, utf8.RuneCountInString(report.Printable(f.Build)))
+				}
+			}
+		}
+		left := func(s string) string {
+			s = report.Printable(s)
+			return s + strings.Repeat(" ", width-utf8.RuneCountInString(s))
+		}
 		t := newTable(w, 3)
-		t.row("role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share", "noise")
+		head := []string{"role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share", "noise"}
+		if builds {
+			head = append(head, left("symbols"))
+		}
+		t.row(head...)
 		for _, r := range s.Roles {
 			all := math.NaN()
 			if r.Delta != 0 {
 				all = 1
 			}
-			t.row(r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all), noiseCell(r.Beyond))
+			row := []string{r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all), noiseCell(r.Beyond)}
+			if r.Builds != [2]string{} {
+				row = append(row, left(buildsCell(r.Builds)))
+			}
+			t.row(row...)
 			for _, k := range []struct {
 				kind string
 				fns  []report.FunctionChange
 			}{{"self", r.Self}, {"total", r.Total}} {
 				for _, f := range k.fns {
-					t.row("", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pctCell(f.Pct), shareCell(f.Share), noiseCell(f.Beyond))
+					pct := pctCell(f.Pct)
+					if f.Build != "" {
+						pct = "–"
+					}
+					row := []string{"", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pct, shareCell(f.Share), noiseCell(f.Beyond)}
+					if f.Build != "" {
+						row = append(row, left(f.Build))
+					}
+					t.row(row...)
 				}
 			}
 		}
@@ -82,6 +116,9 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 	}
 	return nil
 }
+
+// buildsCell says which builds a role's configs profiled.
+func buildsCell(b [2]string) string { return "builds differ: " + b[0] + " → " + b[1] }
 
 // explainStatementsText is a step's statements table and its plan changes side by side.
 func explainStatementsText(w io.Writer, s report.ExplainStep) error {
@@ -333,6 +370,9 @@ type jsonExplainRole struct {
 	BeyondNoise  bool                 `json:"beyond_noise"`
 	Self         []jsonFunctionChange `json:"self"`
 	Total        []jsonFunctionChange `json:"total"`
+	// BaseBuild and NewBuild are the builds of the role's code, when they differ.
+	BaseBuild string `json:"base_build,omitempty"`
+	NewBuild  string `json:"new_build,omitempty"`
 }
 
 type jsonFunctionChange struct {
@@ -346,6 +386,8 @@ type jsonFunctionChange struct {
 	NewSamples   int64    `json:"new_samples"`
 	PValue       float64  `json:"p_value"`      // the change against sampling noise (stats.PoissonRateP)
 	BeyondNoise  bool     `json:"beyond_noise"` // p_value below report.NoiseAlpha ÷ the functions compared
+	// Build: the builds differ and these figures may be their symbols (report.FunctionChange.Build).
+	Build string `json:"build,omitempty"`
 }
 
 // ExplainJSON writes an explanation as one JSON object.
@@ -361,7 +403,7 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		for _, c := range cs {
 			out = append(out, jsonFunctionChange{Function: c.Function, BaseUSPerOp: c.Base, NewUSPerOp: c.New,
 				DeltaUSPerOp: c.Delta, DeltaPct: finite(c.Pct), Share: finite(c.Share),
-				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples, PValue: c.P, BeyondNoise: c.Beyond})
+				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples, PValue: c.P, BeyondNoise: c.Beyond, Build: c.Build})
 		}
 		return out
 	}
@@ -388,7 +430,8 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		}
 		for _, r := range s.Roles {
 			js.Roles = append(js.Roles, jsonExplainRole{Role: r.Role, BaseUSPerOp: r.Base, NewUSPerOp: r.New, DeltaUSPerOp: r.Delta,
-				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, PValue: r.P, BeyondNoise: r.Beyond, Self: fns(r.Self), Total: fns(r.Total)})
+				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, PValue: r.P, BeyondNoise: r.Beyond, Self: fns(r.Self), Total: fns(r.Total),
+				BaseBuild: r.Builds[0], NewBuild: r.Builds[1]})
 		}
 		j.Steps = append(j.Steps, js)
 	}

@@ -23,7 +23,10 @@ func TestExplainFormats(t *testing.T) {
 				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700, P: 1e-9, Beyond: true,
 				Self: []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1,
 					NewSamples: 100, P: 1e-20, Beyond: true}},
-				Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: -2}},
+				Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: math.NaN()},
+					{Function: "pq_flush", Base: 40, New: 0, Delta: -40, Pct: math.NaN(), Share: -0.16, BaseSamples: 4,
+						Build: "only in a's build: inlined or renamed?"}},
+				Builds: [2]string{"postgres 13.23", "postgres 14.24"},
 			}}}},
 		Notes: []string{"a note"}}
 	var buf bytes.Buffer
@@ -35,10 +38,11 @@ func TestExplainFormats(t *testing.T) {
 		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
 		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1\nfirst difference: ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t\n", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
-		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise\n",
-		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond\n",
+		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise  symbols\n",
+		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond  builds differ: postgres 13.23 → postgres 14.24\n",
 		"        self   lock                       0.00        250     +250     new   100%  beyond\n",
-		"        total  heap                       1000        500     -500  -50.0%  -200%  within\n",
+		"        total  heap                       1000        500     -500  -50.0%      –  within\n",
+		"        total  pq_flush                   40.0       0.00    -40.0       –   -16%  within  only in a's build: inlined or renamed?\n",
 		"note: a note"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in\n%s", want, text)
