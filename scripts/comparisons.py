@@ -671,6 +671,31 @@ def measure_known_engine(d, a, tmp, eng, think):
 
 
 RES_DESIGNS = ["sequential", "interleaved", "duet"]
+# A design variant is a design with extra sweep flags: "duet+load-once".
+RES_VARIANTS = {"load-once": ["--load-once"]}
+
+
+def design_flags(design):
+    """The sweep flags of a design or variant ("duet+load-once")."""
+    base, *extra = design.split("+")
+    flags = ["--design", base]
+    for x in extra:
+        flags += RES_VARIANTS[x]
+    return base, flags
+
+
+def variance_row(rep, cand, step, figure):
+    """The variance table's row of a config, step and figure (internal/report/variance.go):
+    each source's share of the ratio's variance, the block sd, the MDE, the white-noise
+    limit and MDE/limit, as {column: value or None}."""
+    t = table(rep, "variance")
+    if not t:
+        return None
+    for r in t.get("rows") or []:
+        if list(r.get("head") or []) == [cand, step, figure]:
+            cols = ["blocks", "slices/block", "seconds", "slices", "blocks_share", "cpu", "block_sd", "mde", "limit", "mde_over_limit"]
+            return {c: (cell or {}).get("value") if cell else None for c, cell in zip(cols, r.get("cells") or [])}
+    return None
 
 
 def second_noise(store, step):
@@ -721,10 +746,11 @@ def measure_resolution(d, a, tmp):
               "--scale", "tiny", "--rows", str(a.res_rows), "--time", "%g" % a.res_time,
               "--seed", str(a.seed)]
     for design in a.res_designs:
-        label = "res-" + design[:3]
-        repeat = a.res_repeat * (2 if design == "duet" else 1)
-        extra = common + ["--repeat", str(repeat), "--design", design]
-        if design != "sequential":
+        base, flags = design_flags(design)
+        label = "res-" + design.replace("+", "-")
+        repeat = a.res_repeat * (2 if base == "duet" else 1)
+        extra = common + ["--repeat", str(repeat)] + flags
+        if base != "sequential":
             extra += ["--slice", "%g" % a.res_slice]
         log("resolution: %s design" % design)
         res = sweep_and_report(d, a, tmp, label, label, extra, "a")
@@ -741,6 +767,8 @@ def measure_resolution(d, a, tmp):
                     "ratio": c.get("value"), "ci_lo": c.get("ci_lo"), "ci_hi": c.get("ci_hi"),
                     "width": width(c), "mde_pct": c.get("mde_pct"), "verdict": c.get("verdict"),
                     "n": c.get("n"), "paired": c.get("paired")}
+            r["variance"] = {step: {key: variance_row(rep, res["cand"], step, key) for key in ("throughput", "server_cpupq")}
+                             for step in a.res_check_steps}
             r["busy_max_pct"] = max(busy_notes(rep).values() or [0])
             r["checks"] = check_report(rep, res.get("md"), res["cand"])
         out["designs"][design] = r
@@ -749,12 +777,32 @@ def measure_resolution(d, a, tmp):
             log("  %s %s %s: %s, width %s, MDE %s, n %s" % (
                 design, a.res_step, key, ratio_ci(c),
                 f3((c or {}).get("width")), pct((c or {}).get("mde_pct")), (c or {}).get("n")))
+        for step, v in (r.get("variance") or {}).items():
+            for key, row in v.items():
+                if row:
+                    log("  %s %s %s: shares seconds %s slices %s blocks %s CPU %s; MDE %s, limit %s, MDE/limit %s" % (
+                        design, step, key, pct(row.get("seconds")), pct(row.get("slices")), pct(row.get("blocks_share")),
+                        pct(row.get("cpu")), pct(row.get("mde")), pct(row.get("limit")), f3(row.get("mde_over_limit"))))
         nz = r["noise"]
         if "sd_pct" in nz:
             log("  %s 1-second noise within a run: sd %.1f%%, lag-1 autocorrelation %s" % (
                 design, nz["sd_pct"], f3(nz["lag1"])))
     seq = out["designs"].get("sequential") or {}
     out["acceptance"] = {}
+    # Issue 37: the best design's MDE within 1.5x of the white-noise limit it reports, and
+    # at most 4%, for every checked step and both figures.
+    out["limit"] = {}
+    for design in a.res_designs:
+        ok = True
+        for step in a.res_check_steps:
+            for key in ("throughput", "server_cpupq"):
+                row = (((out["designs"].get(design) or {}).get("variance") or {}).get(step) or {}).get(key)
+                good = bool(row) and row.get("mde") is not None and row.get("limit") is not None \
+                    and row["mde"] <= 4.0 and row["mde"] <= 1.5 * row["limit"]
+                ok = ok and good
+        out["limit"][design] = ok
+    if not seq:
+        return out
     for design in a.res_designs:
         if design == "sequential":
             continue
@@ -869,7 +917,25 @@ def markdown(a, rep):
                     design, key, f3(k["width_ratio"]), yes(k["half"]), yes(k["mde_ok"])))
             md.append("- %s and sequential each within %.0f min: %s; %s: %s" % (
                 design, a.res_budget / 60, yes(acc["time_ok"]), design, yes(acc["accepted"])))
-        md.append("- acceptance (the interleaved design or its duet): %s" % yes(r["accepted"]))
+        if "accepted" in r:
+            md.append("- acceptance (the interleaved design or its duet): %s" % yes(r["accepted"]))
+        md += ["", "Where the noise of each ratio comes from (the report's variance table: shares of the ratio's variance)", "",
+               "| design | step | figure | seconds | slices | blocks | CPU | block sd | MDE | white-noise limit | MDE/limit | MDE ≤ 4% and ≤ 1.5×limit |",
+               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for design in a.res_designs:
+            dr = r["designs"].get(design) or {}
+            for step, v in (dr.get("variance") or {}).items():
+                for key, row in v.items():
+                    if not row:
+                        md.append("| %s | %s | %s | - | | | | | | | | |" % (design, step, key))
+                        continue
+                    good = row.get("mde") is not None and row.get("limit") is not None and row["mde"] <= 4.0 and row["mde"] <= 1.5 * row["limit"]
+                    md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                        design, step, "q/s" if key == "throughput" else key, pct(row.get("seconds")), pct(row.get("slices")),
+                        pct(row.get("blocks_share")), pct(row.get("cpu")), pct(row.get("block_sd")), pct(row.get("mde")),
+                        pct(row.get("limit")), f3(row.get("mde_over_limit")), yes(good)))
+        md.append("- issue 37 (some design's MDE ≤ 4%% and within 1.5× its white-noise limit, every checked step and figure): %s" % (
+            yes(any((r.get("limit") or {}).values()))))
         md.append("- 1-s noise: the deviation of each 1-second interval's rate from its run's mean; a lag-1 "
                   "autocorrelation near 0 is white noise, which no order of the trials removes (only "
                   "more measuring time, or less noise per second, narrows the interval)")
@@ -944,6 +1010,7 @@ def parse_args(argv):
     g.add_argument("--res-designs", default=",".join(RES_DESIGNS),
                    help="designs measured, sequential first (default %s)" % ",".join(RES_DESIGNS))
     g.add_argument("--res-budget", type=float, default=600, help="seconds each design may take (default 600)")
+    g.add_argument("--res-check-steps", help="steps whose variance decomposition is reported and checked (default --res-step)")
     a = p.parse_args(argv)
     only = []
     for o in a.only or MEASUREMENTS:
@@ -968,8 +1035,14 @@ def parse_args(argv):
     dflt("res_time", 10, 6)
     dflt("res_repeat", 12, 6)
     a.res_designs = [x.strip() for x in a.res_designs.split(",") if x.strip()]
-    if not a.res_designs or a.res_designs[0] != "sequential" or any(x not in RES_DESIGNS for x in a.res_designs):
-        raise BadInput("--res-designs: sequential first, then interleaved and/or duet")
+    def known_design(x):
+        base, *extra = x.split("+")
+        return base in RES_DESIGNS and all(e in RES_VARIANTS for e in extra) and not (base == "sequential" and extra)
+    bad = [x for x in a.res_designs if not known_design(x)]
+    if not a.res_designs or bad or ("sequential" in a.res_designs and a.res_designs[0] != "sequential"):
+        raise BadInput("--res-designs: sequential (first, when given), interleaved, duet, or a variant such as "
+                       "duet+load-once (%s)" % ", ".join(bad or a.res_designs))
+    a.res_check_steps = [x.strip() for x in (a.res_check_steps or a.res_step).split(",") if x.strip()]
     a.known_engines = [e.strip() for e in a.known_engines.split(",") if e.strip()]
     if any(e not in DEFAULT_THINK for e in a.known_engines):
         raise BadInput("--known-engines: use postgres and/or sqlite")
