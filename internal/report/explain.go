@@ -67,6 +67,17 @@ type ExplainRole struct {
 	// Builds are the builds of the role's code the configs profiled (buildsOf), base and
 	// new, when they differ; the zero value when they are the same.
 	Builds [2]string
+	// Units are the blocks (Paired) or runs whose µs/op Shift compares (explainpairs.go);
+	// Changed says the role's CPU per op changed by its own interval and the threshold.
+	Units   int
+	Paired  bool
+	Shift   stats.Shift
+	Changed bool
+	// Explained is the fraction of the role's change (Shift.Estimate) that its changed
+	// functions' self CPU accounts for, ExplainedBy those functions; NaN without an
+	// interval or change.
+	Explained   float64
+	ExplainedBy []string
 }
 
 // roleClient is the role of dbperf's own process in a profile (cli's roleClient).
@@ -143,6 +154,12 @@ type FunctionChange struct {
 	BaseSamples, NewSamples int64
 	P                       float64
 	Beyond                  bool
+	// Shift is the change of its µs/op across the configs' units (blocks or runs) with
+	// its interval; Changed says it is a finding: the interval excludes 0, the change is
+	// at least the threshold of the role's CPU per op, Beyond holds and Build is empty
+	// (explainpairs.go).
+	Shift   stats.Shift
+	Changed bool
 }
 
 // NoiseAlpha is the family-wise level of explain's test of a change against sampling
@@ -354,6 +371,7 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			es.Roles = append(es.Roles, er)
 		}
 		slices.SortStableFunc(es.Roles, func(a, b ExplainRole) int { return cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)) })
+		addIntervals(&es, bs, ns, baseRuns, newRuns, o)
 		e.Steps = append(e.Steps, es)
 	}
 	slices.SortStableFunc(e.Steps, func(a, b ExplainStep) int { return cmp.Compare(absChange(b.Change), absChange(a.Change)) })

@@ -622,3 +622,41 @@ func TestRatioLarge(t *testing.T) {
 		t.Errorf("3000 vs 2000: %+v", u)
 	}
 }
+
+// The shifts are the ratios' estimators on the values: log values through PairedShift and
+// UnpairedShift give the log of PairedRatio's and RatioOf's estimates and intervals.
+func TestShiftsMatchRatios(t *testing.T) {
+	a := []float64{100, 103, 98, 101, 99, 102, 100, 97}
+	b := []float64{110, 112, 108, 109, 113, 111, 107, 112}
+	la, lb := make([]float64, len(a)), make([]float64, len(b))
+	for i := range a {
+		la[i], lb[i] = math.Log(a[i]), math.Log(b[i])
+	}
+	pr, ps := PairedRatio(a, b, RatioOptions{}), PairedShift(la, lb, 0)
+	ur, us := RatioOf(a, b, RatioOptions{}), UnpairedShift(la, lb, 0)
+	for _, c := range []struct {
+		name string
+		r    Ratio
+		s    Shift
+	}{{"paired", pr, ps}, {"unpaired", ur, us}} {
+		if !c.s.HasCI || !c.r.HasCI {
+			t.Fatalf("%s: no interval", c.name)
+		}
+		for _, p := range [][2]float64{{c.r.Estimate, c.s.Estimate}, {c.r.Lo, c.s.Lo}, {c.r.Hi, c.s.Hi}} {
+			if math.Abs(math.Log(p[0])-p[1]) > 1e-12 {
+				t.Errorf("%s: ratio %v vs shift %v", c.name, c.r, c.s)
+			}
+		}
+		if !c.s.Excludes0() {
+			t.Errorf("%s: %+v does not exclude 0", c.name, c.s)
+		}
+	}
+	// Zeros are values here (a function without samples in a block).
+	z := PairedShift([]float64{0, 0, 0, 0, 0, 0}, []float64{1, 2, 1, 3, 2, 1}, 0)
+	if !z.HasCI || z.Lo <= 0 || z.N != 6 {
+		t.Errorf("zeros: %+v", z)
+	}
+	if s := PairedShift([]float64{1, 2}, []float64{2, 3}, 0); s.HasCI || s.Estimate != 1 {
+		t.Errorf("two pairs: %+v", s)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/stats"
 )
 
 // ExplainFormats are the formats of `dbperf explain` (the first is the default): text and
@@ -48,7 +49,8 @@ func ExplainText(w io.Writer, e report.Explain) error {
 			fmt.Fprintf(w, "note: %s\n", report.Printable(n))
 		}
 	}
-	fmt.Fprintf(w, "\nnoise: beyond when the change exceeds the noise of sampling (an exact Poisson rate test of the samples, p < %g over the role's functions compared, Bonferroni), within otherwise: a change within it is no finding; the runs' own noise is larger still, so compare configs of several runs.\n", report.NoiseAlpha)
+	fmt.Fprintln(w, "\nΔ [95%] over blocks or runs: the change of µs/op across the configs' blocks of paired trials (interleaved, duet sweeps) or runs, its Hodges–Lehmann estimate and 95% interval; change: more or less only when that interval excludes 0, the change is at least 2% of the role's CPU per op and beyond the noise of sampling; ? when it cannot tell; explained: the part of a changed role's CPU per op its changed functions' self CPU accounts for.")
+	fmt.Fprintf(w, "noise: beyond when the change exceeds the noise of sampling (an exact Poisson rate test of the samples, p < %g over the role's functions compared, Bonferroni), within otherwise: a change within it is no finding; the runs' own noise is larger still, so compare configs of several runs.\n", report.NoiseAlpha)
 	fmt.Fprintln(w, "self: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement); – when its change is larger than the role's, which other functions' changes then offset. symbols: where the configs ran different builds, a function with samples in one only, or ten times the CPU in one, may be inlined or renamed in the other rather than changed: its % is not shown. Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
 	return nil
 }
@@ -78,7 +80,7 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 			return s + strings.Repeat(" ", width-utf8.RuneCountInString(s))
 		}
 		t := newTable(w, 3)
-		head := []string{"role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share", "noise"}
+		head := []string{"role", "kind", "function", "base µs/op", "new µs/op", "Δ µs/op", "Δ %", "share", "noise", "Δ [95%] over " + unitsName(s), "change"}
 		if builds {
 			head = append(head, left("symbols"))
 		}
@@ -88,7 +90,8 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 			if r.Delta != 0 {
 				all = 1
 			}
-			row := []string{r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all), noiseCell(r.Beyond)}
+			row := []string{r.Role, "all", fmt.Sprintf("(%d → %d samples)", r.BaseSamples, r.NewSamples), usOp(r.Base), usOp(r.New), signedUS(r.Delta), pctCell(pctOf(r.Delta, r.Base)), shareCell(all), noiseCell(r.Beyond),
+				shiftCell(r.Shift), changeMark(r.Shift, r.Changed)}
 			if r.Builds != [2]string{} {
 				row = append(row, left(buildsCell(r.Builds)))
 			}
@@ -102,7 +105,8 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 					if f.Build != "" {
 						pct = "–"
 					}
-					row := []string{"", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pct, shareCell(f.Share), noiseCell(f.Beyond)}
+					row := []string{"", k.kind, f.Function, usOp(f.Base), usOp(f.New), signedUS(f.Delta), pct, shareCell(f.Share), noiseCell(f.Beyond),
+						shiftCell(f.Shift), changeMark(f.Shift, f.Changed)}
 					if f.Build != "" {
 						row = append(row, left(f.Build))
 					}
@@ -114,7 +118,69 @@ func explainCPUText(w io.Writer, e report.Explain, s report.ExplainStep) error {
 			return err
 		}
 	}
+	for _, r := range s.Roles {
+		if l := explainedLine(r); l != "" {
+			fmt.Fprintf(w, "%s\n", report.Printable(l))
+		}
+	}
 	return nil
+}
+
+// unitsName names what a step's intervals are over: blocks of paired trials, or runs.
+func unitsName(s report.ExplainStep) string {
+	for _, r := range s.Roles {
+		if r.Paired {
+			return "blocks"
+		}
+	}
+	return "runs"
+}
+
+// shiftCell is a change across units with its interval, "–" without one.
+func shiftCell(s stats.Shift) string {
+	if !s.HasCI {
+		return "–"
+	}
+	return fmt.Sprintf("%s [%s, %s]", signedUS(s.Estimate), signedUS(s.Lo), signedUS(s.Hi))
+}
+
+// changeMark is the verdict of a role's or function's change: "more" or "less" CPU per op
+// when it is one (its interval and the rules of explainpairs.go), "?" when the interval
+// cannot tell, nothing without an interval.
+func changeMark(s stats.Shift, changed bool) string {
+	switch {
+	case changed && s.Estimate > 0:
+		return "more"
+	case changed:
+		return "less"
+	case s.HasCI:
+		return "?"
+	}
+	return ""
+}
+
+// explainedLine says how much of a role's change its changed functions account for, and
+// where else to look when it is little ("" for a role without an interval).
+func explainedLine(r report.ExplainRole) string {
+	if !r.Shift.HasCI {
+		return ""
+	}
+	what := fmt.Sprintf("%s: CPU per op %s µs [%s, %s] over %d %s", r.Role, signedUS(r.Shift.Estimate), signedUS(r.Shift.Lo), signedUS(r.Shift.Hi), r.Units, map[bool]string{true: "blocks", false: "runs"}[r.Paired])
+	if !r.Changed {
+		return what + ": not a change (its interval, or under 2% of the role's CPU)"
+	}
+	if math.IsNaN(r.Explained) || len(r.ExplainedBy) == 0 {
+		return what + ": no function's change is a finding on its own; look at the statements, waits and IO per op"
+	}
+	by := strings.Join(r.ExplainedBy[:min(5, len(r.ExplainedBy))], ", ")
+	if len(r.ExplainedBy) > 5 {
+		by += fmt.Sprintf(" and %d more", len(r.ExplainedBy)-5)
+	}
+	line := fmt.Sprintf("%s: %.0f%% of it explained by %s (self CPU)", what, 100*r.Explained, by)
+	if math.Abs(r.Explained) < 0.5 {
+		line += "; the rest is spread thin or elsewhere: look at the statements, waits and IO per op"
+	}
+	return line
 }
 
 // buildsCell says which builds a role's configs profiled.
@@ -373,6 +439,22 @@ type jsonExplainRole struct {
 	// BaseBuild and NewBuild are the builds of the role's code, when they differ.
 	BaseBuild string `json:"base_build,omitempty"`
 	NewBuild  string `json:"new_build,omitempty"`
+	// The change across units (blocks or runs: report.ExplainRole.Shift) and whether it
+	// is one; the fraction of it the changed functions account for (null: none).
+	Units       int        `json:"units"`
+	Paired      bool       `json:"paired"`
+	Interval    *jsonShift `json:"interval"`
+	Changed     bool       `json:"changed"`
+	Explained   *float64   `json:"explained_fraction"`
+	ExplainedBy []string   `json:"explained_by"`
+}
+
+// jsonShift is a change of µs/op across units with its 95% interval (null: too few
+// units for one).
+type jsonShift struct {
+	Estimate float64 `json:"estimate"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
 }
 
 type jsonFunctionChange struct {
@@ -388,6 +470,9 @@ type jsonFunctionChange struct {
 	BeyondNoise  bool     `json:"beyond_noise"` // p_value below report.NoiseAlpha ÷ the functions compared
 	// Build: the builds differ and these figures may be their symbols (report.FunctionChange.Build).
 	Build string `json:"build,omitempty"`
+	// Interval is the change across units; Changed whether explain calls it a change.
+	Interval *jsonShift `json:"interval"`
+	Changed  bool       `json:"changed"`
 }
 
 // ExplainJSON writes an explanation as one JSON object.
@@ -398,12 +483,19 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		}
 		return &v
 	}
+	interval := func(s stats.Shift) *jsonShift {
+		if !s.HasCI {
+			return nil
+		}
+		return &jsonShift{Estimate: report.Finite(s.Estimate), Lo: report.Finite(s.Lo), Hi: report.Finite(s.Hi)}
+	}
 	fns := func(cs []report.FunctionChange) []jsonFunctionChange {
 		out := make([]jsonFunctionChange, 0, len(cs))
 		for _, c := range cs {
 			out = append(out, jsonFunctionChange{Function: c.Function, BaseUSPerOp: c.Base, NewUSPerOp: c.New,
 				DeltaUSPerOp: c.Delta, DeltaPct: finite(c.Pct), Share: finite(c.Share),
-				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples, PValue: c.P, BeyondNoise: c.Beyond, Build: c.Build})
+				BaseSamples: c.BaseSamples, NewSamples: c.NewSamples, PValue: c.P, BeyondNoise: c.Beyond, Build: c.Build,
+				Interval: interval(c.Shift), Changed: c.Changed})
 		}
 		return out
 	}
@@ -431,7 +523,9 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		for _, r := range s.Roles {
 			js.Roles = append(js.Roles, jsonExplainRole{Role: r.Role, BaseUSPerOp: r.Base, NewUSPerOp: r.New, DeltaUSPerOp: r.Delta,
 				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, PValue: r.P, BeyondNoise: r.Beyond, Self: fns(r.Self), Total: fns(r.Total),
-				BaseBuild: r.Builds[0], NewBuild: r.Builds[1]})
+				BaseBuild: r.Builds[0], NewBuild: r.Builds[1],
+				Units: r.Units, Paired: r.Paired, Interval: interval(r.Shift), Changed: r.Changed,
+				Explained: finite(r.Explained), ExplainedBy: nonNilSlice(r.ExplainedBy)})
 		}
 		j.Steps = append(j.Steps, js)
 	}

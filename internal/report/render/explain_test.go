@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/stats"
 )
 
 func TestExplainFormats(t *testing.T) {
@@ -22,11 +23,14 @@ func TestExplainFormats(t *testing.T) {
 			Roles: []report.ExplainRole{{
 				Role: "insert", Base: 1500, New: 1750, Delta: 250, BaseSamples: 150, NewSamples: 700, P: 1e-9, Beyond: true,
 				Self: []report.FunctionChange{{Function: "lock", Base: 0, New: 250, Delta: 250, Pct: math.NaN(), Share: 1,
-					NewSamples: 100, P: 1e-20, Beyond: true}},
+					NewSamples: 100, P: 1e-20, Beyond: true,
+					Shift: stats.Shift{N: 8, Paired: true, Estimate: 240, Lo: 200, Hi: 280, HasCI: true}, Changed: true}},
 				Total: []report.FunctionChange{{Function: "heap", Base: 1000, New: 500, Delta: -500, Pct: -50, Share: math.NaN()},
 					{Function: "pq_flush", Base: 40, New: 0, Delta: -40, Pct: math.NaN(), Share: -0.16, BaseSamples: 4,
 						Build: "only in a's build: inlined or renamed?"}},
 				Builds: [2]string{"postgres 13.23", "postgres 14.24"},
+				Units:  8, Paired: true, Shift: stats.Shift{N: 8, Paired: true, Estimate: 260, Lo: 190, Hi: 330, HasCI: true}, Changed: true,
+				Explained: 240.0 / 260, ExplainedBy: []string{"lock"},
 			}}}},
 		Notes: []string{"a note"}}
 	var buf bytes.Buffer
@@ -38,11 +42,12 @@ func TestExplainFormats(t *testing.T) {
 		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
 		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1\nfirst difference: ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t\n", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
-		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise  symbols\n",
-		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond  builds differ: postgres 13.23 → postgres 14.24\n",
-		"        self   lock                       0.00        250     +250     new   100%  beyond\n",
-		"        total  heap                       1000        500     -500  -50.0%      –  within\n",
-		"        total  pq_flush                   40.0       0.00    -40.0       –   -16%  within  only in a's build: inlined or renamed?\n",
+		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise  Δ [95%] over blocks  change  symbols\n",
+		"insert  all    (150 → 700 samples)        1500       1750     +250  +16.7%   100%  beyond    +260 [+190, +330]    more  builds differ: postgres 13.23 → postgres 14.24\n",
+		"        self   lock                       0.00        250     +250     new   100%  beyond    +240 [+200, +280]    more\n",
+		"        total  heap                       1000        500     -500  -50.0%      –  within                    –\n",
+		"        total  pq_flush                   40.0       0.00    -40.0       –   -16%  within                    –          only in a's build: inlined or renamed?\n",
+		"insert: CPU per op +260 µs [+190, +330] over 8 blocks: 92% of it explained by lock (self CPU)\n",
 		"note: a note"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in\n%s", want, text)

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// Intervals per function: explain's second line of evidence, across trials.
+//
+// The sampling-noise test (FunctionChange.P) asks whether the samples of two sums could
+// come from one rate; it knows nothing of how much a function's CPU per operation moves
+// from one run or block to the next, which is larger (the machine's minutes, a block's
+// tables). So each unit — a block of paired trials (interleaved, duet: its slices' samples
+// and operations summed, as the report averages a block's slices) or a run (sequential,
+// repeats) — gives each function's µs per operation per role, and the two configs' units
+// are compared as the report compares throughput: paired by block when both configs' runs
+// carry trials of one sweep (stats.PairedShift), else unpaired (stats.UnpairedShift). The
+// shift of µs/op (not its ratio) is estimated, since a function may have no sample in a
+// unit.
+//
+// A function is called changed only when all three hold: its interval excludes 0, its
+// estimate is at least the report's threshold (stats.DefaultThreshold) of its role's CPU
+// per operation (a change that cannot move the role by 2% is no finding), and the
+// sampling-noise test says beyond. A role is changed when its own interval excludes 0 and
+// its estimate is beyond the threshold of its base.
+
+// unitKey names a unit: a block of a sweep's trials ("b3"), or a run ("run 12").
+type unitKey = string
+
+// stepUnits are one config's profiles of a step per unit: each unit's operations and its
+// roles' CPU (roleCPU, as configCPU sums them over all runs).
+type stepUnits struct {
+	ops   map[unitKey]int64
+	roles map[unitKey]map[string]*roleCPU
+	// sweep is the sweep every run with the step's profiles belongs to, trials whether
+	// every such run carries a trial (so its units are blocks); false: units are runs.
+	sweep  string
+	trials bool
+}
+
+// unitsOf collects a config's profiles of step per unit. Profiles that do not parse are
+// left out (BuildExplain's sums report them).
+func unitsOf(runs []store.Run, step, role string) stepUnits {
+	u := stepUnits{ops: map[unitKey]int64{}, roles: map[unitKey]map[string]*roleCPU{}, trials: true}
+	first := true
+	type held struct {
+		key unitKey
+		r   store.Run
+		st  store.Step
+	}
+	var all []held
+	for _, r := range runs {
+		for _, st := range r.Steps {
+			if st.Result.Name != step || len(st.Profiles) == 0 {
+				continue
+			}
+			sw, tr := paramString(r.Params, paramSweep), paramString(r.Params, paramTrial)
+			if tr == "" || (!first && sw != u.sweep) {
+				u.trials = false
+			}
+			if first {
+				u.sweep, first = sw, false
+			}
+			all = append(all, held{key: trialBlock(tr), r: r, st: st})
+		}
+	}
+	for _, h := range all {
+		key := h.key
+		if !u.trials {
+			key = fmt.Sprintf("r%d", h.r.ID)
+		}
+		u.ops[key] += h.st.Result.PrimaryCount()
+		if u.roles[key] == nil {
+			u.roles[key] = map[string]*roleCPU{}
+		}
+		for _, p := range h.st.Profiles {
+			if role != "" && p.Role != role || p.Hz <= 0 {
+				continue
+			}
+			text, err := p.FoldedText()
+			if err != nil {
+				continue
+			}
+			f, err := ParseFolded(text)
+			if err != nil {
+				continue
+			}
+			rc := u.roles[key][p.Role]
+			if rc == nil {
+				rc = &roleCPU{}
+				u.roles[key][p.Role] = rc
+			}
+			rc.add(f, p.Hz, h.st.Result.PrimaryCount())
+		}
+	}
+	return u
+}
+
+// unitPairs says how two configs' units compare: the common blocks in order when both
+// are blocks of one sweep with at least two in common (paired), else each config's units.
+func unitPairs(b, n stepUnits) (bk, nk []unitKey, paired bool) {
+	if b.trials && n.trials && b.sweep == n.sweep {
+		for k := range b.ops {
+			if _, ok := n.ops[k]; ok {
+				bk = append(bk, k)
+			}
+		}
+		slices.SortFunc(bk, compareTrials)
+		if len(bk) >= 2 {
+			return bk, bk, true
+		}
+	}
+	bk, nk = nil, nil
+	for k := range b.ops {
+		bk = append(bk, k)
+	}
+	for k := range n.ops {
+		nk = append(nk, k)
+	}
+	slices.SortFunc(bk, compareTrials)
+	slices.SortFunc(nk, compareTrials)
+	return bk, nk, false
+}
+
+// perUnit is a figure per unit in µs per operation: get reads a unit's role's CPU
+// seconds (0 when the role or function has no sample there); units without operations
+// are left out.
+func perUnit(u stepUnits, keys []unitKey, role string, get func(*roleCPU) float64) []float64 {
+	out := make([]float64, 0, len(keys))
+	for _, k := range keys {
+		ops := u.ops[k]
+		if ops <= 0 {
+			out = append(out, math.NaN())
+			continue
+		}
+		sec := 0.0
+		if rc := u.roles[k][role]; rc != nil {
+			sec = get(rc)
+		}
+		out = append(out, sec*1e6/float64(ops))
+	}
+	return out
+}
+
+// shift compares a figure per unit of the two configs.
+func shift(b, n []float64, paired bool) stats.Shift {
+	if paired {
+		return stats.PairedShift(b, n, stats.DefaultConfidence)
+	}
+	return stats.UnpairedShift(b, n, stats.DefaultConfidence)
+}
+
+// addIntervals gives the step's roles and shown functions their intervals across units,
+// their verdicts, and each role's explained fraction (see the comment at the top); bs and
+// ns are the configs' sums of the step (configCPU), for the sampling-noise test.
+func addIntervals(es *ExplainStep, bs, ns *stepCPU, baseRuns, newRuns []store.Run, o ExplainOptions) {
+	bu, nu := unitsOf(baseRuns, es.Step, o.Role), unitsOf(newRuns, es.Step, o.Role)
+	bk, nk, paired := unitPairs(bu, nu)
+	for i := range es.Roles {
+		er := &es.Roles[i]
+		role := er.Role
+		er.Units, er.Paired = min(len(bk), len(nk)), paired
+		er.Shift = shift(perUnit(bu, bk, role, func(r *roleCPU) float64 { return r.sec }),
+			perUnit(nu, nk, role, func(r *roleCPU) float64 { return r.sec }), paired)
+		floor := stats.DefaultThreshold * er.Base
+		er.Changed = er.Shift.Excludes0() && math.Abs(er.Shift.Estimate) >= floor
+		fnShift := func(fn string, self bool) stats.Shift {
+			get := func(r *roleCPU) float64 {
+				if self {
+					return r.self[fn]
+				}
+				return r.total[fn]
+			}
+			return shift(perUnit(bu, bk, role, get), perUnit(nu, nk, role, get), paired)
+		}
+		mark := func(fs []FunctionChange, self bool) {
+			for j := range fs {
+				f := &fs[j]
+				f.Shift = fnShift(f.Function, self)
+				f.Changed = f.Beyond && f.Shift.Excludes0() && math.Abs(f.Shift.Estimate) >= floor && f.Build == ""
+			}
+		}
+		mark(er.Self, true)
+		mark(er.Total, false)
+		// The explained fraction: the role's change that the changed functions' self CPU
+		// accounts for (self CPU adds up to the role's; total would count a stack's
+		// functions once each). Every function with samples is tested, not only the shown.
+		er.Explained = math.NaN()
+		if !er.Shift.HasCI || er.Shift.Estimate == 0 {
+			continue
+		}
+		fns := map[string]bool{}
+		for _, u := range []stepUnits{bu, nu} {
+			for _, roles := range u.roles {
+				if rc := roles[role]; rc != nil {
+					for fn := range rc.self {
+						fns[fn] = true
+					}
+				}
+			}
+		}
+		br, nr := bs.roles[role], ns.roles[role]
+		if br == nil {
+			br = &roleCPU{}
+		}
+		if nr == nil {
+			nr = &roleCPU{}
+		}
+		sum, by := 0.0, []string(nil)
+		for _, fn := range sortedKeys(fns) {
+			if p := stats.PoissonRateP(br.selfN[fn], nr.selfN[fn], br.exposure, nr.exposure); p >= NoiseAlpha/float64(len(fns)) {
+				continue
+			}
+			s := fnShift(fn, true)
+			if !s.Excludes0() || math.Abs(s.Estimate) < floor {
+				continue
+			}
+			sum += s.Estimate
+			by = append(by, fn)
+		}
+		er.Explained, er.ExplainedBy = sum/er.Shift.Estimate, by
+	}
+}

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/store"
+)
+
+// sweepRuns makes a config's runs of a sweep: per block one run of step l.i1 with 1000
+// operations sampled at 1000 Hz, role insert holding heap_insert (µs/op ≈ heap) and,
+// when extra > 0, pglz_compress (≈ extra µs/op), each with the block's own drift (shared
+// by both configs: drift[b]) and a little noise of its own.
+func sweepRuns(t *testing.T, id0 int64, heap, extra float64, drift []float64, rng *rand.Rand) []store.Run {
+	t.Helper()
+	var out []store.Run
+	for b, d := range drift {
+		// 1000 ops at 1000 Hz: a sample is 1 ms of CPU, 1 µs per op.
+		h := int(math.Round(heap * d * (1 + 0.01*rng.NormFloat64())))
+		folded := fmt.Sprintf("main;ExecInsert;heap_insert %d\n", h)
+		if extra > 0 {
+			folded += fmt.Sprintf("main;XLogInsert;pglz_compress %d\n", int(math.Round(extra*d*(1+0.02*rng.NormFloat64()))))
+		}
+		r := explainRun(t, id0+int64(b), "l.i1", 1000, 1000, map[string]string{"insert": folded})
+		r.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", b+1)}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The paired intervals across blocks find a function that costs more in every block
+// despite the blocks' drift (±15%, shared by both configs), name it as what explains its
+// role's change, and call nothing changed in an A/A; unpaired runs (no trials) still get
+// an interval, wider.
+func TestExplainIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	drift := make([]float64, 12)
+	for i := range drift {
+		drift[i] = 1 + 0.15*rng.NormFloat64()
+	}
+	base := sweepRuns(t, 1, 400, 0, drift, rng)
+	neu := sweepRuns(t, 100, 400, 40, drift, rng)
+	aa := sweepRuns(t, 200, 400, 0, drift, rng)
+	o := ExplainOptions{Top: 5}
+	e, err := BuildExplain(Group{Name: "off"}, Group{Name: "pglz"}, base, neu, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Steps[0].Roles[0]
+	if r.Role != "insert" || !r.Paired || r.Units != 12 || !r.Changed || !(r.Shift.Lo > 0) {
+		t.Fatalf("role %s paired %v units %d changed %v shift %+v", r.Role, r.Paired, r.Units, r.Changed, r.Shift)
+	}
+	if len(r.ExplainedBy) != 1 || r.ExplainedBy[0] != "pglz_compress" || math.Abs(r.Explained-1) > 0.2 {
+		t.Errorf("explained %.2f by %v, want about all of it by pglz_compress", r.Explained, r.ExplainedBy)
+	}
+	for _, f := range r.Self {
+		want := f.Function == "pglz_compress"
+		if f.Changed != want {
+			t.Errorf("self %s: changed %v (shift %+v)", f.Function, f.Changed, f.Shift)
+		}
+	}
+	e, err = BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, aa, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.Steps[0].Roles[0]
+	if r.Changed || len(r.ExplainedBy) > 0 {
+		t.Errorf("A/A: role changed %v (shift %+v), explained by %v", r.Changed, r.Shift, r.ExplainedBy)
+	}
+	for _, f := range append(r.Self, r.Total...) {
+		if f.Changed {
+			t.Errorf("A/A: %s called changed (shift %+v)", f.Function, f.Shift)
+		}
+	}
+	// Without trials each run is a unit of its own, unpaired: the blocks' drift is then
+	// in the interval.
+	for i := range base {
+		base[i].Params, neu[i].Params = nil, nil
+	}
+	e, err = BuildExplain(Group{Name: "off"}, Group{Name: "pglz"}, base, neu, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.Steps[0].Roles[0]
+	if r.Paired || r.Units != 12 || !r.Shift.HasCI {
+		t.Errorf("unpaired: paired %v units %d shift %+v", r.Paired, r.Units, r.Shift)
+	}
+}
