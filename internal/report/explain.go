@@ -26,6 +26,8 @@ type Explain struct {
 	BaseRuns, NewRuns []int64
 	Top               int
 	Steps             []ExplainStep
+	// Summary says in words, per step that changed, what changed and why (explainsummary.go).
+	Summary []StepSummary
 	// Notes are what the figures do not say by themselves (events or rates that differ).
 	Notes []string
 }
@@ -375,6 +377,7 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 		e.Steps = append(e.Steps, es)
 	}
 	slices.SortStableFunc(e.Steps, func(a, b ExplainStep) int { return cmp.Compare(absChange(b.Change), absChange(a.Change)) })
+	summarize(&e, baseRuns, newRuns)
 	if len(e.Steps) == 0 {
 		what := "no step"
 		if o.Step != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/store"
@@ -55,6 +56,10 @@ func TestExplainIntervals(t *testing.T) {
 	if len(r.ExplainedBy) != 1 || r.ExplainedBy[0] != "pglz_compress" || math.Abs(r.Explained-1) > 0.2 {
 		t.Errorf("explained %.2f by %v, want about all of it by pglz_compress", r.Explained, r.ExplainedBy)
 	}
+	if len(e.Summary) != 1 || !strings.Contains(e.Summary[0].Text, "l.i1") ||
+		!strings.Contains(e.Summary[0].Text, "l.i1: the insert role's CPU per op +") || !strings.Contains(e.Summary[0].Text, "of it in pglz_compress") {
+		t.Errorf("summary %+v", e.Summary)
+	}
 	for _, f := range r.Self {
 		want := f.Function == "pglz_compress"
 		if f.Changed != want {
@@ -66,6 +71,9 @@ func TestExplainIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.Steps[0].Roles[0]
+	if len(e.Summary) != 0 {
+		t.Errorf("A/A summary %+v", e.Summary)
+	}
 	if r.Changed || len(r.ExplainedBy) > 0 {
 		t.Errorf("A/A: role changed %v (shift %+v), explained by %v", r.Changed, r.Shift, r.ExplainedBy)
 	}

@@ -31,6 +31,13 @@ func ExplainFormats() []Format[report.Explain] {
 func ExplainText(w io.Writer, e report.Explain) error {
 	fmt.Fprintf(w, "What changed, base %s (%s) → new %s (%s), steps by their change: CPU µs per operation per role (the %d functions that changed most, by self and by total CPU), statements, waits\n",
 		report.Printable(e.Base), runList(e.BaseRuns), report.Printable(e.New), runList(e.NewRuns), e.Top)
+	fmt.Fprintln(w, "\nSummary")
+	if len(e.Summary) == 0 {
+		fmt.Fprintln(w, "  no step's throughput or any role's CPU per op changed beyond its interval")
+	}
+	for _, s := range e.Summary {
+		fmt.Fprintf(w, "  %s\n", report.Printable(s.Text))
+	}
 	for _, s := range e.Steps {
 		fmt.Fprintf(w, "\nstep %s: %s → %s ops/s (%s)\n", report.Printable(s.Step), rateCell(s.BaseRate), rateCell(s.NewRate), changeCell(s.Change))
 		if err := explainCPUText(w, e, s); err != nil {
@@ -229,6 +236,9 @@ func explainStatementsText(w io.Writer, s report.ExplainStep) error {
 		case c.Base.Plan == "" || c.New.Plan == "":
 			plan = "–"
 		}
+		if c.BaseCustom != "" || c.NewCustom != "" {
+			plan += ", custom ≠ generic"
+		}
 		row := []string{report.Clip(report.Printable(c.Query), 60), arrow(c.Base.CallsPerOp, c.New.CallsPerOp), usOp(c.Base.USPerOp), usOp(c.New.USPerOp),
 			signedUS(c.DeltaUSPerOp), shareCell(c.Share)}
 		for _, i := range shown {
@@ -247,23 +257,47 @@ func explainStatementsText(w io.Writer, s report.ExplainStep) error {
 		if c.PlanDiff != "" {
 			fmt.Fprintf(w, "first difference: %s\n", report.Clip(report.Printable(c.PlanDiff), 300))
 		}
-		pt := newTable(w, 4)
-		pt.row("base", "new")
-		for i := 0; i < max(len(c.BasePlan), len(c.NewPlan)); i++ {
-			var a, b string
-			if i < len(c.BasePlan) {
-				a = c.BasePlan[i]
-			}
-			if i < len(c.NewPlan) {
-				b = c.NewPlan[i]
-			}
-			pt.row(report.Printable(a), report.Printable(b))
-		}
-		if err := pt.flush(); err != nil {
+		if err := sideBySide(w, "base", "new", c.BasePlan, c.NewPlan); err != nil {
 			return err
 		}
 	}
+	// Where a config's custom plan (with one execution's parameters) is not its generic
+	// plan: the statement ran with either, as the server's plan cache chose.
+	for _, c := range s.Statements {
+		for _, side := range []struct {
+			name, diff string
+			cost       report.StatementCost
+			custom     []string
+		}{{"base", c.BaseCustom, c.Base, c.BaseCustomPlan}, {"new", c.NewCustom, c.New, c.NewCustomPlan}} {
+			if side.diff == "" {
+				continue
+			}
+			fmt.Fprintf(w, "custom plan ≠ generic plan in %s: %s\n", side.name, report.Clip(report.Printable(c.Query), 100))
+			fmt.Fprintf(w, "with %s; first difference (generic → custom): %s\n",
+				report.Clip(report.Printable(side.cost.CustomParams), 200), report.Clip(report.Printable(side.diff), 300))
+			if err := sideBySide(w, "generic", "custom", report.PlanOutline(side.cost.Plan), side.custom); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// sideBySide writes two plans' outlines in two columns under their names.
+func sideBySide(w io.Writer, an, bn string, a, b []string) error {
+	pt := newTable(w, 4)
+	pt.row(an, bn)
+	for i := 0; i < max(len(a), len(b)); i++ {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		pt.row(report.Printable(x), report.Printable(y))
+	}
+	return pt.flush()
 }
 
 // explainWaitsText is a step's wait shares per role: the classes that changed by at least
@@ -370,6 +404,7 @@ type jsonExplain struct {
 	Top      int               `json:"top"`
 	Steps    []jsonExplainStep `json:"steps"`
 	Notes    []string          `json:"notes"`
+	Summary  []jsonStepSummary `json:"summary"`
 }
 
 type jsonExplainStep struct {
@@ -394,8 +429,11 @@ type jsonStatementChange struct {
 	Share        *float64          `json:"share"`
 	PlanChanged  bool              `json:"plan_changed"`
 	PlanDiff     string            `json:"plan_difference,omitempty"`
-	BasePlan     []string          `json:"base_plan_outline,omitempty"`
-	NewPlan      []string          `json:"new_plan_outline,omitempty"`
+	// BaseCustom, NewCustom: where each config's custom plan differs from its generic one.
+	BaseCustom string   `json:"base_custom_plan_difference,omitempty"`
+	NewCustom  string   `json:"new_custom_plan_difference,omitempty"`
+	BasePlan   []string `json:"base_plan_outline,omitempty"`
+	NewPlan    []string `json:"new_plan_outline,omitempty"`
 }
 
 type jsonStatementCost struct {
@@ -413,6 +451,9 @@ type jsonStatementCost struct {
 	WALBytesPerCall     float64 `json:"wal_bytes_per_call"`
 	JITUSPerCall        float64 `json:"jit_us_per_call"`
 	Plan                string  `json:"plan,omitempty"` // EXPLAIN's JSON as the server gave it
+	// CustomPlan is EXPLAIN's JSON with CustomParams, one execution's parameters.
+	CustomPlan   string `json:"custom_plan,omitempty"`
+	CustomParams string `json:"custom_plan_parameters,omitempty"`
 }
 
 type jsonWaitChange struct {
@@ -423,6 +464,17 @@ type jsonWaitChange struct {
 	DeltaShare  float64 `json:"delta_share"`
 	BaseSamples int64   `json:"base_samples"`
 	NewSamples  int64   `json:"new_samples"`
+}
+
+// jsonStepSummary is a step's summary: its throughput ratio with its interval and verdict
+// (nulls without), and the paragraph.
+type jsonStepSummary struct {
+	Step    string   `json:"step"`
+	Ratio   *float64 `json:"ratio"`
+	Lo      *float64 `json:"ci_lo"`
+	Hi      *float64 `json:"ci_hi"`
+	Verdict string   `json:"verdict"`
+	Text    string   `json:"text"`
 }
 
 type jsonExplainRole struct {
@@ -500,7 +552,17 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		return out
 	}
 	j := jsonExplain{Base: e.Base, New: e.New, BaseRuns: nonNilSlice(e.BaseRuns), NewRuns: nonNilSlice(e.NewRuns),
-		Top: e.Top, Steps: []jsonExplainStep{}, Notes: nonNilSlice(e.Notes)}
+		Top: e.Top, Steps: []jsonExplainStep{}, Notes: nonNilSlice(e.Notes), Summary: []jsonStepSummary{}}
+	for _, s := range e.Summary {
+		js := jsonStepSummary{Step: s.Step, Text: s.Text}
+		if s.HasRatio {
+			js.Ratio, js.Verdict = finite(s.Ratio.Estimate), string(s.Ratio.Verdict)
+			if s.Ratio.HasCI {
+				js.Lo, js.Hi = finite(s.Ratio.Lo), finite(s.Ratio.Hi)
+			}
+		}
+		j.Summary = append(j.Summary, js)
+	}
 	for _, s := range e.Steps {
 		js := jsonExplainStep{Step: s.Step, BaseRate: s.BaseRate, NewRate: s.NewRate, Change: finite(s.Change),
 			BaseOps: s.BaseOps, NewOps: s.NewOps, Roles: []jsonExplainRole{},
@@ -510,11 +572,12 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 			return jsonStatementCost{Calls: c.Calls, CallsPerOp: c.CallsPerOp, USPerOp: c.USPerOp, PlanUSPerCall: c.PlanUSPerCall,
 				ExecUSPerCall: c.ExecUSPerCall, RowsPerCall: c.RowsPerCall, RowsExaminedPerCall: c.RowsExaminedPerCall,
 				HitPerCall: c.HitPerCall, ReadPerCall: c.ReadPerCall, DirtiedPerCall: c.DirtiedPerCall, WrittenPerCall: c.WrittenPerCall,
-				WALBytesPerCall: c.WALBytesPerCall, JITUSPerCall: c.JITUSPerCall, Plan: c.Plan}
+				WALBytesPerCall: c.WALBytesPerCall, JITUSPerCall: c.JITUSPerCall, Plan: c.Plan,
+				CustomPlan: c.CustomPlan, CustomParams: c.CustomParams}
 		}
 		for _, c := range s.Statements {
 			js.Statements = append(js.Statements, jsonStatementChange{Query: c.Query, Base: cost(c.Base), New: cost(c.New),
-				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, PlanDiff: c.PlanDiff, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
+				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, PlanDiff: c.PlanDiff, BaseCustom: c.BaseCustom, NewCustom: c.NewCustom, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
 		}
 		for _, c := range s.Waits {
 			js.Waits = append(js.Waits, jsonWaitChange{Role: c.Role, Wait: c.Wait, BaseShare: c.Base, NewShare: c.New, DeltaShare: c.Delta,
