@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -53,6 +55,9 @@ func (f *serverLimitFlags) apply(cfg *config.Run, changed func(string) bool) []e
 		case n < server.MinMemory:
 			errs = append(errs, fmt.Errorf("--server-memory %s: a managed server needs at least %s to start with its buffer pool fitted under the limit: use --server-memory %s or more",
 				strings.TrimSpace(f.memory), server.FormatSize(server.MinMemory), strings.TrimSuffix(server.FormatSize(server.MinMemory), "iB")))
+		case memTotal() > 0 && n > memTotal():
+			errs = append(errs, fmt.Errorf("--server-memory %s: more than this machine's memory (%.1fGiB, MemTotal in /proc/meminfo): give at most %dM, or drop --server-memory",
+				strings.TrimSpace(f.memory), float64(memTotal())/float64(server.GiB), memTotal()/server.MiB))
 		default:
 			cfg.ServerMemory = n
 		}
@@ -174,4 +179,23 @@ func oomWarning(in *server.Instance) string {
 	}
 	return fmt.Sprintf("warning: the kernel's out-of-memory killer killed %s of the %s server within --server-memory %s: steps that failed then failed of it; raise the limit",
 		procs, in.Engine, server.FormatSize(in.Limits.Memory))
+}
+
+// memTotal is the machine's memory in bytes (MemTotal in /proc/meminfo), 0 when unknown.
+var memTotal = func() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -146,3 +146,53 @@ func TestSweepResumeRefusesOtherSettings(t *testing.T) {
 		t.Errorf("--resume --label NOSUCH on a missing store: exit %d (store created: %v): %s%s", code, err == nil, out, stderr)
 	}
 }
+
+// TestSweepAndLimitFlagsRefused (issue 40, LOW): values that were accepted are refused
+// with one line naming the flag, exit 2, before anything runs: a --slice that is not a
+// finite number of seconds in range (0.0001 stored 3,243 runs in a minute), two points of
+// one name in --profiles (the second was dropped), two --think for one point, and a
+// --server-memory above the machine's memory.
+func TestSweepAndLimitFlagsRefused(t *testing.T) {
+	if memTotal() == 0 || memTotal() >= 1<<40 {
+		t.Skip("needs /proc/meminfo and less than 1TiB of memory")
+	}
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	sq := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default", "--scale", "tiny", "--results", results}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{append(sq, "--slice", "NaN"), "--slice NaN: give 0 (whole steps) or the seconds of a slice, from 0.5 to 3600"},
+		{append(sq, "--slice", "Inf"), "--slice +Inf: give 0"},
+		{append(sq, "--slice", "1e300"), "--slice 1e+300: give 0"},
+		{append(sq, "--slice", "0.0001"), "--slice 0.0001: give 0"},
+		{append(sq, "--slice", "-1"), "--slice -1: give 0"},
+		{[]string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,a=cached", "--results", results},
+			`--profiles "a=cached": a second point named a`},
+		{[]string{"sweep", "insertbench", "--engine", "postgres", "--profiles", "cached,cached=default", "--results", results},
+			`--profiles "cached=default": a second point named cached`},
+		{append(sq, "--think", "b=1ms", "--think", "b=2ms"), `--think "b=2ms": point b has a --think already`},
+		{[]string{"run", "insertbench", "--engine", "postgres", "--managed", "--server-memory", "1T", "--results", results},
+			"--server-memory 1T: more than this machine's memory"},
+	}
+	for _, tc := range tests {
+		code, out, stderr := runCLI(t, nil, tc.args...)
+		if code != ExitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, want 2 and one line with %q:\n%s%s", tc.args[len(tc.args)-2:], code, tc.want, out, stderr)
+		}
+	}
+	if _, err := os.Stat(results); err == nil {
+		t.Error("a refused command created the results store")
+	}
+	// What stays accepted: 0 (whole steps), the bounds, one --think per point.
+	for _, s := range []string{"0", "0.5", "3600"} {
+		if _, err := parseThink([]string{"a=1ms", "b=2ms"}); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, nil, append(sq, "--slice", s, "--repeat", "0")...)
+		if strings.Contains(stderr, "--slice") {
+			t.Errorf("--slice %s refused (exit %d): %s", s, code, stderr)
+		}
+	}
+}
