@@ -197,6 +197,15 @@ func (c *diagCollector) statements(ctx context.Context, after []engine.Statement
 			out[i].PlanNote = fmt.Sprintf("not explained: only the %d most expensive shapes are", maxPlans)
 			continue
 		}
+		// The custom plan (with one execution's parameters) beside the generic one, where
+		// the engine can give it: the plan the statement ran with when they differ.
+		if cp, ok := c.d.(engine.CustomPlanner); ok {
+			if plan, params, err := cp.CustomPlan(ctx, shapes[out[i].QueryID]); err != nil {
+				out[i].CustomPlanNote = err.Error()
+			} else {
+				out[i].CustomPlan, out[i].CustomPlanNote = plan, params
+			}
+		}
 		plan, err := c.d.Plan(ctx, shapes[out[i].QueryID])
 		if err != nil {
 			out[i].PlanNote = err.Error()

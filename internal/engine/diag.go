@@ -44,6 +44,13 @@ type Diag interface {
 	Close() error
 }
 
+// CustomPlanner is a Diag that can also say which plan a statement shape ran with: its
+// EXPLAIN with the parameters of one of the step's executions (PostgreSQL's custom plan),
+// beside Plan's plan without values. params names the values used.
+type CustomPlanner interface {
+	CustomPlan(ctx context.Context, s Statement) (plan, params string, err error)
+}
+
 // Statement is one statement shape's cumulative statistics (PostgreSQL's
 // pg_stat_statements, MariaDB's performance_schema statement digests). Times are seconds;
 // a field the server does not keep is 0.

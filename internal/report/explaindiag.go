@@ -32,6 +32,13 @@ type StatementChange struct {
 	PlanChanged       bool
 	PlanDiff          string
 	BasePlan, NewPlan []string
+	// Custom plans (EXPLAIN with the parameters of one execution; StatementCost.CustomPlan)
+	// against each config's generic plan: BaseCustom and NewCustom say where the custom
+	// plan differs from the generic one first ("" when the same or either is missing), and
+	// BaseCustomPlan and NewCustomPlan are then its outline. A statement whose plans
+	// differ ran with either, as the server's plan cache chose.
+	BaseCustom, NewCustom         string
+	BaseCustomPlan, NewCustomPlan []string
 }
 
 // StatementCost is a shape's cost in one config, summed over its runs' step.
@@ -47,6 +54,9 @@ type StatementCost struct {
 	WALBytesPerCall                  float64
 	JITUSPerCall                     float64
 	Plan                             string // the plan's JSON (the last run's), "" when none
+	// CustomPlan is the plan's JSON with the parameters of one execution (the last run's
+	// that has one), CustomParams those parameters; "" when none.
+	CustomPlan, CustomParams string
 }
 
 // WaitChange is one role's share of wait samples in one wait class in both configs.
@@ -109,6 +119,9 @@ func configDiag(runs []store.Run, o ExplainOptions) map[string]*stepDiag {
 				if s.Plan != "" {
 					a.Plan = s.Plan
 				}
+				if s.CustomPlan != "" {
+					a.CustomPlan, a.CustomPlanNote = s.CustomPlan, s.CustomPlanNote
+				}
 				sum.runs++
 			}
 			for _, w := range st.Waits {
@@ -134,7 +147,8 @@ func (s *stmtSum) cost(ops int64) StatementCost {
 		RowsPerCall: per(float64(a.Rows)), RowsExaminedPerCall: per(float64(a.RowsExamined)),
 		HitPerCall: per(float64(a.BlocksHit)), ReadPerCall: per(float64(a.BlocksRead)),
 		DirtiedPerCall: per(float64(a.BlocksDirtied)), WrittenPerCall: per(float64(a.BlocksWritten)),
-		WALBytesPerCall: per(float64(a.WALBytes)), JITUSPerCall: per(a.JITSec * 1e6), Plan: a.Plan}
+		WALBytesPerCall: per(float64(a.WALBytes)), JITUSPerCall: per(a.JITSec * 1e6), Plan: a.Plan,
+		CustomPlan: a.CustomPlan, CustomParams: a.CustomPlanNote}
 	if ops > 0 {
 		c.CallsPerOp = calls / float64(ops)
 		c.USPerOp = (a.PlanSec + a.ExecSec) * 1e6 / float64(ops)
@@ -158,10 +172,18 @@ func statementChanges(b, n *stepDiag, top int) []StatementChange {
 		c.DeltaUSPerOp = c.New.USPerOp - c.Base.USPerOp
 		if c.Base.Plan != "" && c.New.Plan != "" {
 			if d, same := ComparePlans(c.Base.Plan, c.New.Plan); !same {
-				c.PlanChanged, c.PlanDiff = true, d.String()
+				c.PlanChanged, c.PlanDiff = true, "generic plan: "+d.String()
 				c.BasePlan, c.NewPlan = PlanOutline(c.Base.Plan), PlanOutline(c.New.Plan)
 			}
 		}
+		if c.Base.CustomPlan != "" && c.New.CustomPlan != "" && !c.PlanChanged {
+			if d, same := ComparePlans(c.Base.CustomPlan, c.New.CustomPlan); !same {
+				c.PlanChanged, c.PlanDiff = true, "custom plan: "+d.String()
+				c.BasePlan, c.NewPlan = PlanOutline(c.Base.CustomPlan), PlanOutline(c.New.CustomPlan)
+			}
+		}
+		c.BaseCustom, c.BaseCustomPlan = customDiffers(c.Base)
+		c.NewCustom, c.NewCustomPlan = customDiffers(c.New)
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b StatementChange) int {
@@ -184,6 +206,19 @@ func statementChanges(b, n *stepDiag, top int) []StatementChange {
 		}
 	}
 	return kept
+}
+
+// customDiffers says where a config's custom plan differs from its generic plan first,
+// with the custom plan's outline; "" when they are the same or either is missing.
+func customDiffers(c StatementCost) (string, []string) {
+	if c.Plan == "" || c.CustomPlan == "" {
+		return "", nil
+	}
+	d, same := ComparePlans(c.Plan, c.CustomPlan)
+	if same {
+		return "", nil
+	}
+	return d.String(), PlanOutline(c.CustomPlan)
 }
 
 // waitChanges are each role's wait classes in both configs as shares of the role's

@@ -108,3 +108,44 @@ func TestPlanShapes(t *testing.T) {
 		t.Error("a step without a change does not sort last")
 	}
 }
+
+// TestExplainCustomPlans: a config whose custom plan (with one execution's parameters)
+// is not its generic plan says so, where first (real plans of PostgreSQL 15 over 200000
+// rows: the generic delete hash-joins a seq scan, the custom one loops over the index);
+// the same custom and generic plans say nothing; custom plans that differ between the
+// configs while their generic plans do not are a plan change.
+func TestExplainCustomPlans(t *testing.T) {
+	generic, custom := readPlan(t, "pg15_delete_generic_200k"), readPlan(t, "pg15_delete_custom_200k")
+	del := "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 WHERE transactionid >= $1 ORDER BY transactionid ASC LIMIT $2)"
+	stmt := func(plan, customPlan string) []store.StepStatement {
+		return []store.StepStatement{{QueryID: "1", Query: del, Calls: 10, ExecSec: 0.01, Plan: plan,
+			CustomPlan: customPlan, CustomPlanNote: "$1 = '100', $2 = '50'"}}
+	}
+	for _, tc := range []struct {
+		name                  string
+		base, neu             []store.StepStatement
+		baseCustom, newCustom string
+		changed               string
+	}{
+		{"custom differs in new", stmt(custom, custom), stmt(generic, custom), "", "ModifyTable Delete pi1: Hash Join Semi → Nested Loop Inner",
+			"generic plan: ModifyTable Delete pi1: Nested Loop Inner → Hash Join Semi"},
+		{"same", stmt(custom, custom), stmt(custom, custom), "", "", ""},
+		{"custom plans differ", stmt(generic, custom), stmt(generic, generic), "ModifyTable Delete pi1: Hash Join Semi → Nested Loop Inner", "",
+			"custom plan: ModifyTable Delete pi1: Nested Loop Inner → Hash Join Semi"},
+		{"no custom plan", stmt(generic, ""), stmt(generic, ""), "", "", ""},
+	} {
+		e, err := BuildExplain(Group{Name: "a"}, Group{Name: "b"}, []store.Run{diagRun(1, 1000, 1, tc.base, nil)},
+			[]store.Run{diagRun(2, 1000, 1, tc.neu, nil)}, ExplainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := e.Steps[0].Statements[0]
+		if c.BaseCustom != tc.baseCustom || c.NewCustom != tc.newCustom || c.PlanDiff != tc.changed || c.PlanChanged != (tc.changed != "") {
+			t.Errorf("%s: base custom %q, new custom %q, changed %v %q; want %q, %q, %q", tc.name, c.BaseCustom, c.NewCustom,
+				c.PlanChanged, c.PlanDiff, tc.baseCustom, tc.newCustom, tc.changed)
+		}
+		if (c.NewCustom != "") != (len(c.NewCustomPlan) > 0) || (c.New.CustomPlan != "") != (c.New.CustomParams == "$1 = '100', $2 = '50'") {
+			t.Errorf("%s: new custom outline %q, parameters %q", tc.name, c.NewCustomPlan, c.New.CustomParams)
+		}
+	}
+}

@@ -28,6 +28,11 @@ type StepStatement struct {
 	// Plan is EXPLAIN's JSON ("" when none: PlanNote says why).
 	Plan     string
 	PlanNote string
+	// CustomPlan is EXPLAIN's JSON with the parameters of one of the step's executions
+	// (schema 12; "" when none); CustomPlanNote names those parameters, or says why there
+	// is none.
+	CustomPlan     string
+	CustomPlanNote string
 }
 
 // StepWait is how many of a step's wait samples found a role's sessions in one wait class
@@ -50,10 +55,11 @@ func (s *Store) PutStepDiag(ctx context.Context, stepID int64, stmts []StepState
 		}
 		for _, st := range stmts {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO step_statements (step_id, query_id, query, calls, plans, plan_sec, exec_sec, rows, rows_examined,
-	shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_bytes, jit_sec, plan, plan_note)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_bytes, jit_sec, plan, plan_note, custom_plan, custom_plan_note)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				stepID, st.QueryID, st.Query, st.Calls, st.Plans, st.PlanSec, st.ExecSec, st.Rows, st.RowsExamined,
-				st.BlocksHit, st.BlocksRead, st.BlocksDirtied, st.BlocksWritten, st.WALBytes, st.JITSec, st.Plan, st.PlanNote); err != nil {
+				st.BlocksHit, st.BlocksRead, st.BlocksDirtied, st.BlocksWritten, st.WALBytes, st.JITSec, st.Plan, st.PlanNote,
+				st.CustomPlan, st.CustomPlanNote); err != nil {
 				return fmt.Errorf("statement %s: %w", st.QueryID, err)
 			}
 		}
@@ -74,13 +80,15 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // readDiag reads the steps' statements and waits (bulk.read).
 func (b *bulk) readDiag() error {
 	err := b.query("statements", `SELECT step_id, query_id, query, calls, plans, plan_sec, exec_sec, rows, rows_examined,
-	shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_bytes, jit_sec, plan, plan_note
+	shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written, wal_bytes, jit_sec, plan, plan_note,
+	custom_plan, custom_plan_note
 FROM step_statements WHERE step_id IN `+b.s.stepsOf(),
 		func(rows *sql.Rows) error {
 			var stepID int64
 			var st StepStatement
 			if err := rows.Scan(&stepID, &st.QueryID, &st.Query, &st.Calls, &st.Plans, &st.PlanSec, &st.ExecSec, &st.Rows, &st.RowsExamined,
-				&st.BlocksHit, &st.BlocksRead, &st.BlocksDirtied, &st.BlocksWritten, &st.WALBytes, &st.JITSec, &st.Plan, &st.PlanNote); err != nil {
+				&st.BlocksHit, &st.BlocksRead, &st.BlocksDirtied, &st.BlocksWritten, &st.WALBytes, &st.JITSec, &st.Plan, &st.PlanNote,
+				&st.CustomPlan, &st.CustomPlanNote); err != nil {
 				return err
 			}
 			step, err := b.step(stepID)

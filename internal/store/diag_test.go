@@ -54,7 +54,8 @@ func TestStepDiagSchema10(t *testing.T) {
 				{QueryID: "11", Query: "SELECT 1", Calls: 10, ExecSec: 0.5, Rows: 10, BlocksHit: 30, PlanNote: "no plan"},
 				{QueryID: "-7", Query: "INSERT INTO t VALUES ($1)", Calls: 100, Plans: 100, PlanSec: 0.25, ExecSec: 1.5, Rows: 100,
 					RowsExamined: 3, BlocksHit: 400, BlocksRead: 2, BlocksDirtied: 5, BlocksWritten: 1, WALBytes: 123456789012, JITSec: 0.125,
-					Plan: `[{"Plan": {"Node Type": "ModifyTable"}}]`},
+					Plan:       `[{"Plan": {"Node Type": "ModifyTable"}}]`,
+					CustomPlan: `[{"Plan": {"Node Type": "ModifyTable", "Plans": []}}]`, CustomPlanNote: "$1 = '7'"}, // schema 12
 			}
 			waits := []StepWait{
 				{Role: "insert", Wait: "CPU", Samples: 30, Hz: 20},

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the newest results-store schema this dbperf knows. It equals
 // len(migrations()) and is kept in the file as PRAGMA user_version.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // migrations returns the forward migrations in order: script i takes a file from schema
 // version i to i+1. Never edit a released script; append a new one and bump SchemaVersion.
@@ -291,6 +291,13 @@ CREATE TABLE step_label_hists (
 	response BLOB    NOT NULL, -- empty: none
 	PRIMARY KEY (step_id, label)
 );
+`,
+		// 12 (issue 38): a statement shape's custom plan, EXPLAIN with the parameters of
+		// one of the step's executions, beside its generic plan. Statements stored before
+		// have none.
+		`
+ALTER TABLE step_statements ADD COLUMN custom_plan TEXT NOT NULL DEFAULT ''; -- EXPLAIN's JSON; '' = none
+ALTER TABLE step_statements ADD COLUMN custom_plan_note TEXT NOT NULL DEFAULT ''; -- the parameters used, or why there is no custom plan
 `,
 	}
 }

@@ -12,7 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ engine.Diagnoser = (*handle)(nil)
+var (
+	_ engine.Diagnoser     = (*handle)(nil)
+	_ engine.CustomPlanner = (*diag)(nil)
+)
 
 // diagMark begins every statement a diag sends, so its own statements are told apart
 // from the workload's in pg_stat_statements (which keeps comments in its text).
@@ -21,7 +24,8 @@ const diagMark = "/* dbperf diag */ "
 // diag reads pg_stat_statements, EXPLAIN and pg_stat_activity on a connection of its own.
 type diag struct {
 	c       *pgx.Conn
-	version int // server_version_num
+	h       *handle // its sessions' samples of their statements' arguments (CustomPlan)
+	version int     // server_version_num
 	stmts   error
 	// enabled: OpenDiag turned pg_stat_statements' tracking on (Close turns it back).
 	enabled bool
@@ -38,7 +42,7 @@ func (h *handle) OpenDiag(ctx context.Context, o engine.DiagOptions) (engine.Dia
 	if err != nil {
 		return nil, fmt.Errorf("postgres diag: %w", err)
 	}
-	d := &diag{c: c, notes: map[string]string{}}
+	d := &diag{c: c, h: h, notes: map[string]string{}}
 	if err := c.QueryRow(ctx, diagMark+"SELECT current_setting('server_version_num')::int").Scan(&d.version); err != nil {
 		_ = c.Close(ctx)
 		return nil, fmt.Errorf("postgres diag: %w", err)
@@ -55,7 +59,8 @@ func (h *handle) OpenDiag(ctx context.Context, o engine.DiagOptions) (engine.Dia
 			d.notes["statements"] += " (tracking turned on for this run: track = top, track_planning = on)"
 		}
 	}
-	d.notes["plans"] = "EXPLAIN (FORMAT JSON, COSTS OFF) of each statement shape at the step's end: its generic plan (plan_cache_mode = force_generic_plan, parameters unknown)"
+	d.notes["plans"] = "EXPLAIN (FORMAT JSON, COSTS OFF) of each statement shape at the step's end: its generic plan (plan_cache_mode = force_generic_plan, parameters unknown), " +
+		"and its custom plan with the parameters of one execution in the step (plan_cache_mode = force_custom_plan)"
 	if d.stmts != nil {
 		d.notes["plans"] = "none: the shapes come from pg_stat_statements, which is not available"
 	}
@@ -115,6 +120,9 @@ func (d *diag) Statements(ctx context.Context) ([]engine.Statement, error) {
 	if d.stmts != nil {
 		return nil, d.stmts
 	}
+	// The workload's statements sample their arguments again at their next execution
+	// (paramSamples): once per step, as Statements is read at a step's start and end.
+	d.h.samples.next()
 	plan, exec, wal, jit := "0", "total_time / 1000", "0", "0"
 	if d.version >= 130000 {
 		plan, exec, wal = "total_plan_time / 1000", "total_exec_time / 1000", "wal_bytes"
@@ -161,12 +169,15 @@ var paramRE = regexp.MustCompile(`\$([0-9]+)`)
 // Costs are left out so two runs' plans compare by their shape alone. Utility statements
 // (BEGIN, COMMIT, …) have no plan.
 func (d *diag) Plan(ctx context.Context, s engine.Statement) (string, error) {
-	text := strings.TrimSpace(s.Text)
-	first := strings.ToUpper(strings.Fields(text + " x")[0])
-	switch first {
-	case "SELECT", "INSERT", "UPDATE", "DELETE", "WITH":
-	default:
-		return "", fmt.Errorf("%s: no plan for a utility statement", first)
+	text, err := explainable(s.Text)
+	if err != nil {
+		return "", err
+	}
+	// The text the workload prepared, when known, keeps the constants that
+	// pg_stat_statements turned into parameters (a LIMIT's row count): the plan is then
+	// the generic plan of the statement that ran.
+	if q, _, ok := d.h.samples.get(text); ok {
+		text = q
 	}
 	n := 0
 	for _, m := range paramRE.FindAllStringSubmatch(text, -1) {
@@ -178,10 +189,88 @@ func (d *diag) Plan(ctx context.Context, s engine.Statement) (string, error) {
 	if n > 0 {
 		args = "(" + strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ") + ")"
 	}
+	return d.explainExecute(ctx, text, "force_generic_plan", args)
+}
+
+// CustomPlan is the plan a statement shape ran with: PREPARE of the text the workload
+// prepared (pg_stat_statements' text matched to it, paramSamples.get), then EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE with the parameters of one of the step's
+// executions (paramSamples: the workload's prepared statements keep one sample per step)
+// under plan_cache_mode = force_custom_plan, so the planner sees the values, as it does
+// for a prepared statement's first five executions and for every execution whose
+// custom plan it keeps preferring to the generic one. What it returns besides the plan
+// names the values ("$1 = '100', $2 = '50'"). A shape without parameters has one plan
+// (Plan's); one the workload did not run through a prepared statement of this handle
+// has no sample.
+func (d *diag) CustomPlan(ctx context.Context, s engine.Statement) (plan, params string, err error) {
+	text, err := explainable(s.Text)
+	if err != nil {
+		return "", "", err
+	}
+	if !paramRE.MatchString(text) {
+		return "", "", errors.New("no parameters: its one plan is the generic plan")
+	}
+	text, sample, ok := d.h.samples.get(text)
+	if !ok {
+		return "", "", errors.New("no sample of its parameters: not run by a prepared statement of the workload in this step")
+	}
+	if len(sample) == 0 {
+		return "", "", errors.New("no parameters: its one plan is the generic plan")
+	}
+	mode := "force_custom_plan"
+	if d.version < 120000 {
+		mode = "" // no plan_cache_mode: a statement's first executions are planned with their values
+	}
+	args := literals(sample)
+	plan, err = d.explainExecute(ctx, text, mode, args)
+	if err != nil {
+		return "", "", err
+	}
+	names := make([]string, 0, len(sample))
+	for i, v := range sample {
+		if i == 8 {
+			names = append(names, fmt.Sprintf("… (%d parameters)", len(sample)))
+			break
+		}
+		val := "NULL"
+		if v != nil {
+			val = "'" + strings.ReplaceAll(clip(*v, 40), "'", "''") + "'"
+		}
+		names = append(names, fmt.Sprintf("$%d = %s", i+1, val))
+	}
+	return plan, strings.Join(names, ", "), nil
+}
+
+// clip shortens a sample's value for the run's record.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// explainable is a statement's text when it has a plan: a utility statement (BEGIN,
+// COMMIT, …) has none.
+func explainable(q string) (string, error) {
+	text := strings.TrimSpace(q)
+	first := strings.ToUpper(strings.Fields(text + " x")[0])
+	switch first {
+	case "SELECT", "INSERT", "UPDATE", "DELETE", "WITH":
+		return text, nil
+	}
+	return "", fmt.Errorf("%s: no plan for a utility statement", first)
+}
+
+// explainExecute prepares text and explains its execution with args ("" for none) under
+// plan_cache_mode = mode ("" to leave it), in one simple-protocol batch: a failure
+// anywhere rolls the whole of it back, and the prepared statement and setting do not
+// outlive it. Nothing is executed.
+func (d *diag) explainExecute(ctx context.Context, text, mode, args string) (string, error) {
 	pc := d.c.PgConn()
-	// One simple-protocol batch: a failure anywhere rolls the whole of it back, and the
-	// prepared statement and setting do not outlive it.
-	batch := diagMark + "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; PREPARE dbperf_diag_plan AS " + text +
+	set := ""
+	if mode != "" {
+		set = "SET LOCAL plan_cache_mode = " + mode + "; "
+	}
+	batch := diagMark + "BEGIN; " + set + "PREPARE dbperf_diag_plan AS " + text +
 		"; EXPLAIN (FORMAT JSON, COSTS OFF) EXECUTE dbperf_diag_plan" + args + "; DEALLOCATE dbperf_diag_plan; COMMIT"
 	results, err := pc.Exec(ctx, batch).ReadAll()
 	if err != nil {

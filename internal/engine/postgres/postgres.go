@@ -67,6 +67,8 @@ func (*Engine) Open(ctx context.Context, t engine.Target) (engine.Handle, error)
 // connection of its own, so it is safe for concurrent use.
 type handle struct {
 	cfg *pgx.ConnConfig
+	// samples are the sessions' samples of their statements' arguments, for the diag.
+	samples paramSamples
 }
 
 // where says which server and database a connection goes to, without the password.
@@ -93,7 +95,7 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 	// Every connection of the session's config dials through blockconn: the session's
 	// own, and the ones pgconn opens to send cancel requests (which stay in poller mode).
 	cfg.DialFunc = (&blockconn.Dialer{}).DialContext
-	s := &session{}
+	s := &session{samples: &h.samples}
 	s.interruptFn = s.interrupt
 	cfg.BuildContextWatcherHandler = func(*pgconn.PgConn) ctxwatch.Handler { return (*sessionWatcher)(s) }
 	c, err := pgx.ConnectConfig(ctx, cfg)

@@ -41,6 +41,8 @@ type session struct {
 	seq    int // names prepared statements: dbperf_1, dbperf_2, …
 	// stmts are the statements prepared on the session, closed with it.
 	stmts []*stmt
+	// samples keeps a sample of each statement's arguments for the diag (the handle's).
+	samples *paramSamples
 
 	// watch interrupts the session when an operation's context is cancelled;
 	// interruptFn is s.interrupt, stored once (a method value built per call allocates).
@@ -82,7 +84,7 @@ func (s *session) Prepare(ctx context.Context, query string) (engine.Stmt, error
 	if err != nil {
 		return nil, fmt.Errorf("postgres prepare %s: %w", short(query), err)
 	}
-	p := &stmt{s: s, sd: sd, text: short(query), m: s.conn.TypeMap(), resultFormats: []int16{pgtype.BinaryFormatCode}}
+	p := &stmt{s: s, sd: sd, query: query, text: short(query), m: s.conn.TypeMap(), resultFormats: []int16{pgtype.BinaryFormatCode}}
 	n := len(sd.ParamOIDs)
 	p.values, p.formats, p.ends = make([][]byte, n), make([]int16, n), make([]int, n)
 	s.stmts = append(s.stmts, p)
@@ -139,11 +141,15 @@ func (s *session) backendPID(ctx context.Context) (int, error) {
 
 // stmt is a named statement prepared on one session's connection.
 type stmt struct {
-	s      *session
-	sd     *pgconn.StatementDescription
-	text   string // shortened SQL for error messages
-	m      *pgtype.Map
-	closed bool
+	s     *session
+	sd    *pgconn.StatementDescription
+	text  string // shortened SQL for error messages
+	query string // the SQL prepared
+	// sampled is the epoch of the session's samples in which the statement last kept a
+	// sample of its arguments (paramSamples).
+	sampled uint64
+	m       *pgtype.Map
+	closed  bool
 	// values, formats, ends and buf are the encoded arguments of the current execution
 	// (encodeArgs), reused from one execution to the next.
 	values  [][]byte
@@ -175,6 +181,12 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 	}
 	if err := p.encodeArgs(args); err != nil {
 		return 0, nil, tag, err
+	}
+	if ps := p.s.samples; ps != nil {
+		if e := ps.epoch.Load(); e != p.sampled { // once per step at most: paramSamples
+			p.sampled = e
+			ps.put(p.query, p.sd.ParamOIDs, p.values, p.formats)
+		}
 	}
 	bind := pgproto3.Bind{PreparedStatement: p.sd.Name, ParameterFormatCodes: p.formats,
 		Parameters: p.values, ResultFormatCodes: p.resultFormats}

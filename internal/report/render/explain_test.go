@@ -16,8 +16,10 @@ func TestExplainFormats(t *testing.T) {
 		Steps: []report.ExplainStep{{Step: "l.i0", BaseRate: 500, NewRate: 450, Change: -0.1, BaseOps: 1000, NewOps: 2000,
 			BaseStatementOps: 1000, NewStatementOps: 2000,
 			Statements: []report.StatementChange{{Query: "DELETE FROM t WHERE id < $1", DeltaUSPerOp: 40, Share: 0.8,
-				Base:        report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
-				New:         report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]"},
+				Base: report.StatementCost{Calls: 10, CallsPerOp: 0.01, USPerOp: 10, PlanUSPerCall: 50, ExecUSPerCall: 950, Plan: "{}"},
+				New: report.StatementCost{Calls: 20, CallsPerOp: 0.01, USPerOp: 50, PlanUSPerCall: 4000, ExecUSPerCall: 1000, Plan: "[]",
+					CustomPlan: "[1]", CustomParams: "$1 = '5'"},
+				NewCustom: "Seq Scan t → Index Scan t t_pkey", NewCustomPlan: []string{"ModifyTable", "  Index Scan t t_pkey"},
 				PlanChanged: true, PlanDiff: "ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t", BasePlan: []string{"ModifyTable", "  Index Scan t t_pkey"}, NewPlan: []string{"ModifyTable", "  Seq Scan t"}}},
 			Waits: []report.WaitChange{{Role: "insert", Wait: "IO:WALSync", Base: 0.1, New: 0.3, Delta: 0.2, BaseSamples: 10, NewSamples: 30}},
 			Roles: []report.ExplainRole{{
@@ -39,7 +41,8 @@ func TestExplainFormats(t *testing.T) {
 	}
 	text := buf.String()
 	for _, want := range []string{"base a (run 1) → new b (runs 2, 3)", "step l.i0: 500 → 450 ops/s (-10.0%)", "CPU: 1000 ops in a, 2000 in b",
-		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED\n",
+		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED, custom ≠ generic\n",
+		"custom plan ≠ generic plan in new: DELETE FROM t WHERE id < $1\nwith $1 = '5'; first difference (generic → custom): Seq Scan t → Index Scan t t_pkey\ngeneric  custom\n[]       ModifyTable\n           Index Scan t t_pkey\n",
 		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1\nfirst difference: ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t\n", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
 		"role    kind   function             base µs/op  new µs/op  Δ µs/op     Δ %  share   noise  Δ [95%] over blocks  change  symbols\n",
