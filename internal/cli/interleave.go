@@ -27,34 +27,33 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// Designs of a comparison dbperf runs itself (dbperf sweep --design).
+// Designs of a comparison dbperf runs itself (dbperf sweep --design), stored as the
+// runs' store.ParamDesign.
 const (
 	// designInterleaved measures every step on every point close together in time, in
 	// randomized blocks (runInterleaved): the default.
-	designInterleaved = "interleaved"
+	designInterleaved = store.DesignInterleaved
 	// designSequential runs each point's repeats one after another, points in order.
-	designSequential = "sequential"
+	designSequential = store.DesignSequential
 	// designDuet runs the points' trials at the same time, each point on CPUs of its own
 	// (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in the Cloud",
 	// ICPE 2020).
-	designDuet = "duet"
+	designDuet = store.DesignDuet
 )
 
 // designs are the values of --design.
 func designs() []string { return []string{designInterleaved, designSequential, designDuet} }
 
 // Parameters stored with every run of an interleaved comparison (report pairs its runs
-// by them: internal/report/pairs.go).
+// by them: internal/report/pairs.go); the keys are the store's.
 const (
-	paramDesign = "design" // designInterleaved
-	paramSweep  = "sweep"  // the sweep's label: trials pair only within one sweep
-	paramTrial  = "trial"  // "b<block>/s<slice>": equal keys of two points ran side by side
-	paramBlock  = "block"  // the block's number, from 1
-	paramSlice  = "slice"  // the slice's number within its block, from 1
-	paramCPUs   = "cpus"   // a duet's: the CPUs the point ran on in the block
-	// paramLoadOnce: the sweep ran its data-changing steps in its first block only
-	// (--load-once); a later block's runs hold the steady steps alone.
-	paramLoadOnce = "load_once"
+	paramDesign   = store.ParamDesign
+	paramSweep    = store.ParamSweep
+	paramTrial    = store.ParamTrial
+	paramBlock    = store.ParamBlock
+	paramSlice    = store.ParamSlice
+	paramCPUs     = store.ParamCPUs
+	paramLoadOnce = store.ParamLoadOnce
 )
 
 // trialPoint is one configuration of an interleaved comparison while it runs: its

@@ -19,10 +19,10 @@ import (
 // label holds them), the sweep's bookkeeping and how its trials are laid out. Every other
 // stored parameter, and the seed, changes what is measured: a resume that changes one
 // would store runs of two settings under one label (which report then refuses).
-var resumeIgnored = []string{
-	"label", "repeat", "trial", "sweep", "design", "block", "slice", "cpus",
+var resumeIgnored = append([]string{
+	"label", "repeat",
 	"profile", "engine_version", "storage_engine", "managed", "steps", "tests", "report_interval_sec",
-}
+}, store.SweepParams()...)
 
 // checkResume refuses a --resume that cannot complete the stored sweep prefix: no run is
 // stored under it, or its runs were measured with other settings (a parameter or the

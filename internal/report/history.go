@@ -116,8 +116,8 @@ func (c HistoryChange) Verdict() string {
 // steps a run selected (each step is its own line), repeats, the measurement interval,
 // the engine version (the x-axis of a sweep or of nightly builds), and where a run of an
 // interleaved sweep stood in it (its sweep, trial, block and slice, and the design).
-var seriesParamsIgnored = []string{"steps", "repeat", "report_interval_sec", "engine_version",
-	"design", "sweep", "trial", "block", "slice", "cpus"}
+var seriesParamsIgnored = append([]string{"steps", "repeat", "report_interval_sec", "engine_version"},
+	store.SweepParams()...)
 
 // seriesEnvKeys are the host's fingerprint in a run's env.
 var seriesEnvKeys = []string{"hostname", "cpu_model", "cores", "ram_bytes"}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // mismatchIgnored are stored parameters whose differences do not make configs
@@ -21,12 +23,12 @@ import (
 //
 // The key-value engines' LSM options (lsmParams) are ignored too when they come from a
 // profile (see profileSets).
-var mismatchIgnored = []string{
-	"label", "repeat", "trial", "sweep", "design", "block", "slice", "cpus",
+var mismatchIgnored = append([]string{
+	"label", "repeat",
 	"profile", "engine_version", "storage_engine", "managed",
 	"steps", "tests", "report_interval_sec", "think_us",
 	"rows_per_commit", "prepared",
-}
+}, store.SweepParams()...)
 
 // lsmParams are the stored parameters of dbbench (internal/workload/dbbench Params.Stored)
 // that a key-value engine's profile may set: its LSM flags (lsmFlags there) with

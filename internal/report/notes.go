@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // Note kinds (Note.Kind, JSON "kind", the CSV notes rows' "row").
@@ -379,7 +380,7 @@ func thousands(n int64) string {
 func (c Comparison) duet() bool {
 	for _, g := range c.Groups {
 		for _, r := range g.Runs {
-			if paramString(r.Params, "design") == "duet" {
+			if paramString(r.Params, store.ParamDesign) == store.DesignDuet {
 				return true
 			}
 		}

@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // Params keys of the interleaved design: a run of a sweep stores the sweep's label and its
 // trial ("b3/s2": block 3, slice 2). Runs of two configs with the same sweep and trial ran
 // side by side, under the same conditions, so their figures are compared as pairs.
 const (
-	paramSweep = "sweep"
-	paramTrial = "trial"
+	paramSweep = store.ParamSweep
+	paramTrial = store.ParamTrial
 )
 
 // runTrial is a run's sweep and trial as stored in its params ("" when absent).
@@ -42,7 +43,7 @@ func paramString(p map[string]any, key string) string {
 // Params keys of the duet design: the CPUs a point ran on in a block ("0", "2,3"). A
 // block's CPU assignment (the base's CPUs and the candidate's) is a blocking factor the
 // ratio is adjusted for (figureRatio).
-const paramCPUs = "cpus"
+const paramCPUs = store.ParamCPUs
 
 // trialValue is a run's figure in one trial and the CPUs its point ran on ("" when not a
 // duet).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // NoteVariance: which source dominates the noise of a config's ratios, and what would
@@ -156,7 +157,7 @@ func secondNoise(g GroupReport, step string, f varianceFigure) stats.SecondNoise
 func simultaneous(a, b GroupReport) bool {
 	for _, g := range []GroupReport{a, b} {
 		for _, r := range g.Runs {
-			if paramString(r.Params, "design") != "duet" {
+			if paramString(r.Params, store.ParamDesign) != store.DesignDuet {
 				return false
 			}
 		}

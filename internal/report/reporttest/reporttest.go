@@ -320,7 +320,7 @@ type BenchFigures struct {
 func BenchRun(id int64, label, trial string, f BenchFigures) report.RunReport {
 	params := map[string]any{"scale": "tiny", "clients": json.Number("1")}
 	if trial != "" {
-		params["sweep"], params["trial"] = "s", trial
+		params[store.ParamSweep], params[store.ParamTrial] = "s", trial
 	}
 	op := func(label, role string, unit metrics.Unit, rate float64, p99 int64) report.Op {
 		n := int64(rate * 10)

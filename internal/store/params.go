@@ -1,0 +1,31 @@
+package store
+
+// The stored keys of a sweep's runs (Run.Params), written by dbperf sweep and read by
+// the reports (pairing, history, mismatches, notes): defined here once, the store being
+// what the writer and the readers share.
+const (
+	ParamDesign = "design" // the sweep's design (DesignInterleaved, DesignDuet, DesignSequential)
+	ParamSweep  = "sweep"  // the sweep's label: trials pair only within one sweep
+	ParamTrial  = "trial"  // "b<block>/s<slice>": equal keys of two points ran side by side
+	ParamBlock  = "block"  // the block's number, from 1
+	ParamSlice  = "slice"  // the slice's number within its block, from 1
+	ParamCPUs   = "cpus"   // a duet's: the CPUs the point ran on in the block ("0", "2,3")
+	// ParamLoadOnce: the sweep ran its data-changing steps in its first block only
+	// (--load-once); a later block's runs hold the steady steps alone.
+	ParamLoadOnce = "load_once"
+)
+
+// The designs of a comparison dbperf runs itself (dbperf sweep --design), ParamDesign's
+// values.
+const (
+	DesignInterleaved = "interleaved" // randomized blocks, the points in turn (the default)
+	DesignSequential  = "sequential"  // each point's repeats one after another
+	DesignDuet        = "duet"        // the points at the same time, each on CPUs of its own
+)
+
+// SweepParams are the keys that say how a sweep ran a run (which trial, block, design,
+// CPUs), never what was measured: runs of one point differ in them, so comparisons and
+// series leave them out.
+func SweepParams() []string {
+	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce}
+}
