@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,9 +68,17 @@ func (ps *paramSamples) get(normalized string) (query string, sample []*string, 
 	if s, ok := ps.byText[n]; ok {
 		return n, s, true
 	}
-	for q, s := range ps.byText {
+	// Texts that differ in a constant only (a delete's LIMIT 50 and its last batch's
+	// LIMIT 37) are one shape to pg_stat_statements: the first in order stands for it,
+	// the same one at every step.
+	texts := make([]string, 0, len(ps.byText))
+	for q := range ps.byText {
+		texts = append(texts, q)
+	}
+	slices.Sort(texts)
+	for _, q := range texts {
 		if matchNormalized(n, q) {
-			return q, s, true
+			return q, ps.byText[q], true
 		}
 	}
 	return "", nil, false
