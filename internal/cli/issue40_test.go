@@ -196,3 +196,49 @@ func TestSweepAndLimitFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUProfileDirNotWritable (issue 40, LOW): --cpu-profile on an existing directory no
+// file can be written in (a read-only mount: as root, permission bits refuse nothing) or
+// on a file is refused up front, one line, exit 2, no store created (the run went on
+// without profiles).
+func TestCPUProfileDirNotWritable(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("mount", "--bind", "-o", "ro", ro, ro).CombinedOutput(); err != nil {
+			t.Skipf("no read-only bind mount: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("umount", ro).Run() })
+	} else if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "r.db")
+	for _, tc := range []struct{ dir, want string }{
+		{ro, "--cpu-profile " + ro + ": cannot write there: "},
+		{filepath.Join(ro, "sub", "dir"), "--cpu-profile " + filepath.Join(ro, "sub", "dir") + ": cannot write there (its parent " + ro + "): "},
+		{file, "--cpu-profile " + file + ": it is a file, not a directory"},
+		{filepath.Join(file, "x"), "is a file, not a directory"},
+	} {
+		code, out, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "sqlite", "--scale", "tiny", "--steps", "l.i0",
+			"--cpu-profile", tc.dir, "--results", results)
+		if code != ExitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("--cpu-profile %s: exit %d, want 2 and one line with %q:\n%s%s", tc.dir, code, tc.want, out, stderr)
+		}
+	}
+	if _, err := os.Stat(results); err == nil {
+		t.Error("a refused run created the results store")
+	}
+	if err := checkWritableDir("--cpu-profile", filepath.Join(dir, "new", "profiles")); err != nil {
+		t.Errorf("a missing dir under a writable one: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("the check made the missing dir")
+	}
+}

@@ -252,6 +252,13 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 	}
 	errs = append(errs, f.limits.apply(cfg, changed)...)
 	errs = append(errs, f.cluster.apply(cfg, changed)...)
+	if f.cpuProfile != "" {
+		// Before the store is opened or anything runs: a directory that takes no file
+		// (read-only, a file) gave a run without profiles.
+		if err := checkWritableDir("--cpu-profile", f.cpuProfile); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if changed("time") {
 		// Checked here, on the value given: as a time.Duration 0 and -5 would read back
 		// as -1 ns and 1e12 s as a negative overflow.
