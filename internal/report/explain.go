@@ -113,6 +113,11 @@ const buildRatio = 10
 func markBuilds(fns []FunctionChange, base, neu string) {
 	for i := range fns {
 		f := &fns[i]
+		// The kernel's functions ("_[k]") are the same kernel's in both configs, and
+		// "[unknown]" (a frame that did not unwind) names no symbol.
+		if strings.HasSuffix(f.Function, "_[k]") || f.Function == "[unknown]" {
+			continue
+		}
 		switch {
 		case f.BaseSamples == 0 && f.NewSamples > 0:
 			f.Build = "only in " + neu + "'s build: inlined or renamed?"

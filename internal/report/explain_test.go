@@ -209,8 +209,11 @@ func TestExplainBuilds(t *testing.T) {
 	}
 	// 13: internal_flush has its own frames (1 sample of 100); 14 inlines pq_flush into
 	// it (41), exec_simple is renamed exec_simple_query, heap is the same, lock grows 3×.
-	base := "main;exec_simple;internal_flush 1\nmain;exec_simple;pq_flush 40\nmain;exec_simple;heap 50\nmain;exec_simple;lock 9\n"
-	neu := "main;exec_simple_query;internal_flush 41\nmain;exec_simple_query;heap 50\nmain;exec_simple_query;lock 27\n"
+	// The kernel's functions and frames that did not unwind are no build's symbols.
+	base := "main;exec_simple;internal_flush 1\nmain;exec_simple;pq_flush 40\nmain;exec_simple;heap 50\nmain;exec_simple;lock 9\n" +
+		"[unknown];[unknown] 30\nmain;exec_simple;read_[k] 20\n"
+	neu := "main;exec_simple_query;internal_flush 41\nmain;exec_simple_query;heap 50\nmain;exec_simple_query;lock 27\n" +
+		"main;exec_simple_query;write_[k] 5\n"
 	for _, tc := range []struct {
 		name       string
 		bv, nv     string
@@ -220,7 +223,7 @@ func TestExplainBuilds(t *testing.T) {
 		{"13 vs 14", "13.23", "14.24", map[string]string{
 			"internal_flush": "×41 in b's build: inlined elsewhere or renamed?",
 			"pq_flush":       "only in a's build: inlined or renamed?",
-			"heap":           "", "lock": "",
+			"heap":           "", "lock": "", "[unknown]": "", "read_[k]": "", "write_[k]": "",
 		}, [2]string{"postgres 13.23", "postgres 14.24"}},
 		{"one build", "15.18", "15.18", map[string]string{"internal_flush": "", "pq_flush": "", "heap": "", "lock": ""}, [2]string{}},
 	} {
