@@ -242,3 +242,35 @@ func TestCPUProfileDirNotWritable(t *testing.T) {
 		t.Error("the check made the missing dir")
 	}
 }
+
+// TestExplainWithoutPreloadedStatements (issue 40, LOW): --explain --dsn to a PostgreSQL
+// server whose config sets pg_stat_statements.track but does not preload the library (a
+// profile with its own shared_preload_libraries) says it is not loaded and how to load
+// it (it said "loaded but not installed": CREATE EXTENSION would not have helped).
+func TestExplainWithoutPreloadedStatements(t *testing.T) {
+	needServer(t, "postgres")
+	work := serverWorkdir(t)
+	profs := filepath.Join(work, "profiles")
+	if err := os.MkdirAll(filepath.Join(profs, "postgres"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(profs, "postgres", "nopss.conf"), []byte("shared_preload_libraries = ''\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := filepath.Join(work, "srv")
+	if code, out, stderr := runCLI(t, nil, "server", "start", "postgres", "--workdir", srv, "--profiles-dir", profs, "--profile", "nopss"); code != 0 {
+		t.Fatalf("server start: exit %d: %s%s", code, out, stderr)
+	}
+	t.Cleanup(func() { runCLI(t, nil, "server", "stop", "postgres", "--workdir", srv) })
+	results := filepath.Join(work, "r.db")
+	code, out, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "postgres", "--dsn", "@"+dsnPath(srv, "postgres"),
+		"--explain", "--scale", "tiny", "--steps", "l.i0", "--rows", "1000", "--results", results, "--quiet")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s%s", code, out, stderr)
+	}
+	_, js, _ := runCLI(t, nil, "report", "--results", results, "--format", "json")
+	want := "statements: none: pg_stat_statements is not loaded on this server (shared_preload_libraries = ''): add pg_stat_statements to shared_preload_libraries and restart the server"
+	if !strings.Contains(js, want) || strings.Contains(js, "not installed") {
+		t.Errorf("the run's explain note: want %q in\n%s", want, js)
+	}
+}

@@ -78,8 +78,25 @@ func (d *diag) checkStatements(ctx context.Context, enable bool) error {
 	if err := d.c.QueryRow(ctx, diagMark+"SELECT current_setting('pg_stat_statements.track', true)").Scan(&track); err != nil {
 		return fmt.Errorf("pg_stat_statements: %w", err)
 	}
-	if track == nil || *track == "" {
-		return errors.New("pg_stat_statements is not loaded on this server: add it to shared_preload_libraries and restart the server")
+	// A config may set pg_stat_statements.track without the library being loaded (a
+	// profile or postgresql.conf that preloads other libraries): the setting is then a
+	// placeholder, which pg_settings does not show. shared_preload_libraries is shown
+	// only to those who may read it.
+	var loaded bool
+	if err := d.c.QueryRow(ctx, diagMark+"SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'pg_stat_statements.track')").Scan(&loaded); err != nil {
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	var preload []string
+	_ = d.c.QueryRow(ctx, diagMark+"SELECT array_agg(setting) FROM pg_settings WHERE name = 'shared_preload_libraries'").Scan(&preload)
+	if len(preload) == 1 && !preloads(preload[0], "pg_stat_statements") {
+		loaded = false
+	}
+	if track == nil || *track == "" || !loaded {
+		now := ""
+		if len(preload) == 1 {
+			now = fmt.Sprintf(" (shared_preload_libraries = '%s')", preload[0])
+		}
+		return fmt.Errorf("pg_stat_statements is not loaded on this server%s: add pg_stat_statements to shared_preload_libraries and restart the server", now)
 	}
 	if !installed {
 		if !enable {
@@ -344,4 +361,17 @@ func (d *diag) Close() error {
 		}
 	}
 	return errors.Join(err, d.c.Close(ctx))
+}
+
+// preloads says whether a shared_preload_libraries value lists lib (names separated by
+// commas, optionally quoted, a path or a .so suffix allowed).
+func preloads(value, lib string) bool {
+	for _, n := range strings.Split(value, ",") {
+		n = strings.Trim(strings.TrimSpace(n), `"`)
+		n = strings.TrimSuffix(n[strings.LastIndexByte(n, '/')+1:], ".so")
+		if n == lib {
+			return true
+		}
+	}
+	return false
 }
