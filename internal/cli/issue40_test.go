@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/fleet"
 )
 
 // TestResultsKeywordValueDSN (issue 40, M4): libpq's key=value form given to --results is
@@ -272,5 +276,55 @@ func TestExplainWithoutPreloadedStatements(t *testing.T) {
 	want := "statements: none: pg_stat_statements is not loaded on this server (shared_preload_libraries = ''): add pg_stat_statements to shared_preload_libraries and restart the server"
 	if !strings.Contains(js, want) || strings.Contains(js, "not installed") {
 		t.Errorf("the run's explain note: want %q in\n%s", want, js)
+	}
+}
+
+// TestSweepWaitSupersededJobs (issue 40, M1): two jobs of a 4-point queued sweep
+// cancelled, the sweep queued again (their replacements added), then run by an agent:
+// sweep --wait counts 4 points and exits 0 (it said "6 points" and exited 1 on the
+// cancelled jobs although their replacements completed).
+func TestSweepWaitSupersededJobs(t *testing.T) {
+	in := startStorePostgres(t)
+	dir := t.TempDir()
+	dsnFile := filepath.Join(dir, "store.dsn")
+	if err := os.WriteFile(dsnFile, []byte(in.DSN+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cliEnv := map[string]string{"DBPERF_RESULTS": "@" + dsnFile}
+	sweep := []string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default,d=default",
+		"--steps", "l.i0", "--rows", "2000", "--scale", "tiny", "--label", "m1", "--queue", "--class", "m1"}
+	if code, out, errs := runCLI(t, cliEnv, sweep...); code != 0 || !strings.Contains(out, "4 of 4 jobs added") {
+		t.Fatalf("enqueue: exit %d\n%s%s", code, out, errs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f, err := fleet.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	jobs, err := f.Jobs(ctx, "m1")
+	if err != nil || len(jobs) != 4 {
+		t.Fatalf("%d jobs, %v", len(jobs), err)
+	}
+	ids := fmt.Sprintf("%d,%d", jobs[1].ID, jobs[2].ID)
+	if code, out, errs := runCLI(t, cliEnv, "queue", "--cancel", ids); code != 0 {
+		t.Fatalf("queue --cancel %s: exit %d\n%s%s", ids, code, out, errs)
+	}
+	if code, out, errs := runCLI(t, cliEnv, sweep...); code != 0 || !strings.Contains(out, "2 of 4 jobs added") {
+		t.Fatalf("enqueue again: exit %d\n%s%s", code, out, errs)
+	}
+	agent := exec.Command(buildBinary(t), "agent", "--class", "m1", "--lease", "4s", "--heartbeat", "500ms")
+	agent.Env = append(os.Environ(), "DBPERF_RESULTS=@"+dsnFile, "TMPDIR="+dir)
+	log := &syncBuffer{}
+	agent.Stdout, agent.Stderr = log, log
+	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); _ = agent.Wait() }()
+	code, out, errs := runCLI(t, cliEnv, "sweep", "--label", "m1", "--wait", "--timeout", "2m")
+	if code != 0 || !strings.Contains(out, "sweep m1: 4 points on class m1") || !strings.Contains(out, "Throughput relative to a") {
+		t.Errorf("sweep --wait: exit %d, want 0 and 4 points:\n%s%s\nagent:\n%s", code, out, errs, log.String())
 	}
 }

@@ -255,8 +255,9 @@ type waitFlags struct {
 
 // waitSweep waits until every point of the queued sweep w.label is done (completed,
 // cancelled or discarded), then prints the sweep's relative report, the first point the
-// base, and which class and hosts ran it. Exit status 1 when a point's job did not
-// complete or a point has no run that finished ok.
+// base, and which class and hosts ran it. A point queued again after its job was
+// cancelled or discarded is one point, measured when one of its jobs completed. Exit
+// status 1 when no job of a point completed or a point has no run that finished ok.
 func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	if w.label == "" {
 		return badInput(errors.New("--wait needs the --label of a queued sweep (dbperf queue lists the sweeps)"))
@@ -289,16 +290,17 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 			return badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
 		}
 		done := 0
-		for _, j := range jobs {
-			if j.Done() {
+		points := jobsByPoint(jobs)
+		for _, pj := range points {
+			if pj.done() {
 				done++
 			}
 		}
-		if done == len(jobs) {
+		if done == len(points) {
 			break
 		}
 		if done != shown && env.IsTerminal {
-			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, len(jobs))
+			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, len(points))
 			shown = done
 		}
 		select {
@@ -311,13 +313,24 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	var problems []string
 	hosts := map[string]int{}
 	classes := map[string]bool{}
-	for _, j := range jobs {
+	points := jobsByPoint(jobs)
+	for _, pj := range points {
+		// A point is measured when one of its jobs completed: a job cancelled or
+		// discarded and queued again is superseded by the one that completed.
+		j, ok := pj.completed()
+		if !ok {
+			var states []string
+			for _, j := range pj.jobs {
+				states = append(states, fmt.Sprintf("job %d %s", j.ID, j.State))
+			}
+			problems = append(problems, fmt.Sprintf("point %s: %s", pj.point, strings.Join(states, ", ")))
+			j = pj.jobs[len(pj.jobs)-1]
+		}
 		classes[className(j.Args.Class)] = true
 		if j.Host != "" {
 			hosts[j.Host]++
 		}
-		if j.State != "completed" {
-			problems = append(problems, fmt.Sprintf("point %s: job %d %s", j.Args.Point, j.ID, j.State))
+		if !ok {
 			continue
 		}
 		ids, err := finishedRuns(ctx, st, w.label+"/"+j.Args.Point)
@@ -334,7 +347,7 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	for _, h := range sortedKeys(hosts) {
 		hs = append(hs, fmt.Sprintf("%s (%s)", h, plural(hosts[h], "point")))
 	}
-	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(jobs), strings.Join(sortedKeys(classes), ", "), strings.Join(hs, ", "))
+	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(points), strings.Join(sortedKeys(classes), ", "), strings.Join(hs, ", "))
 	if len(groups) > 0 {
 		cmp, err := compareGroups(ctx, st, groups)
 		if err != nil {
@@ -348,6 +361,51 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 		return &exitError{code: ExitStepFailed, err: errors.New(strings.Join(problems, "\n"))}
 	}
 	return nil
+}
+
+// pointJobs are the jobs of one point of a queued sweep, oldest first: more than one when
+// the point was queued again after its job was cancelled or discarded.
+type pointJobs struct {
+	point string
+	jobs  []fleet.Job
+}
+
+// jobsByPoint groups a sweep's jobs (oldest first) by point, the points in the order of
+// their first job.
+func jobsByPoint(jobs []fleet.Job) []*pointJobs {
+	var out []*pointJobs
+	by := map[string]*pointJobs{}
+	for _, j := range jobs {
+		pj := by[j.Args.Point]
+		if pj == nil {
+			pj = &pointJobs{point: j.Args.Point}
+			by[j.Args.Point] = pj
+			out = append(out, pj)
+		}
+		pj.jobs = append(pj.jobs, j)
+	}
+	return out
+}
+
+// done says whether the point's jobs will not run again: each completed, cancelled or
+// discarded.
+func (p *pointJobs) done() bool {
+	for _, j := range p.jobs {
+		if !j.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// completed is the point's latest completed job, if any.
+func (p *pointJobs) completed() (fleet.Job, bool) {
+	for i := len(p.jobs) - 1; i >= 0; i-- {
+		if p.jobs[i].State == "completed" {
+			return p.jobs[i], true
+		}
+	}
+	return fleet.Job{}, false
 }
 
 func waitErr(ctx context.Context, w waitFlags, err error) error {
