@@ -151,13 +151,41 @@ func cpuProfileHz(env Env) (int, error) {
 	return hz, nil
 }
 
+// cpuProfileDwarf is the DWARF call-graph mode: 16 KiB of each sample's user stack copied
+// and unwound by the objects' CFI (.eh_frame) in perf script. 8 KiB (perf's default) was
+// not enough for PostgreSQL 13 and 14: their postmaster's ServerLoop frame lies beyond
+// it under a query's executor frames, so a quarter to a half of the query role's stacks
+// stopped there ("[unknown];ServerLoop;PostgresMain;…"); 16 KiB reaches main
+// (docs/measurements/2026-11-28-unwinding.md).
+const cpuProfileDwarf = "dwarf,16384"
+
+// cpuProfileDefaultCallGraph is the call-graph mode without $DBPERF_CPU_PROFILE_CALLGRAPH.
+const cpuProfileDefaultCallGraph = "fp"
+
+// cpuProfileCallGraph is perf's call-graph mode: $DBPERF_CPU_PROFILE_CALLGRAPH (fp,
+// dwarf or dwarf,N: profile.CheckCallGraph) or cpuProfileDefaultCallGraph.
+func cpuProfileCallGraph(env Env) (string, error) {
+	v := env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH")
+	if v == "" {
+		return cpuProfileDefaultCallGraph, nil
+	}
+	if err := profile.CheckCallGraph(v); err != nil {
+		return "", fmt.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH: %w", err)
+	}
+	return v, nil
+}
+
 // launchRunPerf launches the run's perf for --cpu-profile (nil without it), sampling at
 // once: before the server starts (runOnce), for the run's cpuProfiler.
 func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, error) {
 	if cfg.CPUProfileDir == "" {
 		return nil, nil
 	}
-	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz})
+	cg := cfg.CPUProfileCallGraph
+	if cg == "" {
+		cg = cpuProfileDefaultCallGraph
+	}
+	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz, CallGraph: cg})
 	if err != nil {
 		return nil, err
 	}
@@ -314,8 +342,15 @@ func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfi
 	}
 	var errs []error
 	out := map[windowKey][]store.StepProfile{}
+	unwinding := map[int64]map[string]profile.Unwinding{} // by run and role
 	for i, w := range wins {
 		ps := pss[i]
+		if unwinding[w.runID] == nil {
+			unwinding[w.runID] = map[string]profile.Unwinding{}
+		}
+		for role, p := range ps.Roles {
+			unwinding[w.runID][role] = unwinding[w.runID][role].Add(p.Unwinding())
+		}
 		dir := filepath.Join(c.dir, fmt.Sprintf("run-%d", w.runID))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			errs = append(errs, err)
@@ -336,7 +371,42 @@ func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfi
 		}
 		out[windowKey{w.runID, w.step}] = kept
 	}
+	for _, id := range slices.Sorted(maps.Keys(unwinding)) {
+		if note := unwindNote(id, c.rec.CallGraph(), unwinding[id]); note != "" {
+			errs = append(errs, errors.New(note))
+		}
+	}
 	return out, errors.Join(errs...)
+}
+
+// unwindWarn is the share of a role's samples whose stacks did not unwind whole
+// (profile.Unwound) from which a run's fold says so, for roles of at least
+// unwindWarnSamples samples.
+const (
+	unwindWarn        = 0.10
+	unwindWarnSamples = 20
+)
+
+// unwindNote says which of a run's roles (over all its steps) have more than unwindWarn
+// of their samples in stacks that did not unwind whole (their inclusive "total" view is
+// then short by as much), and what to do about it; "" when none has.
+func unwindNote(runID int64, callGraph string, byRole map[string]profile.Unwinding) string {
+	var bad []string
+	for _, role := range slices.Sorted(maps.Keys(byRole)) {
+		u := byRole[role]
+		if u.Samples >= unwindWarnSamples && u.Share() > unwindWarn {
+			bad = append(bad, fmt.Sprintf("%s %.0f%%", role, 100*u.Share()))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	hint := "a build without frame pointers? DBPERF_CPU_PROFILE_CALLGRAPH=" + cpuProfileDwarf + " unwinds by its DWARF CFI"
+	if callGraph != "fp" {
+		hint = "stacks deeper than the copy of " + callGraph + ", or objects without CFI (.eh_frame)"
+	}
+	return fmt.Sprintf("run %d: stacks not unwound whole (call graph %s): %s of the role's samples (%s; docs/profiles.md, \"What is sampled\")",
+		runID, callGraph, strings.Join(bad, ", "), hint)
 }
 
 // close ends the recording unfolded (an interrupted run), removing perf's files.
@@ -446,7 +516,11 @@ func cpuProfileNote(cfg *config.Run) string {
 		if err != nil {
 			dir = cfg.CPUProfileDir
 		}
-		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph fp during each step's load, folded per role", dir, cfg.CPUProfileHz)
+		cg := cfg.CPUProfileCallGraph
+		if cg == "" {
+			cg = cpuProfileDefaultCallGraph
+		}
+		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph %s during each step's load, folded per role", dir, cfg.CPUProfileHz, cg)
 	}
 	return ""
 }

@@ -812,6 +812,9 @@ func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
 		return badInput(err)
 	}
 	cfg.CPUProfileHz = hz
+	if cfg.CPUProfileCallGraph, err = cpuProfileCallGraph(env); err != nil {
+		return badInput(err)
+	}
 	if err := profile.Available(ctx); err != nil {
 		fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
 		cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()

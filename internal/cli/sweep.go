@@ -375,6 +375,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			pc, err := resolve(pt)
 			if err == nil && pc.CPUProfileDir != "" {
 				pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
+				pc.CPUProfileCallGraph = cfg.CPUProfileCallGraph
 			}
 			return pc, err
 		}

@@ -101,6 +101,9 @@ type Run struct {
 	CPUProfileOff string
 	// CPUProfileHz is the profiles' sampling rate per CPU.
 	CPUProfileHz int
+	// CPUProfileCallGraph is perf's call-graph mode for the profiles ("" for the
+	// default: internal/cli cpuProfileCallGraph).
+	CPUProfileCallGraph string
 	// Explain records, per step, the server's statement statistics, plans and wait
 	// samples (dbperf run --explain), for dbperf explain.
 	Explain bool
