@@ -36,6 +36,12 @@ const (
 // cluster audit compares them.
 const clusterAgreeTimeout = 2 * time.Minute
 
+// clusterDeathGrace bounds how long after a node's server process died the run's
+// sessions may still wait for it (a PostgreSQL primary's commits waiting for a
+// synchronous standby that will never answer): by then they are ended and the step fails,
+// naming the node (docs/clusters.md).
+const clusterDeathGrace = 5 * time.Second
+
 // clusterPoll is how often a step samples its cluster's lags and the nodes' memory.
 const clusterPoll = 500 * time.Millisecond
 
@@ -145,6 +151,26 @@ type clusterRun struct {
 	mu      sync.Mutex
 	cur     *clusterStep
 	figures map[string]map[string]float64 // finished steps' node figures
+	// deaths are the nodes whose server process exited while the run used the cluster
+	// (watch), in the order found.
+	deaths []*nodeDeath
+	// watchStop ends watch's goroutines (stopWatch, before the cluster is stopped on
+	// purpose); watchWG waits for them.
+	watchStop chan struct{}
+	watchWG   sync.WaitGroup
+}
+
+// nodeDeath is a node whose server process exited during the run.
+type nodeDeath struct {
+	node, pid int
+	role      string // "primary", "standby" or "node"
+	at        time.Time
+	// ended is how many of node 0's sessions waiting for the node were ended
+	// (server.WaitEnder); endErr the last error ending them.
+	ended  int
+	endErr error
+	// reported: a step's result names it already (stepFigures).
+	reported bool
 }
 
 // clusterStep is what a step's sampling holds between Start and Stop.
@@ -199,6 +225,8 @@ func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, 
 	}
 	cr.cl = cl
 	*closers = append(*closers, func() {
+		// Stopping the nodes is no death.
+		cr.stopWatch()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		_ = cl.Stop(sctx)
@@ -210,6 +238,7 @@ func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, 
 			_ = cl.Remove()
 		}
 	})
+	cr.watch(pctx)
 	for _, p := range cr.proxies {
 		if st := p.Stats(); st.Active == 0 {
 			return fmt.Errorf("%s cluster: no connection through the link %s (%s → %s): the nodes do not replicate through dbperf's proxy", engineName, p.Name, p.Addr(), p.Target)
@@ -241,6 +270,117 @@ func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, 
 	t.cluster = cr
 	out(fmt.Sprintf("cluster: %s; %s", cl.Topology, t.env[envNodeLatency]))
 	return nil
+}
+
+// role is node i's part in the cluster, as a death names it.
+func (cr *clusterRun) role(i int) string {
+	switch {
+	case !cr.cl.ReadOnlyStandbys:
+		return "node"
+	case i == 0:
+		return "primary"
+	default:
+		return "standby"
+	}
+}
+
+// watch watches every node's server process until stopWatch: one that exits is recorded
+// (deaths: the step it happened in fails, naming it) and, when it is not node 0 and the
+// engine's node 0 can wait for it forever (server.WaitEnder: a PostgreSQL primary's
+// commits waiting for a synchronous standby), node 0's sessions waiting for it are ended
+// at once and every clusterPoll after, so no session of the run waits more than
+// clusterDeathGrace for a dead node: the step fails instead of hanging.
+func (cr *clusterRun) watch(ctx context.Context) {
+	cr.watchStop = make(chan struct{})
+	we, _ := cr.cl.Driver.(server.WaitEnder)
+	for i, in := range cr.cl.Nodes {
+		pid := in.PID()
+		cr.watchWG.Add(1)
+		go func() {
+			defer cr.watchWG.Done()
+			select {
+			case <-cr.watchStop:
+				return
+			case <-in.Done():
+			}
+			d := &nodeDeath{node: i, pid: pid, role: cr.role(i), at: time.Now()}
+			cr.mu.Lock()
+			cr.deaths = append(cr.deaths, d)
+			cr.mu.Unlock()
+			if i == 0 || we == nil {
+				return
+			}
+			tick := time.NewTicker(clusterPoll)
+			defer tick.Stop()
+			for {
+				ectx, cancel := context.WithTimeout(ctx, clusterDeathGrace)
+				n, err := we.EndWaits(ectx, cr.cl)
+				cancel()
+				cr.mu.Lock()
+				d.ended += n
+				if err != nil {
+					d.endErr = err
+				}
+				cr.mu.Unlock()
+				select {
+				case <-cr.watchStop:
+					return
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+}
+
+// stopWatch ends watch (nothing when it never started); safe to call more than once.
+func (cr *clusterRun) stopWatch() {
+	cr.mu.Lock()
+	stop := cr.watchStop
+	cr.watchStop = nil
+	cr.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	cr.watchWG.Wait()
+}
+
+// deadLine names the nodes that died so far, one clause each, for step (its load started
+// at start: a node that died before is said to): "node 2 (standby, pid 4711) died during
+// qp100: the primary's 2 sessions waiting for it (synchronous replication) were ended".
+// "" when every node runs. unreported only: those no step's result named yet; mark: they
+// are now. A clause already in have is left out (it named the node in the step's error).
+func (cr *clusterRun) deadLine(step string, start time.Time, have string, unreported, mark bool) string {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	var parts []string
+	for _, d := range cr.deaths {
+		if unreported && d.reported {
+			continue
+		}
+		if mark {
+			d.reported = true
+		}
+		head := fmt.Sprintf("node %d (%s, pid %d) died", d.node, d.role, d.pid)
+		if strings.Contains(have, head) {
+			continue
+		}
+		when := "during"
+		if !start.IsZero() && d.at.Before(start) {
+			when = "before"
+		}
+		line := fmt.Sprintf("%s %s %s", head, when, step)
+		switch {
+		case d.ended > 0:
+			line += fmt.Sprintf(": the primary's %s waiting for it (synchronous replication) ended", plural(d.ended, "session"))
+		case d.endErr != nil:
+			line += fmt.Sprintf(" (ending the primary's sessions waiting for it: %v)", d.endErr)
+		}
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // spreadLine says, for the run's env, where --spread puts a step's sessions on cl.
@@ -443,6 +583,7 @@ func (cr *clusterRun) Stop(ctx context.Context, step string) error {
 // stepFigures hands over a finished step's node figures, merged into its metrics
 // (runRecord.stepMetrics).
 func (cr *clusterRun) stepFigures(step string, res *metrics.StepResult) {
+	cr.nameDeaths(step, res)
 	cr.mu.Lock()
 	f := cr.figures[step]
 	delete(cr.figures, step)
@@ -455,6 +596,23 @@ func (cr *clusterRun) stepFigures(step string, res *metrics.StepResult) {
 	}
 	for k, v := range f {
 		res.Metrics["cluster."+k] = v
+	}
+}
+
+// nameDeaths puts the nodes that died (and no earlier step named) first in a failed
+// step's error (a session of theirs, or of the primary waiting for them, failed it), in
+// an interrupted step's note. An ok step was measured and audited whole: a node that died
+// after its audit is named by the next step.
+func (cr *clusterRun) nameDeaths(step string, res *metrics.StepResult) {
+	switch res.Status {
+	case metrics.StatusFailed:
+		if line := cr.deadLine(step, res.StartedAt, res.Error, true, true); line != "" {
+			res.Error = joinDetail(line, res.Error)
+		}
+	case metrics.StatusInterrupted:
+		if line := cr.deadLine(step, res.StartedAt, res.Note, true, true); line != "" {
+			res.Note = joinDetail(res.Note, line)
+		}
 	}
 }
 
@@ -490,6 +648,11 @@ type auditedStep struct {
 // Verify runs the step's own audit on node 0, then waits for every node to catch up and
 // compares their tables: a node that differs fails the step.
 func (s *auditedStep) Verify(ctx context.Context, h engine.Handle) (string, error) {
+	// A dead node never catches up: the step fails now, naming it, not after
+	// clusterAgreeTimeout.
+	if line := s.cr.deadLine(s.Name(), time.Time{}, "", false, false); line != "" {
+		return "", errors.New(line)
+	}
 	detail, err := s.Step.Verify(ctx, h)
 	if err != nil {
 		return detail, err

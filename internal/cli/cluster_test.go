@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -298,5 +302,129 @@ func TestClusterInterrupted(t *testing.T) {
 		if strings.HasPrefix(e.Name(), "postgres-") {
 			t.Errorf("a node's instance dir %s is left after Ctrl-C", e.Name())
 		}
+	}
+}
+
+// standbyPostmaster is the postmaster of one of the standbys of a cluster run under dir
+// (a "postgres -D DATA" process whose DATA has standby.signal), 0 when none runs yet.
+func standbyPostmaster(dir string) int {
+	for _, pid := range serverProcs(dir) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		for i, a := range args {
+			if a == "-D" && i+1 < len(args) {
+				if _, err := os.Stat(filepath.Join(args[i+1], "standby.signal")); err == nil {
+					return pid
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// stepRunning reports whether a step named name of a run in the SQLite store results has
+// begun.
+func stepRunning(results, name string) bool {
+	db, err := sql.Open("sqlite3", "file:"+results+"?mode=ro")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM steps WHERE name = ?", name).Scan(&n); err != nil {
+		return false
+	}
+	return n > 0
+}
+
+// TestClusterStandbyKilled (issue 40 H1): kill -9 of a synchronous standby's postmaster
+// during a timed step. The primary's commits wait for it forever (ANY 2 (node1, node2));
+// the run must end within the step's time plus clusterDeathGrace, the step failed and
+// naming the node, the steps before it stored ok, and no server process of the run left.
+func TestClusterStandbyKilled(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	tmp := serverWorkdir(t)
+	results := filepath.Join(tmp, "r.db")
+	const stepTime = 20 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, stderr := runCLICtx(ctx, nil, "run", "insertbench", "--engine", "postgres", "--managed", "--cluster", "3",
+			"--scale", "tiny", "--rows", "5000", "--steps", "l.i0,l.x,l.i1,qp100", "--time", strconv.Itoa(int(stepTime.Seconds())),
+			"--quiet", "--workdir", filepath.Join(tmp, "w"), "--results", results, "--profiles-dir", "../../profiles")
+		done <- result{code, stderr}
+	}()
+	// Kill a standby two seconds into qp100.
+	setup := time.After(3 * time.Minute)
+	var victim int
+	for victim == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended before qp100 ran: exit %d: %s", r.code, r.stderr)
+		case <-setup:
+			cancel()
+			t.Fatal("qp100 did not start within 3 minutes")
+		case <-time.After(100 * time.Millisecond):
+		}
+		if stepRunning(results, "qp100") {
+			time.Sleep(2 * time.Second)
+			victim = standbyPostmaster(tmp)
+		}
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	bound := stepTime + clusterDeathGrace + 15*time.Second // the step's time, the grace, the nodes' shutdown
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(bound):
+		cancel() // Ctrl-C, so the test ends
+		<-done
+		t.Fatalf("the run still ran %s after a standby was killed during qp100 (bound: the step's %s + grace %s + shutdown)",
+			bound, stepTime, clusterDeathGrace)
+	}
+	t.Logf("the run ended %s after the kill: exit %d", time.Since(killed).Round(100*time.Millisecond), r.code)
+	if r.code == 0 {
+		t.Errorf("exit 0 after a standby died: %s", r.stderr)
+	}
+	named := regexp.MustCompile(fmt.Sprintf(`node ([12]) \(standby, pid %d\) died during qp100`, victim))
+	m := named.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Errorf("stderr does not name the standby killed (pid %d):\n%s", victim, r.stderr)
+		m = []string{"", "?"}
+	}
+	waitNoServers(t, tmp)
+	code, out, stderr := runCLI(t, nil, "report", "--results", results, "--format", "json")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep clusterReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("report: %v, %d runs", err, len(rep.Runs))
+	}
+	run := rep.Runs[0]
+	if run.Status != "failed" || len(run.Steps) != 4 {
+		t.Fatalf("run %s with %d steps, want failed with 4", run.Status, len(run.Steps))
+	}
+	for _, st := range run.Steps[:3] {
+		if st.Status != "ok" || st.Audit.Status != "ok" {
+			t.Errorf("%s before the kill: %s (%s), audit %s", st.Name, st.Status, st.Error, st.Audit.Status)
+		}
+	}
+	st := run.Steps[3]
+	t.Logf("qp100: %s: %s", st.Status, st.Error)
+	if st.Status != "failed" || !strings.Contains(st.Error, fmt.Sprintf("node %s (standby, pid %d) died during qp100", m[1], victim)) {
+		t.Errorf("qp100: %s, error %q: want failed, naming node %s (pid %d)", st.Status, st.Error, m[1], victim)
 	}
 }

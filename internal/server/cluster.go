@@ -73,6 +73,15 @@ type ClusterDriver interface {
 	Close()
 }
 
+// WaitEnder is a ClusterDriver whose node 0 can hold sessions waiting for other nodes
+// with no bound of its own: a PostgreSQL primary's commits wait for synchronous standbys,
+// forever when one died. EndWaits ends node 0's sessions that wait so (their clients get
+// an error) and says how many it ended. dbperf calls it while a node is dead
+// (cli clusterRun.watch), never otherwise.
+type WaitEnder interface {
+	EndWaits(ctx context.Context, c *Cluster) (int, error)
+}
+
 // TableSum is one table's row count and content checksum on one node.
 type TableSum struct {
 	Rows int64

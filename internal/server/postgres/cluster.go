@@ -359,6 +359,27 @@ func (d *pgClusterDriver) Figures(ctx context.Context, c *server.Cluster, i int)
 	return out, rows.Err()
 }
 
+// EndWaits terminates the primary's sessions waiting for synchronous replication
+// (wait_event SyncRep), on a connection of its own (the driver's may be busy with a
+// catch-up): a commit waiting for a standby that died never returns, and a query cancel
+// only warns and leaves it committed locally, so the session is ended. PostgreSQL then
+// warns "canceling the wait for synchronous replication and terminating connection" and
+// the client's session fails.
+func (d *pgClusterDriver) EndWaits(ctx context.Context, c *server.Cluster) (int, error) {
+	cn, err := pgx.Connect(ctx, c.Nodes[0].DSN)
+	if err != nil {
+		return 0, fmt.Errorf("postgres cluster: connect to the primary: %w", err)
+	}
+	defer cn.Close(context.WithoutCancel(ctx))
+	var n int
+	err = cn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE wait_event = 'SyncRep' AND pid <> pg_backend_pid()`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("postgres cluster: end the sessions waiting for synchronous replication: %w", err)
+	}
+	return n, nil
+}
+
 // appendFile appends text to the existing file path, keeping its owner and mode.
 func appendFile(path, text string) error { return writeExisting(path, os.O_APPEND, text) }
 
