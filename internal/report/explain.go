@@ -80,6 +80,13 @@ type ExplainRole struct {
 	// interval or change.
 	Explained   float64
 	ExplainedBy []string
+	// Beneath is, when no function's self CPU explains a changed role (the change spread
+	// over many leaves, as a logging path's is), the changed function by total CPU under
+	// which most of it lies, one that does not hold most of the role's CPU (so not a
+	// frame every stack passes through); BeneathFraction its part of the role's change.
+	// "" and NaN otherwise.
+	Beneath         string
+	BeneathFraction float64
 }
 
 // roleClient is the role of dbperf's own process in a profile (cli's roleClient).

@@ -189,7 +189,7 @@ func addIntervals(es *ExplainStep, bs, ns *stepCPU, baseRuns, newRuns []store.Ru
 		// The explained fraction: the role's change that the changed functions' self CPU
 		// accounts for (self CPU adds up to the role's; total would count a stack's
 		// functions once each). Every function with samples is tested, not only the shown.
-		er.Explained = math.NaN()
+		er.Explained, er.BeneathFraction = math.NaN(), math.NaN()
 		if !er.Shift.HasCI || er.Shift.Estimate == 0 {
 			continue
 		}
@@ -223,5 +223,25 @@ func addIntervals(es *ExplainStep, bs, ns *stepCPU, baseRuns, newRuns []store.Ru
 			by = append(by, fn)
 		}
 		er.Explained, er.ExplainedBy = sum/er.Shift.Estimate, by
+		if er.Changed && len(by) == 0 {
+			er.Beneath, er.BeneathFraction = beneath(er)
+		}
 	}
+}
+
+// beneath is the changed function by total CPU that holds the largest part of a changed
+// role's change without holding most of the role's CPU in the base (ancestors of every
+// stack, main and the server's loop, hold all of its change and say nothing), with its
+// part of the change; "" and NaN when none is changed.
+func beneath(er *ExplainRole) (string, float64) {
+	best, frac := "", math.NaN()
+	for _, f := range er.Total {
+		if !f.Changed || f.Base >= 0.5*er.Base || math.Signbit(f.Shift.Estimate) != math.Signbit(er.Shift.Estimate) {
+			continue
+		}
+		if fr := f.Shift.Estimate / er.Shift.Estimate; best == "" || fr > frac {
+			best, frac = f.Function, fr
+		}
+	}
+	return best, frac
 }

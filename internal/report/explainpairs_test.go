@@ -96,3 +96,35 @@ func TestExplainIntervals(t *testing.T) {
 		t.Errorf("unpaired: paired %v units %d shift %+v", r.Paired, r.Units, r.Shift)
 	}
 }
+
+// A change spread over many leaves (a logging path: no leaf is 2% of the role) is
+// explained by none of them, but lies under one changed function by total CPU, which
+// the role's line names; main, on every stack, is not it.
+func TestExplainBeneath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var base, neu []store.Run
+	for b := range 12 {
+		d := 1 + 0.1*rng.NormFloat64()
+		fb := fmt.Sprintf("main;exec;scan %d\n", int(400*d*(1+0.01*rng.NormFloat64())))
+		fn := fmt.Sprintf("main;exec;scan %d\n", int(400*d*(1+0.01*rng.NormFloat64())))
+		for k := range 20 {
+			fn += fmt.Sprintf("main;exec;errfinish;leaf%d %d\n", k, int(3*d*(1+0.2*rng.NormFloat64()))+1)
+		}
+		rb := explainRun(t, int64(b+1), "qp100", 1000, 1000, map[string]string{"query": fb})
+		rn := explainRun(t, int64(b+100), "qp100", 1000, 1000, map[string]string{"query": fn})
+		rb.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", b+1)}
+		rn.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", b+1)}
+		base, neu = append(base, rb), append(neu, rn)
+	}
+	e, err := BuildExplain(Group{Name: "base"}, Group{Name: "logall"}, base, neu, ExplainOptions{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Steps[0].Roles[0]
+	if !r.Changed || len(r.ExplainedBy) != 0 || r.Beneath != "errfinish" || !(r.BeneathFraction > 0.8) {
+		t.Errorf("changed %v, explained by %v, beneath %q %.2f", r.Changed, r.ExplainedBy, r.Beneath, r.BeneathFraction)
+	}
+	if len(e.Summary) != 1 || !strings.Contains(e.Summary[0].Text, "of it under errfinish") {
+		t.Errorf("summary %+v", e.Summary)
+	}
+}

@@ -68,9 +68,12 @@ func summaryText(s ExplainStep, sum StepSummary, changed []ExplainRole) string {
 	})
 	for _, r := range changed {
 		p := fmt.Sprintf("the %s role's CPU per op %s [%s, %s]", r.Role, pctOfBase(r.Shift.Estimate, r.Base), pctOfBase(r.Shift.Lo, r.Base), pctOfBase(r.Shift.Hi, r.Base))
-		if len(r.ExplainedBy) > 0 && !math.IsNaN(r.Explained) {
+		switch {
+		case len(r.ExplainedBy) > 0 && !math.IsNaN(r.Explained):
 			p += fmt.Sprintf(", %.0f%% of it in %s", 100*r.Explained, strings.Join(r.ExplainedBy[:min(3, len(r.ExplainedBy))], ", "))
-		} else {
+		case r.Beneath != "":
+			p += fmt.Sprintf(", %.0f%% of it under %s (its callees' CPU, no one of them a finding on its own)", 100*r.BeneathFraction, r.Beneath)
+		default:
 			p += ", no single function's change a finding"
 		}
 		parts = append(parts, p)

@@ -176,6 +176,9 @@ func explainedLine(r report.ExplainRole) string {
 	if !r.Changed {
 		return what + ": not a change (its interval, or under 2% of the role's CPU)"
 	}
+	if (math.IsNaN(r.Explained) || len(r.ExplainedBy) == 0) && r.Beneath != "" {
+		return fmt.Sprintf("%s: no function's self CPU explains it; %.0f%% of it lies under %s (total CPU: its callees')", what, 100*r.BeneathFraction, r.Beneath)
+	}
 	if math.IsNaN(r.Explained) || len(r.ExplainedBy) == 0 {
 		return what + ": no function's change is a finding on its own; look at the statements, waits and IO per op"
 	}
@@ -499,6 +502,9 @@ type jsonExplainRole struct {
 	Changed     bool       `json:"changed"`
 	Explained   *float64   `json:"explained_fraction"`
 	ExplainedBy []string   `json:"explained_by"`
+	// Beneath: the changed function by total CPU most of an unexplained change lies under.
+	Beneath         string   `json:"beneath,omitempty"`
+	BeneathFraction *float64 `json:"beneath_fraction"`
 }
 
 // jsonShift is a change of µs/op across units with its 95% interval (null: too few
@@ -588,7 +594,8 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 				BaseSamples: r.BaseSamples, NewSamples: r.NewSamples, PValue: r.P, BeyondNoise: r.Beyond, Self: fns(r.Self), Total: fns(r.Total),
 				BaseBuild: r.Builds[0], NewBuild: r.Builds[1],
 				Units: r.Units, Paired: r.Paired, Interval: interval(r.Shift), Changed: r.Changed,
-				Explained: finite(r.Explained), ExplainedBy: nonNilSlice(r.ExplainedBy)})
+				Explained: finite(r.Explained), ExplainedBy: nonNilSlice(r.ExplainedBy),
+				Beneath: r.Beneath, BeneathFraction: finite(r.BeneathFraction)})
 		}
 		j.Steps = append(j.Steps, js)
 	}
