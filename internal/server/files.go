@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // MaxSocketPath is the longest unix socket path the kernel accepts (sun_path is 108
@@ -90,10 +92,24 @@ func Run(ctx context.Context, name string, args ...string) error {
 	return RunCmd(exec.CommandContext(ctx, name, args...))
 }
 
-// RunCmd runs a helper command and returns its last lines of output in the error.
+// helperWaitDelay bounds the wait for a cancelled helper's output once it was killed.
+const helperWaitDelay = 5 * time.Second
+
+// RunCmd runs a helper command and returns its last lines of output in the error. The
+// helper runs in a process group of its own: when its context is cancelled (Ctrl-C) the
+// whole group is killed, so a child it forked (pg_basebackup's WAL streamer) neither
+// outlives it nor keeps its output open, which would make the wait hang for good.
 func RunCmd(cmd *exec.Cmd) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if cmd.Cancel != nil { // exec.CommandContext
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	cmd.WaitDelay = helperWaitDelay
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, strings.TrimSpace(LastLines(out.String(), 20)))
 	}
