@@ -55,7 +55,12 @@ type FlameNode struct {
 	// frames drawn). A frame whose Own is within the noise is drawn neutral, not red or
 	// blue: its colour must say no more than its samples do.
 	OwnBeyond bool
-	Children  []*FlameNode
+	// OwnShift is Own across the configs' units (blocks or runs, flameunits.go), and
+	// OwnSignificant what colours the frame: OwnBeyond, and its interval excluding 0
+	// when the units allow intervals.
+	OwnShift       stats.Shift
+	OwnSignificant bool
+	Children       []*FlameNode
 
 	baseN, newN int64 // samples through the frame
 
@@ -171,6 +176,7 @@ func (n *FlameNode) testOwn(ebase, enew, alpha float64) {
 		c.testOwn(ebase, enew, alpha)
 	}
 	n.OwnBeyond = n.Own != 0 && stats.PoissonRateP(max(b, 0), max(w, 0), ebase, enew) < alpha
+	n.OwnSignificant = n.OwnBeyond // until testOwnAcrossUnits has units to say more
 }
 
 func (n *FlameNode) addTotal(v float64, count int64, isNew bool) {
@@ -290,6 +296,9 @@ type FlameDiff struct {
 	// Dropped is how many frames with new CPU are not drawn (too narrow, or beyond
 	// MaxFlameFrames).
 	Dropped int
+	// Intervals says the configs had units enough for intervals of the frames' own
+	// change (else only the sampling test colours them).
+	Intervals bool
 }
 
 // Title is the graph's heading: step, role and the role's CPU µs/op in both configs.
@@ -315,7 +324,8 @@ func FlameLegend(base, neu string) []string {
 	return []string{
 		fmt.Sprintf("Per step and role profiled in both configs (dbperf run --cpu-profile), at most %d, the largest change of CPU µs per operation first: "+
 			"%s's call stacks, root at the bottom, each frame as wide as its CPU µs/op in %s (children sorted by name).", MaxFlameDiffs, neu, neu),
-		fmt.Sprintf("Colour: the change of a frame's own part (its self CPU, and callees not drawn) against %s: red grew, blue shrank, grey unchanged; "+
+		fmt.Sprintf("Colour: the change of a frame's own part (its self CPU, and callees not drawn) against %s: red grew, blue shrank, grey unchanged or not significant "+
+			"(coloured only beyond the noise of sampling and, where the configs have blocks or runs enough for it, when its 95%% interval across them excludes 0, as dbperf explain calls a function changed); "+
 			"the deeper the colour, the larger the change against the graph's largest. Frames only in %s are not drawn: their parent shrinks. "+
 			"Hover a frame for its µs/op in both. Frames under %s of the root are left out.", base, base, FormatPct(100*FlameMinFraction)),
 	}
@@ -386,8 +396,13 @@ func (c Comparison) FlameDiffs() ([]FlameDiff, []string) {
 			notes = append(notes, fmt.Sprintf("%s, %s: no flame graph: %v", cd.step, cd.role, err))
 			continue
 		}
+		iv, err := testOwnAcrossUnits(root, bg, ng, cd.step, cd.role)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s, %s: no flame graph: %v", cd.step, cd.role, err))
+			continue
+		}
 		out = append(out, FlameDiff{Step: cd.step, Role: cd.role, Base: bg.Name, New: ng.Name,
-			BaseOps: cd.b.ops, NewOps: cd.n.ops, Root: root, Dropped: dropped})
+			BaseOps: cd.b.ops, NewOps: cd.n.ops, Root: root, Dropped: dropped, Intervals: iv})
 	}
 	if k := len(cands) - MaxFlameDiffs; k > 0 {
 		verb := "are"

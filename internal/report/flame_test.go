@@ -266,3 +266,43 @@ func TestFlameNoise(t *testing.T) {
 		}
 	}
 }
+
+// Across a sweep's blocks a frame is coloured only when its own change's interval
+// excludes 0 as well as beyond sampling noise: "grow" grows in every block; "jitter" is
+// much larger in the new config's sum only because two of its blocks spiked, which the
+// sampling test (on the sums) calls beyond and the blocks' interval does not.
+func TestFlameDiffsIntervalsAcrossBlocks(t *testing.T) {
+	var runs []RunReport
+	var ga, gb Group
+	for blk := 1; blk <= 12; blk++ {
+		jitter := 40
+		if blk == 3 || blk == 7 {
+			jitter = 900
+		}
+		a := flameRun(t, int64(2*blk-1), map[string]int64{"s": 1000}, map[string]map[string]string{
+			"s": {"insert": fmt.Sprintf("main;base 500\nmain;grow 100\nmain;jitter %d\n", 40+blk%3)}})
+		b := flameRun(t, int64(2*blk), map[string]int64{"s": 1000}, map[string]map[string]string{
+			"s": {"insert": fmt.Sprintf("main;base 500\nmain;grow %d\nmain;jitter %d\n", 160+blk%5, jitter)}})
+		for _, r := range []*RunReport{&a, &b} {
+			r.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", blk)}
+		}
+		runs = append(runs, a, b)
+		ga.RunIDs, gb.RunIDs = append(ga.RunIDs, a.ID), append(gb.RunIDs, b.ID)
+	}
+	ga.Name, gb.Name = "a", "b"
+	diffs, _ := Compare(Report{Runs: runs}, []Group{ga, gb}, 0).FlameDiffs()
+	if len(diffs) != 1 || !diffs[0].Intervals {
+		t.Fatalf("diffs %+v", diffs)
+	}
+	root := diffs[0].Root
+	grow, jitter := flamePath(root, "main", "grow"), flamePath(root, "main", "jitter")
+	if grow == nil || jitter == nil {
+		t.Fatal("frames missing")
+	}
+	if !grow.OwnBeyond || !grow.OwnSignificant || !grow.OwnShift.Excludes0() {
+		t.Errorf("grow: beyond %v significant %v shift %+v", grow.OwnBeyond, grow.OwnSignificant, grow.OwnShift)
+	}
+	if !jitter.OwnBeyond || jitter.OwnSignificant {
+		t.Errorf("jitter: beyond %v significant %v shift %+v: want beyond the sampling test but not significant across blocks", jitter.OwnBeyond, jitter.OwnSignificant, jitter.OwnShift)
+	}
+}

@@ -41,16 +41,17 @@ func FlameSVG(w io.Writer, root *report.FlameNode, title string) error {
 	}
 	depth := flameDepth(root)
 	height := flameTitleH + float64(depth+1)*flameFrameH + flameLegendH
-	// Only changes beyond the noise of sampling are coloured (FlameNode.OwnBeyond); the
+	// Only significant changes are coloured (FlameNode.OwnSignificant: beyond the noise
+	// of sampling, and by their interval across blocks or runs where there is one); the
 	// saturation scale is theirs.
 	maxOwn := 0.0
 	flameWalk(root, func(n *report.FlameNode) {
-		if n.OwnBeyond {
+		if n.OwnSignificant {
 			maxOwn = max(maxOwn, math.Abs(n.Own))
 		}
 	})
 	own := func(n *report.FlameNode) float64 {
-		if !n.OwnBeyond {
+		if !n.OwnSignificant {
 			return 0
 		}
 		return n.Own
