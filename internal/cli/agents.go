@@ -37,6 +37,9 @@ const (
 	envPartOf = "part_of" // a part's run: the key of the run it is a part of
 	envPart   = "part"    // a part's run: "I/N"
 	envAgents = "agents"  // the merged run: its parts, hosts and runs
+	// envAgentsPartial is the merged run's: why it is not whole (a part whose job did not
+	// complete, a step a part ran alone), one clause per part; absent when it is.
+	envAgentsPartial = "agents_partial"
 )
 
 // agentsWorkloads are the workloads whose clients own their tables, so parts of one run
@@ -181,7 +184,7 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 			"--client-offset="+strconv.Itoa(offset), fmt.Sprintf("--part=%s/%d/%d", key, i, f.agents),
 			fmt.Sprintf("--label=%s/part-%d", cfg.Label, i))
 		offset += n
-		jobs = append(jobs, fleet.JobArgs{Argv: argv, Class: f.q.class})
+		jobs = append(jobs, fleet.JobArgs{Argv: argv, Class: f.q.class, Part: fmt.Sprintf("%s/%d/%d", key, i, f.agents)})
 	}
 	got, err := fl.Enqueue(ctx, jobs)
 	if err != nil {
@@ -202,6 +205,23 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 		}
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: the parts' jobs %s are cancelled", joinIDs(ids))}
 	}
+	// A part is tried once (fleet.JobArgs.Part): one whose job did not complete (its
+	// agent died, its command failed) has the run its attempt left marked failed, as a
+	// retry would have, and the merged run says so.
+	var partial []string
+	for i, j := range done {
+		if j.State == "completed" {
+			continue
+		}
+		why := fmt.Sprintf("part %d (job %d) %s: its one attempt did not finish (its agent died or stopped, or its command failed), and a part is never retried, the others having gone on without it", i+1, j.ID, j.State)
+		if len(j.Errors) > 0 {
+			why += fmt.Sprintf(" (queue: %s)", strings.TrimRight(j.Errors[len(j.Errors)-1], "; "))
+		}
+		if _, err := st.FailJobRuns(ctx, j.ID, j.Attempt+1, why, time.Now()); err != nil {
+			return err
+		}
+		partial = append(partial, why)
+	}
 	runsOf, err := st.JobRuns(ctx, ids)
 	if err != nil {
 		return err
@@ -215,7 +235,7 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 				ok = r.RunID
 			}
 		}
-		if j.State != "completed" || ok == 0 {
+		if ok == 0 {
 			problems = append(problems, fmt.Sprintf("part %d (job %d): %s, no finished run", i+1, j.ID, j.State))
 			continue
 		}
@@ -233,6 +253,10 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 	if err != nil {
 		return err
 	}
+	if len(partial) > 0 {
+		merged.Status = store.RunFailed
+		merged.Env[envAgentsPartial] = joinDetail(strings.Join(partial, "; "), merged.Env[envAgentsPartial])
+	}
 	id, _, err := st.Import(ctx, merged)
 	if err != nil {
 		return err
@@ -248,7 +272,11 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 		}
 	}
 	if merged.Status != store.RunOK {
-		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: a part's step failed", id)}
+		why := "a part's step failed"
+		if p := merged.Env[envAgentsPartial]; p != "" {
+			why = "not whole: " + p
+		}
+		return &exitError{code: ExitStepFailed, err: fmt.Errorf("run %d: %s", id, why)}
 	}
 	return nil
 }
@@ -354,14 +382,55 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 	if len(jobs) > 0 && jobs[0].Args.Class != "" {
 		m.Env[store.EnvAgentClass] = jobs[0].Args.Class
 	}
+	var apart []string
 	for s := range first.Steps {
 		step, err := mergeStep(parts, s, local)
 		if err != nil {
 			return m, err
 		}
+		if why := apartWhy(parts, s); why != "" {
+			// Parts that did not run the step together are no measurement of the run.
+			step.Result.Status, step.Result.Error = metrics.StatusFailed, why
+			apart = append(apart, why)
+		}
+		if step.Result.Status != metrics.StatusOK && step.Result.Status != metrics.StatusSkipped {
+			m.Status = store.RunFailed
+		}
 		m.Steps = append(m.Steps, step)
 	}
+	if len(apart) > 0 {
+		m.Env[envAgentsPartial] = strings.Join(apart, "; ")
+	}
 	return m, nil
+}
+
+// apartWhy says why the parts' step s was not run together, "" when it was (or when a
+// part's step did not run: its own status says so): a part's load started without the
+// barrier (its note says why), or after another part's had ended.
+func apartWhy(parts []store.Run, s int) string {
+	var lastStart, firstEnd time.Time
+	late, early := 0, 0
+	for i, p := range parts {
+		st := p.Steps[s].Result
+		if st.Status != metrics.StatusOK {
+			return ""
+		}
+		if _, after, ok := strings.Cut(st.Note, "agents barrier: "); ok {
+			return fmt.Sprintf("part %d's %s did not start with the other parts' (agents barrier: %s)", i+1, st.Name, after)
+		}
+		end := st.StartedAt.Add(time.Duration(st.Seconds * float64(time.Second)))
+		if i == 0 || st.StartedAt.After(lastStart) {
+			lastStart, late = st.StartedAt, i
+		}
+		if i == 0 || end.Before(firstEnd) {
+			firstEnd, early = end, i
+		}
+	}
+	if lastStart.After(firstEnd) {
+		return fmt.Sprintf("part %d's %s started at %s, after part %d's had ended (%s): the parts never ran it together",
+			late+1, parts[late].Steps[s].Result.Name, lastStart.UTC().Format("15:04:05.000"), early+1, firstEnd.UTC().Format("15:04:05.000"))
+	}
+	return ""
 }
 
 func mergeStep(parts []store.Run, s, local int) (store.Step, error) {
@@ -370,7 +439,7 @@ func mergeStep(parts []store.Run, s, local int) (store.Step, error) {
 	r := first.Result
 	r.Labels, r.ClientCPUSec, r.ConnCPU, r.HW, r.Metrics = nil, 0, nil, nil, nil
 	var labels [][]metrics.LabelStats
-	var notes, cpu []string
+	var notes, cpu, audits []string
 	conn := map[string]*metrics.ConnCPU{}
 	var roles []string
 	for i, p := range parts {
@@ -389,8 +458,12 @@ func mergeStep(parts []store.Run, s, local int) (store.Step, error) {
 		if st.Status != metrics.StatusOK && r.Status == metrics.StatusOK {
 			r.Status, r.Error = st.Status, fmt.Sprintf("part %d: %s", i+1, st.Error)
 		}
-		if st.Audit.Status == "failed" {
-			r.Audit = metrics.Audit{Status: "failed", Detail: fmt.Sprintf("part %d: %s", i+1, st.Audit.Detail)}
+		// The merged audit is every part's (each part audits its own clients' tables).
+		if st.Audit.Status != "ok" && r.Audit.Status == "ok" {
+			r.Audit.Status = st.Audit.Status
+		}
+		if st.Audit.Detail != "" {
+			audits = append(audits, fmt.Sprintf("part %d: %s", i+1, st.Audit.Detail))
 		}
 		if st.Note != "" {
 			notes = append(notes, fmt.Sprintf("part %d: %s", i+1, st.Note))
@@ -404,6 +477,7 @@ func mergeStep(parts []store.Run, s, local int) (store.Step, error) {
 			conn[c.Role].CPUSec += c.CPUSec
 		}
 	}
+	r.Audit.Detail = strings.Join(audits, "; ")
 	var err error
 	if r.Labels, err = metrics.MergeLabels(labels); err != nil {
 		return out, fmt.Errorf("merge step %s: %w", r.Name, err)

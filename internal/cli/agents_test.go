@@ -1,11 +1,20 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -100,5 +109,216 @@ func TestMergeParts(t *testing.T) {
 	}
 	if r := m.Steps[0].Result; r.HW != nil || !strings.Contains(r.Note, "no machine or server figures") {
 		t.Errorf("no part on the server's or coordinator's host: HW %+v, note %q", r.HW, r.Note)
+	}
+	// A part whose step started after the other's ended (a retry that ran alone): the
+	// merged step and run are failed, saying so.
+	late := part("b", false, 0.25, 200)
+	late.Steps[0].Result.StartedAt = t0.Add(5 * time.Second)
+	m, err = mergeParts([]store.Run{part("a", false, 0.5, 100), late}, "L", "c", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Steps[0].Result; m.Status != store.RunFailed || r.Status != metrics.StatusFailed ||
+		!strings.Contains(r.Error, "part 2's l.i0 started at ") || !strings.Contains(m.Env[envAgentsPartial], "the parts never ran it together") {
+		t.Errorf("parts that never overlapped: run %s, step %s %q, %s %q: want failed, saying so", m.Status, r.Status, r.Error, envAgentsPartial, m.Env[envAgentsPartial])
+	}
+}
+
+// TestAgentKilledMidPart (issue 40 H2): two agents run one run's two parts; kill -9 of
+// the agent running part 2 during qp100. Before, part 2 was retried alone once part 1 had
+// finished, passed its barriers at once (its own rows overwritten) and the merged run said
+// ok with the sum of two parts that never overlapped. Now a part is tried once: the merged
+// run is failed, saying which part ended how, and its audits cover both parts' tables.
+func TestAgentKilledMidPart(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	in := startStorePostgres(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dsnFile := filepath.Join(dir, "store.dsn")
+	if err := os.WriteFile(dsnFile, []byte(in.DSN+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+	agents := map[int]*exec.Cmd{}
+	logs := map[int]*syncBuffer{}
+	for range 2 {
+		log := &syncBuffer{}
+		cmd := exec.Command(bin, "agent", "--class", "h2", "--lease", "3s", "--heartbeat", "500ms")
+		cmd.Env = append(os.Environ(), "DBPERF_RESULTS=@"+dsnFile, "TMPDIR="+dir)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		agents[cmd.Process.Pid], logs[cmd.Process.Pid] = cmd, log
+	}
+	defer func() {
+		for _, a := range agents {
+			_ = a.Process.Kill()
+			_ = a.Wait()
+		}
+	}()
+	st, err := store.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := fleet.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for {
+		as, err := f.Agents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) == 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the two agents did not register")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	type result struct {
+		code        int
+		out, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, stderr := runCLICtx(ctx, map[string]string{"DBPERF_RESULTS": "@" + dsnFile}, "run", "insertbench", "--engine", "postgres",
+			"--managed", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100", "--time", "20", "--clients", "2", "--agents", "2",
+			"--class", "h2", "--label", "h2", "--workdir", serverWorkdir(t), "--profiles-dir", "../../profiles")
+		done <- result{code, out, stderr}
+	}()
+	// Once both parts run qp100, kill -9 the agent of part 2 (its command gets SIGTERM:
+	// Pdeathsig).
+	var victim int
+	for victim == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended before its parts ran qp100: exit %d\n%s%s", r.code, r.out, r.stderr)
+		case <-ctx.Done():
+			t.Fatal("the parts did not reach qp100")
+		case <-time.After(200 * time.Millisecond):
+		}
+		as, err := f.Agents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byJob := map[int64]int{}
+		var jobs []int64
+		for _, a := range as {
+			if a.State == "running" && a.JobID != nil {
+				byJob[*a.JobID] = a.PID
+				jobs = append(jobs, *a.JobID)
+			}
+		}
+		if len(jobs) != 2 {
+			continue
+		}
+		runs, err := st.JobRuns(ctx, jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inQP := 0
+		var part2 int64
+		for _, j := range jobs {
+			for _, r := range runs[j] {
+				got, err := st.Results(ctx, []int64{r.RunID})
+				if err != nil || len(got) != 1 {
+					continue
+				}
+				if got[0].Env[envPart] == "2/2" {
+					part2 = j
+				}
+				for _, s := range got[0].Steps {
+					if s.Result.Name == "qp100" {
+						inQP++
+					}
+				}
+			}
+		}
+		if inQP == 2 && part2 != 0 {
+			time.Sleep(2 * time.Second)
+			victim = byJob[part2]
+		}
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatalf("the coordinator did not end; agent logs:\n%s", logs[victim])
+	}
+	t.Logf("the coordinator ended %s after the kill: exit %d\n%s%s", time.Since(killed).Round(100*time.Millisecond), r.code, r.out, r.stderr)
+	m := regexp.MustCompile(`run (\d+): the 2 parts' runs \((\d+), (\d+)\) merged`).FindStringSubmatch(r.out)
+	if r.code != ExitStepFailed || m == nil {
+		t.Fatalf("exit %d, want %d with the merged run stored:\n%s%s", r.code, ExitStepFailed, r.out, r.stderr)
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	got, err := st.Results(ctx, []int64{id})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("merged run %d: %v", id, err)
+	}
+	merged := got[0]
+	if merged.Status != store.RunFailed || !strings.Contains(merged.Env[envAgentsPartial], "part 2 (job ") {
+		t.Errorf("merged run: %s, %s %q: want failed, saying what became of part 2", merged.Status, envAgentsPartial, merged.Env[envAgentsPartial])
+	}
+	if len(merged.Steps) != 2 {
+		t.Fatalf("merged run: %d steps", len(merged.Steps))
+	}
+	li0, qp := merged.Steps[0].Result, merged.Steps[1].Result
+	if li0.Status != metrics.StatusOK || !strings.Contains(li0.Audit.Detail, "part 1: ") || !strings.Contains(li0.Audit.Detail, "part 2: ") {
+		t.Errorf("merged l.i0: %s, audit %q: want ok, its audit covering both parts", li0.Status, li0.Audit.Detail)
+	}
+	if qp.Status == metrics.StatusOK || !strings.Contains(qp.Error, "part 2") {
+		t.Errorf("merged qp100: %s, error %q: want not ok, naming part 2", qp.Status, qp.Error)
+	}
+}
+
+// TestPartBarrierRetried (issue 40 H2): a part arriving again at a step whose barrier both
+// parts passed (a retried attempt) fails at once, naming why, instead of passing because
+// its own earlier row counts; a part arriving again before the others did still waits.
+func TestPartBarrierRetried(t *testing.T) {
+	t.Parallel()
+	in := startStorePostgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f, err := fleet.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	errs := make(chan error, 2)
+	for part := 1; part <= 2; part++ {
+		go func() { errs <- f.Barrier(ctx, "k", "l.i0", part, 2, 10*time.Second) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("both parts at the barrier: %v", err)
+		}
+	}
+	start := time.Now()
+	err = f.Barrier(ctx, "k", "l.i0", 2, 2, 10*time.Second)
+	if !errors.Is(err, fleet.ErrBarrierPassed) || !strings.Contains(err.Error(), "step l.i0: part 2 of 2 arrives again") || time.Since(start) > 2*time.Second {
+		t.Errorf("part 2 again at l.i0 after both passed: %v after %s: want ErrBarrierPassed at once", err, time.Since(start))
+	}
+	// Part 1 at qp100, then again (its retry) before part 2: it waits for part 2.
+	if err := f.Barrier(ctx, "k", "qp100", 1, 2, 200*time.Millisecond); err == nil || errors.Is(err, fleet.ErrBarrierPassed) {
+		t.Fatalf("part 1 alone at qp100: %v, want a timeout", err)
+	}
+	go func() { errs <- f.Barrier(ctx, "k", "qp100", 2, 2, 10*time.Second) }()
+	if err := f.Barrier(ctx, "k", "qp100", 1, 2, 10*time.Second); err != nil {
+		t.Errorf("part 1 again at qp100 before part 2 passed: %v", err)
+	}
+	if err := <-errs; err != nil {
+		t.Errorf("part 2 at qp100: %v", err)
 	}
 }

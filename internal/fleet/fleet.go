@@ -57,6 +57,11 @@ type JobArgs struct {
 	Point string `json:"point,omitempty"`
 	// Class is the host class that runs it ("" for any agent without a class).
 	Class string `json:"class,omitempty"`
+	// Part is KEY/I/N when the job is part I of N of one run over several agents (dbperf
+	// run --agents). Such a job is tried once: a retry could never run with the other
+	// parts, which went on without it (their barriers passed), so its attempt that ended
+	// ends the job (discarded), and the run that merges the parts says so.
+	Part string `json:"part,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -243,9 +248,13 @@ func (f *Fleet) Enqueue(ctx context.Context, jobs []JobArgs) ([]Enqueued, error)
 		if err := CheckClass(j.Class); err != nil {
 			return nil, err
 		}
+		attempts := DefaultMaxAttempts
+		if j.Part != "" {
+			attempts = 1
+		}
 		params[i] = river.InsertManyParams{Args: j, InsertOpts: &river.InsertOpts{
 			Queue:       Queue(j.Class),
-			MaxAttempts: DefaultMaxAttempts,
+			MaxAttempts: attempts,
 			UniqueOpts:  river.UniqueOpts{ByArgs: true, ByQueue: true},
 		}}
 	}
@@ -425,11 +434,28 @@ func ShortArgv(argv []string, n int) string {
 // to see that arrival in its next poll.
 const barrierLead = 300 * time.Millisecond
 
+// ErrBarrierPassed is a part's arrival at a step whose barrier all the parts passed
+// already: the part arrives again (its attempt was retried, or the same part runs twice)
+// and the others started the step without it; it would run alone.
+var ErrBarrierPassed = errors.New("every part passed this barrier already")
+
 // Barrier is one part's arrival at a step of a run shared by several agents (dbperf run
 // --agents): it returns once all n parts of key have arrived, at the same instant for all
 // of them (the last arrival plus barrierLead, by the store's clock), or with an error
-// after timeout.
+// after timeout. A part arriving at a step all n parts had arrived at before (its own
+// earlier arrival among them) fails at once with ErrBarrierPassed: the others did not
+// wait for it.
 func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, timeout time.Duration) error {
+	var before int
+	var last time.Time
+	if err := f.pool.QueryRow(ctx, `SELECT count(*), COALESCE(max(arrived_at), now()) FROM dbperf_barriers WHERE key = $1 AND step = $2`,
+		key, step).Scan(&before, &last); err != nil {
+		return fmt.Errorf("arrive at step %s: %w", step, err)
+	}
+	if before >= n {
+		return fmt.Errorf("step %s: part %d of %d arrives again after all %d parts passed its barrier (the last arrival %s): the others ran the step without it: %w",
+			step, part, n, n, last.UTC().Format(time.RFC3339), ErrBarrierPassed)
+	}
 	if _, err := f.pool.Exec(ctx, `INSERT INTO dbperf_barriers (key, step, part, arrived_at) VALUES ($1, $2, $3, now())
 		ON CONFLICT (key, step, part) DO UPDATE SET arrived_at = now()`, key, step, part); err != nil {
 		return fmt.Errorf("arrive at step %s: %w", step, err)
