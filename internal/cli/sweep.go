@@ -247,14 +247,179 @@ func parseThink(vs []string) (map[string]time.Duration, error) {
 	return out, nil
 }
 
+// sweepKind is what kind of engine a sweep runs: a key-value engine is swept over its
+// profiles (LSM options) only, the library dbperf links being its one version; an
+// embedded SQL engine has neither versions nor profiles, and is swept only over named
+// points of its one configuration (an A/A comparison, a known effect with --think).
+type sweepKind struct{ kv, embedded bool }
+
+// managed says the points run on servers dbperf starts (versions and profiles).
+func (k sweepKind) managed() bool { return !k.kv && !k.embedded }
+
+// sweepPlan is a sweep checked and expanded: its config, engine, points and how one
+// point's config is resolved.
+type sweepPlan struct {
+	sweepKind
+	cfg      *config.Run
+	eng      engine.Engine
+	versions []string
+	prefix   string
+	points   []sweepPoint
+	resolve  func(sweepPoint) (*config.Run, error)
+	// queuedArgv is a queued sweep's command line, taken before the points' --vary
+	// values are set on the flags: each point's job is it with the point's name.
+	queuedArgv []string
+}
+
+// runSweep is `dbperf sweep WORKLOAD`: the flags checked and the points expanded
+// (planSweep), then either queued (--queue) or run in the design asked for, and the
+// relative report printed.
 func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags, sw *sweepFlags) error {
+	sp, err := planSweep(env, cmd, wl, params, f, sw)
+	if err != nil {
+		return err
+	}
+	if f.q.queue {
+		return queueSweep(ctx, env, sp, f)
+	}
+	if sw.resume {
+		// Before anything is installed or measured: a sweep to resume is stored, with
+		// the settings given now.
+		if err := checkResume(ctx, cmd, sp.cfg, params, sp.points, sp.resolve, sp.prefix); err != nil {
+			return err
+		}
+	}
+	if sp.managed() {
+		// Every version is installed (or found installed) before the first point runs, so
+		// a version that cannot be had is refused before anything is measured or stored.
+		var perr []error
+		for _, v := range sp.versions {
+			if err := ensureVersion(ctx, sp.cfg.Engine, v, sp.cfg.CacheDir); err != nil {
+				perr = append(perr, fmt.Errorf("--versions %s: %w", v, err))
+			}
+		}
+		if len(perr) > 0 {
+			return badInput(errors.Join(perr...))
+		}
+	}
+	if err := prepareCPUProfile(ctx, env, sp.cfg); err != nil {
+		return err
+	}
+	if f.noDeepIdle {
+		release, err := holdShallowIdle()
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return executeSweep(ctx, env, wl, params, sp, sw)
+}
+
+// planSweep checks a sweep's flags (every problem at once: exit 2) and expands its points
+// (versions, then profiles, then counts of clients, then the --vary axes), each checked
+// before the first runs.
+func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workload.Params, f *runFlags, sw *sweepFlags) (*sweepPlan, error) {
+	sp := &sweepPlan{}
+	if f.q.queue {
+		sp.queuedArgv = commandArgs(cmd, "label", "point")
+	}
+	named, think, lats, kind, errs := checkSweepFlags(cmd, f, sw)
+	if len(errs) > 0 {
+		return nil, badInput(errors.New(strings.Join(errs, "\n")))
+	}
+	sp.sweepKind = kind
+	f.managed = kind.managed()
+	cfg, eng, err := checkRun(cmd, env, wl, params, f)
+	if err != nil {
+		return nil, err
+	}
+	sp.cfg, sp.eng = cfg, eng
+	sp.resolve = sweepResolver(cmd, env, wl, params, f, cfg, kind)
+	axes, err := parseVary(cmd, sw.vary)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	sp.versions = dedupe(sw.versions)
+	if len(sp.versions) == 0 {
+		sp.versions = []string{""}
+	}
+	if len(named) == 0 {
+		named = []namedProfile{{profile: cfg.Profile}}
+	}
+	sp.prefix = cfg.Label
+	if sp.prefix == "" {
+		sp.prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
+	}
+	counts := sw.clients
+	if len(counts) == 0 {
+		counts = []int{cfg.Clients}
+	}
+	var perr []error
+	for _, v := range sp.versions {
+		for _, np := range named {
+			for _, n := range counts {
+				for _, vals := range crossVary(axes) {
+					pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: kind.embedded,
+						clients: n, byClients: len(counts) > 1, vary: vals}
+					if err := sp.checkPoint(pt); err != nil {
+						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
+					}
+					pt.label = sp.prefix + "/" + pt.name()
+					sp.points = append(sp.points, pt)
+				}
+			}
+		}
+	}
+	if len(perr) > 0 {
+		return nil, badInput(errors.Join(perr...))
+	}
+	sp.points = latencyPoints(sp.points, lats, sp.prefix)
+	if sw.point != "" {
+		var names []string
+		for _, pt := range sp.points {
+			names = append(names, pt.name())
+			if pt.name() == sw.point {
+				sp.points = []sweepPoint{pt}
+				break
+			}
+		}
+		if len(sp.points) != 1 || sp.points[0].name() != sw.point {
+			return nil, badInput(fmt.Errorf("--point %q: no point of this sweep is named so; its points: %s", sw.point, strings.Join(names, ", ")))
+		}
+	}
+	return sp, nil
+}
+
+// checkPoint resolves a point's config and checks it as a run of it would be: its target,
+// its profile (a managed server's), its clients.
+func (sp *sweepPlan) checkPoint(pt sweepPoint) error {
+	pc, err := sp.resolve(pt)
+	if err != nil {
+		return err
+	}
+	pc.EngineVersion = pt.version
+	var errs []error
+	if err := checkTarget(pc, sp.eng.Meta()); err != nil {
+		errs = append(errs, err)
+	}
+	if sp.managed() {
+		if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, pt.profile); err != nil {
+			errs = append(errs, fmt.Errorf("--profiles: %w", err))
+		}
+	}
+	pc.Clients = pt.clients
+	if err := pc.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkSweepFlags checks the flags a sweep adds to run's (and those it refuses), every
+// problem a line: the named points, their --think, the latency axis and the engine's kind.
+func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]namedProfile, map[string]time.Duration, []time.Duration, sweepKind, []string) {
 	var errs []string
 	changed := cmd.Flags().Changed
-	// A queued sweep's command line, taken before the points' --vary values are set on
-	// the flags: each point's job is it with the point's name.
-	var queuedArgv []string
 	if f.q.queue {
-		queuedArgv = commandArgs(cmd, "label", "point")
 		if sw.resume {
 			errs = append(errs, "--resume: a queued sweep needs none: enqueuing it again (same --label) adds only the points not queued yet")
 		}
@@ -266,6 +431,36 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if sw.point != "" {
 		sw.design = designSequential
 	}
+	errs = append(errs, refusedSweepFlags(changed, f, sw)...)
+	named, err := parseProfiles(sw.profiles)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	think, err := parseThink(sw.think)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	lats, err := sweepLatencies(changed("node-latency"), &f.cluster)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	var kind sweepKind
+	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
+		m := e.Meta()
+		kind = sweepKind{kv: m.Kind == engine.KindKV, embedded: m.Embedded && m.Kind != engine.KindKV}
+		errs = append(errs, kindProblems(kind, f.engine, named, sw)...)
+	}
+	for n := range think {
+		if !slices.ContainsFunc(named, func(np namedProfile) bool { return np.name == n }) {
+			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))
+		}
+	}
+	return named, think, lats, kind, errs
+}
+
+// refusedSweepFlags are the problems of flags a sweep refuses or whose values it bounds.
+func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) []string {
+	var errs []string
 	if changed("dsn") {
 		errs = append(errs, "--dsn: a sweep starts its own servers (one per version and profile); drop --dsn")
 	}
@@ -287,65 +482,41 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	if sw.slice != 0 && !(sw.slice >= minSlice && sw.slice <= maxSlice) { // NaN too
 		errs = append(errs, fmt.Sprintf("--slice %g: give 0 (whole steps) or the seconds of a slice, from %g to %g", sw.slice, minSlice, maxSlice))
 	}
-	named, err := parseProfiles(sw.profiles)
-	if err != nil {
-		errs = append(errs, err.Error())
-	}
-	think, err := parseThink(sw.think)
-	if err != nil {
-		errs = append(errs, err.Error())
-	}
-	lats, err := sweepLatencies(cmd.Flags().Changed("node-latency"), &f.cluster)
-	if err != nil {
-		errs = append(errs, err.Error())
-	}
-	// A key-value engine is swept over its profiles (LSM options) only: the library
-	// dbperf links is its one version. An embedded SQL engine has neither versions nor
-	// profiles: it is swept only over named points of its one configuration (an A/A
-	// comparison, a known effect with --think).
-	kv, embedded := false, false
-	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
-		m := e.Meta()
-		kv = m.Kind == engine.KindKV
-		embedded = m.Embedded && !kv
-		onlyDefault := len(named) > 0
-		for _, np := range named {
-			onlyDefault = onlyDefault && np.name != "" && np.profile == "default"
-		}
-		switch {
-		case kv && len(sw.versions) > 0:
-			errs = append(errs, fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", f.engine, f.engine))
-		case kv && sw.design == designDuet:
-			errs = append(errs, fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", f.engine))
-		case embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && (len(sw.clients) > 1 || len(sw.vary) > 0))):
-			errs = append(errs, fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", f.engine))
-		}
-	}
 	if f.limits.cpus > 0 && sw.design == designDuet {
 		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
 	}
-	for n := range think {
-		if !slices.ContainsFunc(named, func(np namedProfile) bool { return np.name == n }) {
-			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))
-		}
+	return errs
+}
+
+// kindProblems are what a sweep of this kind of engine cannot do (sweepKind's comment).
+func kindProblems(kind sweepKind, engineName string, named []namedProfile, sw *sweepFlags) []string {
+	onlyDefault := len(named) > 0
+	for _, np := range named {
+		onlyDefault = onlyDefault && np.name != "" && np.profile == "default"
 	}
-	if len(errs) > 0 {
-		return badInput(errors.New(strings.Join(errs, "\n")))
+	switch {
+	case kind.kv && len(sw.versions) > 0:
+		return []string{fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", engineName, engineName)}
+	case kind.kv && sw.design == designDuet:
+		return []string{fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", engineName)}
+	case kind.embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && (len(sw.clients) > 1 || len(sw.vary) > 0))):
+		return []string{fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", engineName)}
 	}
-	f.managed = !kv && !embedded
-	cfg, eng, err := checkRun(cmd, env, wl, params, f)
-	if err != nil {
-		return err
-	}
-	// resolve is the configuration of one point: a key-value engine's profile is part of
-	// the workload's parameters (its LSM options), so they are resolved again for it.
-	// A point with --vary values is resolved again too: its flags set to its values,
-	// the shared workload.Params resolved for it (each workload's Plan copies them, so a
-	// point planned keeps its own).
+	return nil
+}
+
+// sweepResolver is the configuration of one point: a key-value engine's profile is part
+// of the workload's parameters (its LSM options), so they are resolved again for it. A
+// point with --vary values is resolved again too: its flags set to its values, the shared
+// workload.Params resolved for it (each workload's Plan copies them, so a point planned
+// keeps its own). --cpu-profile's rate, call graph and perf's availability are the
+// sweep's, read once before the first point (prepareCPUProfile): a point resolved again
+// takes them.
+func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags, cfg *config.Run, kind sweepKind) func(sweepPoint) (*config.Run, error) {
 	resolve := func(pt sweepPoint) (*config.Run, error) {
-		if !kv && len(pt.vary) == 0 {
+		if !kind.kv && len(pt.vary) == 0 {
 			pc := *cfg
-			if !embedded {
+			if !kind.embedded {
 				pc.Profile = pt.profile
 			}
 			return &pc, nil
@@ -355,145 +526,52 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 				return nil, fmt.Errorf("--vary %s=%s: %w", v[0], v[1], err)
 			}
 		}
-		if kv {
+		if kind.kv {
 			f.profile = pt.profile
 		}
 		pc, _, err := checkRun(cmd, env, wl, params, f)
 		if err != nil {
 			return nil, err
 		}
-		if !kv && !embedded {
+		if kind.managed() {
 			pc.Profile = pt.profile
 		}
 		return pc, nil
 	}
 	resolve = withNodeLatency(resolve)
-	// --cpu-profile's rate and perf's availability are the sweep's, read once before the
-	// first point (prepareCPUProfile): a point resolved again takes them.
-	resolve = func(resolve func(sweepPoint) (*config.Run, error)) func(sweepPoint) (*config.Run, error) {
-		return func(pt sweepPoint) (*config.Run, error) {
-			pc, err := resolve(pt)
-			if err == nil && pc.CPUProfileDir != "" {
-				pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
-				pc.CPUProfileCallGraph = cfg.CPUProfileCallGraph
-			}
-			return pc, err
+	return func(pt sweepPoint) (*config.Run, error) {
+		pc, err := resolve(pt)
+		if err == nil && pc.CPUProfileDir != "" {
+			pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
+			pc.CPUProfileCallGraph = cfg.CPUProfileCallGraph
 		}
-	}(resolve)
-	axes, err := parseVary(cmd, sw.vary)
-	if err != nil {
-		return badInput(err)
+		return pc, err
 	}
-	versions := dedupe(sw.versions)
-	if len(versions) == 0 {
-		versions = []string{""}
-	}
-	if len(named) == 0 {
-		named = []namedProfile{{profile: cfg.Profile}}
-	}
-	prefix := cfg.Label
-	if prefix == "" {
-		prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
-	}
-	counts := sw.clients
-	if len(counts) == 0 {
-		counts = []int{cfg.Clients}
-	}
-	var points []sweepPoint
-	var perr []error
-	for _, v := range versions {
-		for _, np := range named {
-			for _, n := range counts {
-				for _, vals := range crossVary(axes) {
-					pt := sweepPoint{version: v, profile: np.profile, as: np.name, think: think[np.name], embedded: embedded,
-						clients: n, byClients: len(counts) > 1, vary: vals}
-					pc, err := resolve(pt)
-					if err != nil {
-						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-						continue
-					}
-					pc.EngineVersion = v
-					if err := checkTarget(pc, eng.Meta()); err != nil {
-						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-					}
-					if !kv && !embedded {
-						// Every point's profile is checked before the first point runs.
-						if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, np.profile); err != nil {
-							perr = append(perr, fmt.Errorf("%s: --profiles: %w", pt.name(), err))
-						}
-					}
-					pc.Clients = n
-					if err := pc.Validate(); err != nil {
-						perr = append(perr, fmt.Errorf("%s: %w", pt.name(), err))
-					}
-					pt.label = prefix + "/" + pt.name()
-					points = append(points, pt)
-				}
-			}
-		}
-	}
-	if len(perr) > 0 {
-		return badInput(errors.Join(perr...))
-	}
-	points = latencyPoints(points, lats, prefix)
-	if sw.point != "" {
-		var names []string
-		for _, pt := range points {
-			names = append(names, pt.name())
-			if pt.name() == sw.point {
-				points = []sweepPoint{pt}
-				break
-			}
-		}
-		if len(points) != 1 || points[0].name() != sw.point {
-			return badInput(fmt.Errorf("--point %q: no point of this sweep is named so; its points: %s", sw.point, strings.Join(names, ", ")))
-		}
-	}
-	if f.q.queue {
-		if err := checkQueue(cfg.ResultsPath, &f.q, f.dsn); err != nil {
-			return err
-		}
-		jobs := make([]fleet.JobArgs, len(points))
-		for i, pt := range points {
-			argv := append(append([]string(nil), queuedArgv...), "--design="+designSequential, "--label="+prefix, "--point="+pt.name())
-			jobs[i] = fleet.JobArgs{Argv: argv, Sweep: prefix, Point: pt.name(), Class: f.q.class}
-		}
-		if err := enqueue(ctx, env, cfg.ResultsPath, jobs); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", prefix, prefix)
-		return nil
-	}
-	if sw.resume {
-		// Before anything is installed or measured: a sweep to resume is stored, with
-		// the settings given now.
-		if err := checkResume(ctx, cmd, cfg, params, points, resolve, prefix); err != nil {
-			return err
-		}
-	}
-	if !kv && !embedded {
-		// Every version is installed (or found installed) before the first point runs, so
-		// a version that cannot be had is refused before anything is measured or stored.
-		for _, v := range versions {
-			if err := ensureVersion(ctx, cfg.Engine, v, cfg.CacheDir); err != nil {
-				perr = append(perr, fmt.Errorf("--versions %s: %w", v, err))
-			}
-		}
-		if len(perr) > 0 {
-			return badInput(errors.Join(perr...))
-		}
-	}
+}
 
-	if err := prepareCPUProfile(ctx, env, cfg); err != nil {
+// queueSweep enqueues a sweep's points, a job each (--queue): each point's job is the
+// sweep's command line with the point's name, run sequentially by whichever agent takes it.
+func queueSweep(ctx context.Context, env Env, sp *sweepPlan, f *runFlags) error {
+	if err := checkQueue(sp.cfg.ResultsPath, &f.q, f.dsn); err != nil {
 		return err
 	}
-	if f.noDeepIdle {
-		release, err := holdShallowIdle()
-		if err != nil {
-			return err
-		}
-		defer release()
+	jobs := make([]fleet.JobArgs, len(sp.points))
+	for i, pt := range sp.points {
+		argv := append(append([]string(nil), sp.queuedArgv...), "--design="+designSequential, "--label="+sp.prefix, "--point="+pt.name())
+		jobs[i] = fleet.JobArgs{Argv: argv, Sweep: sp.prefix, Point: pt.name(), Class: f.q.class}
 	}
+	if err := enqueue(ctx, env, sp.cfg.ResultsPath, jobs); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", sp.prefix, sp.prefix)
+	return nil
+}
+
+// executeSweep runs the planned points in the design asked for, then prints the relative
+// report (with the concurrency tables first for a --clients axis); its error is the last
+// failed step's (exit 1) or the environment's.
+func executeSweep(ctx context.Context, env Env, wl workload.Workload, params workload.Params, sp *sweepPlan, sw *sweepFlags) error {
+	cfg := sp.cfg
 	st, err := store.Open(ctx, cfg.ResultsPath)
 	if err != nil {
 		return badInput(err)
@@ -501,31 +579,32 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 	defer st.Close()
 	var groups []report.Group
 	var lastFailed error
-	if sw.design != designSequential && len(points) > 1 {
-		groups, lastFailed, err = sweepInterleaved(ctx, env, cfg, wl, params, eng, st, points, resolve, prefix, sw)
+	if sw.design != designSequential && len(sp.points) > 1 {
+		groups, lastFailed, err = sweepInterleaved(ctx, env, cfg, wl, params, sp.eng, st, sp.points, sp.resolve, sp.prefix, sw)
 	} else {
-		groups, lastFailed, err = sweepSequential(ctx, env, cfg, wl, params, eng, st, points, resolve, prefix, sw)
+		groups, lastFailed, err = sweepSequential(ctx, env, cfg, wl, params, sp.eng, st, sp.points, sp.resolve, sp.prefix, sw)
 	}
 	if err != nil {
 		return err
 	}
-	if !cfg.Quiet && len(groups) > 0 {
-		cmp, err := compareGroups(ctx, st, groups)
-		if err != nil {
-			return err
-		}
-		if len(sw.clients) > 1 {
-			// The concurrency axis: its tables first, the seeds' view of such a sweep.
-			cmp.Tables = append(cmp.ConcurrencyTables(concurrencyPoints(points, groups)), cmp.Tables...)
-		}
-		again := fmt.Sprintf("dbperf report %s/… to compare them again", prefix)
-		if len(sw.clients) > 1 {
-			again += "; points at different counts of clients need --force there, a different count changes every figure"
-		}
-		fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (%s)\n", prefix, len(groups), sw.design, again)
-		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
-			return err
-		}
+	if cfg.Quiet || len(groups) == 0 {
+		return lastFailed
+	}
+	cmp, err := compareGroups(ctx, st, groups)
+	if err != nil {
+		return err
+	}
+	if len(sw.clients) > 1 {
+		// The concurrency axis: its tables first, the seeds' view of such a sweep.
+		cmp.Tables = append(cmp.ConcurrencyTables(concurrencyPoints(sp.points, groups)), cmp.Tables...)
+	}
+	again := fmt.Sprintf("dbperf report %s/… to compare them again", sp.prefix)
+	if len(sw.clients) > 1 {
+		again += "; points at different counts of clients need --force there, a different count changes every figure"
+	}
+	fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (%s)\n", sp.prefix, len(groups), sw.design, again)
+	if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+		return err
 	}
 	return lastFailed
 }
