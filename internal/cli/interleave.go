@@ -160,62 +160,13 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	}
 	// Open (embedded: afresh) and plan every point.
 	for pi, p := range i.points {
-		pc, err := i.resolve(p.sweepPoint)
-		if err != nil {
+		cpu := -1
+		if i.duet {
+			cpu = cpuOf[pi]
+		}
+		if err := i.openPoint(ctx, p, cpu); err != nil {
 			return nil, err
 		}
-		pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.version, p.label, p.think, p.clients
-		if pc.WorkDir != "" {
-			// The points are open at once: each in a directory of its own under --workdir.
-			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))
-		}
-		p.cfg = pc
-		if p.target != nil && i.eng.Meta().Embedded && !i.loaded {
-			p.closeTarget()
-		}
-		if p.target == nil {
-			if !pc.Quiet {
-				fmt.Fprintf(i.env.Out, "opening %s for %s\n", pc.Engine, p.name())
-			}
-			if p.target, err = openRunTarget(ctx, i.env, pc, i.eng, i.params, i.wl); err != nil {
-				return nil, fmt.Errorf("sweep point %s: %w", p.name(), err)
-			}
-			p.run = p.target.runner(pc)
-			i.attachProbes(ctx, p)
-		}
-		if i.duet {
-			cpus := &i.cpus[cpuOf[pi]]
-			p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
-			p.cpus = cpuList(cpus)
-			// Backends and threads started later inherit the affinity of the process or
-			// thread that starts them.
-			if p.target.serverPID != 0 {
-				if err := pinTree(p.target.sampler, p.target.serverPID, cpus); err != nil {
-					return nil, fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.name(), err)
-				}
-			}
-		}
-		if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
-			return nil, badInput(err)
-		}
-		if i.loaded {
-			// --load-once after a whole block: the steady steps alone, planned as a run
-			// on kept data is (the workload reads what the earlier steps left).
-			pc.Steps, pc.DataKept = nil, true
-			for _, st := range p.steps {
-				if workload.SteadyTime(st) > 0 {
-					pc.Steps = append(pc.Steps, st.Name())
-				}
-			}
-			if len(pc.Steps) == 0 {
-				return nil, badInput(fmt.Errorf("--load-once: no steady step among %s to repeat after the first block; drop --load-once", strings.Join(stepNames(p.steps), ",")))
-			}
-			if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
-				return nil, badInput(err)
-			}
-		}
-		p.stored = maps.Clone(i.params.Stored())
-		p.recs = nil
 	}
 	names := stepNames(i.points[0].steps)
 	for _, p := range i.points[1:] {
@@ -264,6 +215,68 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		}
 	}
 	return lastFailed, finish()
+}
+
+// openPoint opens point p for block b (an embedded engine afresh, unless --load-once
+// keeps its data), pins it to its CPU set cpu in a duet (-1: none) and plans its steps.
+func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) error {
+	pc, err := i.resolve(p.sweepPoint)
+	if err != nil {
+		return err
+	}
+	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.version, p.label, p.think, p.clients
+	if pc.WorkDir != "" {
+		// The points are open at once: each in a directory of its own under --workdir.
+		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))
+	}
+	p.cfg = pc
+	if p.target != nil && i.eng.Meta().Embedded && !i.loaded {
+		p.closeTarget()
+	}
+	if p.target == nil {
+		if !pc.Quiet {
+			fmt.Fprintf(i.env.Out, "opening %s for %s\n", pc.Engine, p.name())
+		}
+		if p.target, err = openRunTarget(ctx, i.env, pc, i.eng, i.params, i.wl); err != nil {
+			return fmt.Errorf("sweep point %s: %w", p.name(), err)
+		}
+		p.run = p.target.runner(pc)
+		i.attachProbes(ctx, p)
+	}
+	if i.duet {
+		cpus := &i.cpus[cpu]
+		p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
+		p.cpus = cpuList(cpus)
+		// Backends and threads started later inherit the affinity of the process or
+		// thread that starts them.
+		if p.target.serverPID != 0 {
+			if err := pinTree(p.target.sampler, p.target.serverPID, cpus); err != nil {
+				return fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.name(), err)
+			}
+		}
+	}
+	if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
+		return badInput(err)
+	}
+	if i.loaded {
+		// --load-once after a whole block: the steady steps alone, planned as a run
+		// on kept data is (the workload reads what the earlier steps left).
+		pc.Steps, pc.DataKept = nil, true
+		for _, st := range p.steps {
+			if workload.SteadyTime(st) > 0 {
+				pc.Steps = append(pc.Steps, st.Name())
+			}
+		}
+		if len(pc.Steps) == 0 {
+			return badInput(fmt.Errorf("--load-once: no steady step among %s to repeat after the first block; drop --load-once", strings.Join(stepNames(p.steps), ",")))
+		}
+		if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
+			return badInput(err)
+		}
+	}
+	p.stored = maps.Clone(i.params.Stored())
+	p.recs = nil
+	return nil
 }
 
 // trial runs one entry of block b's schedule: the step's slice on its point, or on every
