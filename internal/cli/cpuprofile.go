@@ -151,23 +151,47 @@ func cpuProfileHz(env Env) (int, error) {
 	return hz, nil
 }
 
-// cpuProfileDwarf is the DWARF call-graph mode: 16 KiB of each sample's user stack copied
-// and unwound by the objects' CFI (.eh_frame) in perf script. 8 KiB (perf's default) was
-// not enough for PostgreSQL 13 and 14: their postmaster's ServerLoop frame lies beyond
-// it under a query's executor frames, so a quarter to a half of the query role's stacks
-// stopped there ("[unknown];ServerLoop;PostgresMain;…"); 16 KiB reaches main
-// (docs/measurements/2026-11-28-unwinding.md).
-const cpuProfileDwarf = "dwarf,16384"
+// cpuProfileDefaultCallGraph is perf's call-graph mode for a run on engine when
+// $DBPERF_CPU_PROFILE_CALLGRAPH does not say: DWARF for the servers, frame pointers for
+// the embedded engines (dbperf is Go, which keeps frame pointers).
+//
+// Why DWARF for PostgreSQL and MariaDB, every build: the builds users sweep have no
+// frame pointers (PostgreSQL 12–18 and MariaDB 11.4 from Maven Central; Debian's
+// MariaDB 10.11 neither, nor glibc), so with fp the stacks stop at the leaf or at libc:
+// measured on tiny runs (docs/measurements/2026-11-28-unwinding.md), 100% of Maven
+// PostgreSQL 13's and 14's query role's samples and 26–28% of MariaDB's did not unwind
+// whole; with DWARF, 0–3%. Their objects carry DWARF CFI (.eh_frame), which perf
+// script unwinds a copy of each sample's user stack with. Every build of an engine gets
+// the same mode, also Debian's PostgreSQL 15, whose frame pointers would do: a sweep of
+// 13 (Maven) against 15 (Debian) then compares profiles recorded the same way, and one
+// setting does for all. The copy's size is the deepest stack's: 8 KiB (perf's default)
+// left PostgreSQL's postmaster frames (ServerLoop's is large) out of a fifth of the
+// query role's stacks, 16 KiB reaches main. MariaDB's are deeper: its statements'
+// stacks stopped at dispatch_command in 16 KiB (16–20% of the query role's samples),
+// 11.4's index build (ALTER TABLE) above Sql_cmd_alter_table::execute even in 32 KiB
+// (all of the index role's); the most perf copies (65528 bytes) reaches the thread's
+// start. The cost: perf.data grows by the copy per sample of a busy CPU (at 49 Hz, 0.8
+// MiB a second per busy CPU for 16 KiB, 3.1 for 64), and perf script unwinds each
+// sample (docs/profiles.md, "Overhead"). DBPERF_CPU_PROFILE_CALLGRAPH=fp records as
+// before; dwarf,32768 halves MariaDB's data, its index build's stacks then stopping
+// above the ALTER TABLE.
+func cpuProfileDefaultCallGraph(engine string) string {
+	switch engine {
+	case "postgres":
+		return "dwarf,16384"
+	case "mariadb":
+		return "dwarf,65528"
+	}
+	return "fp"
+}
 
-// cpuProfileDefaultCallGraph is the call-graph mode without $DBPERF_CPU_PROFILE_CALLGRAPH.
-const cpuProfileDefaultCallGraph = "fp"
-
-// cpuProfileCallGraph is perf's call-graph mode: $DBPERF_CPU_PROFILE_CALLGRAPH (fp,
-// dwarf or dwarf,N: profile.CheckCallGraph) or cpuProfileDefaultCallGraph.
-func cpuProfileCallGraph(env Env) (string, error) {
+// cpuProfileCallGraph is perf's call-graph mode for a run on engine:
+// $DBPERF_CPU_PROFILE_CALLGRAPH (fp, dwarf or dwarf,N: profile.CheckCallGraph) or
+// cpuProfileDefaultCallGraph.
+func cpuProfileCallGraph(env Env, engine string) (string, error) {
 	v := env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH")
 	if v == "" {
-		return cpuProfileDefaultCallGraph, nil
+		return cpuProfileDefaultCallGraph(engine), nil
 	}
 	if err := profile.CheckCallGraph(v); err != nil {
 		return "", fmt.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH: %w", err)
@@ -183,7 +207,7 @@ func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, er
 	}
 	cg := cfg.CPUProfileCallGraph
 	if cg == "" {
-		cg = cpuProfileDefaultCallGraph
+		cg = cpuProfileDefaultCallGraph(cfg.Engine)
 	}
 	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz, CallGraph: cg})
 	if err != nil {
@@ -401,11 +425,11 @@ func unwindNote(runID int64, callGraph string, byRole map[string]profile.Unwindi
 	if len(bad) == 0 {
 		return ""
 	}
-	hint := "a build without frame pointers? DBPERF_CPU_PROFILE_CALLGRAPH=" + cpuProfileDwarf + " unwinds by its DWARF CFI"
+	hint := "a build without frame pointers? DBPERF_CPU_PROFILE_CALLGRAPH=dwarf,16384 unwinds by its DWARF CFI"
 	if callGraph != "fp" {
 		hint = "stacks deeper than the copy of " + callGraph + ", or objects without CFI (.eh_frame)"
 	}
-	return fmt.Sprintf("run %d: stacks not unwound whole (call graph %s): %s of the role's samples (%s; docs/profiles.md, \"What is sampled\")",
+	return fmt.Sprintf("run %d: stacks not unwound whole (call graph %s): %s of the role's samples (%s; docs/profiles.md, \"Unwinding\")",
 		runID, callGraph, strings.Join(bad, ", "), hint)
 }
 
@@ -518,7 +542,7 @@ func cpuProfileNote(cfg *config.Run) string {
 		}
 		cg := cfg.CPUProfileCallGraph
 		if cg == "" {
-			cg = cpuProfileDefaultCallGraph
+			cg = cpuProfileDefaultCallGraph(cfg.Engine)
 		}
 		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph %s during each step's load, folded per role", dir, cfg.CPUProfileHz, cg)
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ func TestCPUProfileCallGraph(t *testing.T) {
 		env, want string
 		bad       bool
 	}{
-		{"", cpuProfileDefaultCallGraph, false},
+		{"", "dwarf,16384", false}, // postgres's default
 		{"fp", "fp", false},
 		{"dwarf", "dwarf", false},
 		{"dwarf,16384", "dwarf,16384", false},
@@ -27,7 +29,7 @@ func TestCPUProfileCallGraph(t *testing.T) {
 			}
 			return ""
 		}}
-		got, err := cpuProfileCallGraph(env)
+		got, err := cpuProfileCallGraph(env, "postgres")
 		if (err != nil) != c.bad || got != c.want {
 			t.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH=%q: %q, %v; want %q, error %v", c.env, got, err, c.want, c.bad)
 		}
@@ -36,9 +38,14 @@ func TestCPUProfileCallGraph(t *testing.T) {
 	if !strings.Contains(note, "--call-graph dwarf,16384") {
 		t.Errorf("note %q does not say the call graph", note)
 	}
-	note = cpuProfileNote(&config.Run{CPUProfileDir: "/p", CPUProfileHz: 49})
-	if !strings.Contains(note, "--call-graph "+cpuProfileDefaultCallGraph+" ") {
-		t.Errorf("note %q does not say the default call graph", note)
+	note = cpuProfileNote(&config.Run{Engine: "mariadb", CPUProfileDir: "/p", CPUProfileHz: 49})
+	if !strings.Contains(note, "--call-graph dwarf,65528 ") {
+		t.Errorf("note %q does not say MariaDB's default call graph", note)
+	}
+	for engine, want := range map[string]string{"postgres": "dwarf,16384", "mariadb": "dwarf,65528", "sqlite": "fp", "pebble": "fp"} {
+		if got := cpuProfileDefaultCallGraph(engine); got != want {
+			t.Errorf("default call graph of %s: %q, want %q", engine, got, want)
+		}
 	}
 }
 
@@ -50,7 +57,7 @@ func TestUnwindNote(t *testing.T) {
 		"client":               {Samples: 200, Truncated: 30}, // 15%
 	}
 	note := unwindNote(7, "fp", byRole)
-	for _, want := range []string{"run 7", "call graph fp", "client 15%, query 67%", "DBPERF_CPU_PROFILE_CALLGRAPH=" + cpuProfileDwarf} {
+	for _, want := range []string{"run 7", "call graph fp", "client 15%, query 67%", "DBPERF_CPU_PROFILE_CALLGRAPH=dwarf,16384"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note %q lacks %q", note, want)
 		}
@@ -63,5 +70,63 @@ func TestUnwindNote(t *testing.T) {
 	}
 	if note := unwindNote(7, "fp", map[string]profile.Unwinding{"query": {Samples: 100, Truncated: 10}}); note != "" {
 		t.Errorf("10%%: note %q, want none", note)
+	}
+}
+
+// TestCPUProfileUnwindsMavenPostgres checks the default call graph on a build without
+// frame pointers: PostgreSQL 13 from Maven Central (skipped when it is not installed:
+// dbperf server install postgres@13). With fp, every sample of its query role stopped
+// at the leaf; with the default (DWARF) under 10% may (issue 38).
+func TestCPUProfileUnwindsMavenPostgres(t *testing.T) {
+	cache := os.Getenv("DBPERF_CACHE_DIR")
+	if cache == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			t.Skipf("no cache dir: %v", err)
+		}
+		cache = filepath.Join(d, "dbperf")
+	}
+	bins, _ := filepath.Glob(filepath.Join(cache, "postgres", "13.*", "bin", "postgres"))
+	if len(bins) == 0 {
+		t.Skipf("PostgreSQL 13 from Maven is not installed in %s (dbperf server install postgres@13)", cache)
+	}
+	needPerf(t, bins[0], "postgres 13 (Maven)")
+	tmp := serverWorkdir(t)
+	prof := filepath.Join(tmp, "prof")
+	env := map[string]string{"DBPERF_CPU_PROFILE_HZ": "199", "DBPERF_CACHE_DIR": os.Getenv("DBPERF_CACHE_DIR")}
+	code, out, errOut := runCLI(t, env, "run", "insertbench", "--engine", "postgres", "--managed",
+		"--engine-version", "13", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2",
+		"--quiet", "--workdir", tmp, "--results", filepath.Join(tmp, "r.db"), "--cpu-profile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	waitNoServers(t, tmp)
+	// (A go test binary has no symbols: its own frames read "[cli.test]", so the client
+	// role's stacks do not begin at a known root and the note may name it.)
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.Contains(l, "not unwound whole") && strings.Contains(l, "query") {
+			t.Errorf("the fold says the query role's stacks did not unwind: %s", l)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(prof, "run-*", "qp100.query.folded"))
+	if len(files) != 1 {
+		t.Fatalf("qp100's query profile: %v", files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.ReadFolded(f, "query")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := p.Unwinding()
+	t.Logf("qp100 query role: %d samples, %d (%.1f%%) not unwound whole", u.Samples, u.Truncated, 100*u.Share())
+	if u.Samples < 50 {
+		t.Fatalf("only %d samples in qp100's query role", u.Samples)
+	}
+	if u.Share() >= 0.10 {
+		t.Errorf("%.0f%% of the query role's samples did not unwind whole, want under 10%%", 100*u.Share())
 	}
 }

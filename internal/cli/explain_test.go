@@ -97,12 +97,15 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 	if r := s.Roles[0]; r.Role != "query" || r.Delta <= 0 {
 		t.Errorf("the role whose CPU per op changed most is %s (%+.0f µs/op), want query", r.Role, r.Delta)
 	}
+	// Among the top 10: with whole stacks (DWARF call graphs, issue 38) the frames on
+	// every stack of the role (main, PostgresMain, …) change by the role's whole change
+	// and come first.
 	llvm := false
-	for _, f := range s.Roles[0].Total[:min(3, len(s.Roles[0].Total))] {
+	for _, f := range s.Roles[0].Total {
 		llvm = llvm || (f.Delta > 0 && (strings.Contains(f.Function, "LLVM") || strings.Contains(f.Function, "llvm")))
 	}
 	if !llvm {
-		t.Errorf("no LLVM function among the query role's top 3 changes by total CPU: %+v", s.Roles[0].Total)
+		t.Errorf("no LLVM function among the query role's top 10 changes by total CPU: %+v", s.Roles[0].Total)
 	}
 	ranges, deletes := 0, 0
 	for _, st := range s.Statements {

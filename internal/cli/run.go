@@ -812,7 +812,7 @@ func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
 		return badInput(err)
 	}
 	cfg.CPUProfileHz = hz
-	if cfg.CPUProfileCallGraph, err = cpuProfileCallGraph(env); err != nil {
+	if cfg.CPUProfileCallGraph, err = cpuProfileCallGraph(env, cfg.Engine); err != nil {
 		return badInput(err)
 	}
 	if err := profile.Available(ctx); err != nil {

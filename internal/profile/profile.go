@@ -20,11 +20,14 @@
 // docs/profiles.md: on the 0.45 s insert step of a tiny managed PostgreSQL Insert
 // Benchmark, 99 Hz took 2.7% of the throughput (median of 90 paired runs), 49 Hz 1.5%
 // (60 pairs), within the 2% dbperf allows itself; 999 Hz took 9%. Call
-// graphs: frame pointers (fp, the default) cost a walk of the stack per sample; dwarf
-// copies 8 KiB of stack per sample into the data file and unwinds it in perf script,
-// far more data and time per sample. Debian's PostgreSQL 15 keeps frame pointers (its
-// functions disassembled begin push %rbp; mov %rsp,%rbp: heap_delete,
-// standard_ExecutorRun), and its fp stacks come out whole
+// graphs: frame pointers (fp, Options' default) cost a walk of the stack per sample;
+// dwarf,N copies N bytes of each sample's user stack into the data file and perf script
+// unwinds it by the objects' CFI (.eh_frame): more data and time per sample, but the
+// stacks of builds without frame pointers (PostgreSQL and MariaDB from Maven Central,
+// glibc) come out whole (internal/cli picks it for the servers; Unwound tells a whole
+// stack; perfdata.go says why a DWARF recording is edited before its fold). Debian's
+// PostgreSQL 15 keeps frame pointers (its functions disassembled begin push %rbp;
+// mov %rsp,%rbp: heap_delete, standard_ExecutorRun), and its fp stacks come out whole
 // (main → PostmasterMain → PostgresMain → PortalRun → standard_ExecutorRun → heap_delete
 // → … → kernel), with its static functions, which the stripped binary has no symbols
 // for, as "[postgres]" (docs/profiles.md). Kernel stacks and Go programs (Go keeps frame
@@ -56,7 +59,8 @@ const DefaultHz = 49
 type Options struct {
 	// Hz is the sampling frequency per CPU (DefaultHz when 0).
 	Hz int
-	// CallGraph is perf's --call-graph mode: "fp" (the default) or "dwarf".
+	// CallGraph is perf's --call-graph mode: "fp" (the default), "dwarf" (8 KiB of
+	// stack per sample) or "dwarf,N" (N bytes: CheckCallGraph).
 	CallGraph string
 	// Dir is where the recording's files go (a fresh directory below os.TempDir when
 	// empty); they are removed by Close.
