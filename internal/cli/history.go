@@ -17,13 +17,17 @@ import (
 // historyFormats are the values of history --format (render.HistoryFormats).
 func historyFormats() []string { return render.Names(render.HistoryFormats()) }
 
+// historyFlags are `dbperf history`'s flags.
+type historyFlags struct {
+	results, workload, engine, profile, order, format, out string
+	steps, metrics                                         []string
+	failPct, minPct                                        float64
+	recent                                                 int
+	det                                                    changepoint.Options
+}
+
 func newHistoryCmd(env Env) *cobra.Command {
-	var results, workload, engine, profile, order, format, out string
-	var steps, metricsFlag []string
-	var failPct float64
-	var recent int
-	det := changepoint.DefaultOptions()
-	var minPct float64
+	h := &historyFlags{det: changepoint.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Follow each step's metrics over the stored runs of a series, with change points",
@@ -43,102 +47,114 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
   dbperf history --order version --format html -o history.html
   dbperf history --steps qp100 --fail-on-regression 10 --recent 3`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var errs []string
-			f, ferr := render.Lookup(render.HistoryFormats(), format)
-			if ferr != nil {
-				errs = append(errs, "--"+ferr.Error())
-			}
-			for _, m := range metricsFlag {
-				if !slices.Contains(report.HistoryMetrics(), m) {
-					errs = append(errs, fmt.Sprintf("--metrics: unknown metric %q: use %s", m, strings.Join(report.HistoryMetrics(), ", ")))
-				}
-			}
-			if order != report.OrderTime && order != report.OrderVersion {
-				errs = append(errs, fmt.Sprintf("--order %q: use %s or %s", order, report.OrderTime, report.OrderVersion))
-			}
-			if cmd.Flags().Changed("fail-on-regression") && failPct <= 0 {
-				errs = append(errs, fmt.Sprintf("--fail-on-regression must be a positive percentage, got %g", failPct))
-			}
-			if recent < 1 {
-				errs = append(errs, fmt.Sprintf("--recent must be at least 1, got %d", recent))
-			}
-			if det.Window < 2 {
-				errs = append(errs, fmt.Sprintf("--window must be at least 2 runs, got %d", det.Window))
-			}
-			if !(det.MaxPValue > 0 && det.MaxPValue < 1) {
-				errs = append(errs, fmt.Sprintf("--p-value must be within (0, 1), got %g", det.MaxPValue))
-			}
-			if det.Permutations < 10 {
-				errs = append(errs, fmt.Sprintf("--permutations must be at least 10, got %d", det.Permutations))
-			}
-			if !(minPct >= 0) {
-				errs = append(errs, fmt.Sprintf("--min-change must not be negative, got %g", minPct))
-			}
-			if len(errs) > 0 {
-				return badInput(fmt.Errorf("%s", strings.Join(errs, "\n")))
-			}
-			det.MinMagnitude = minPct / 100
-			st, err := openResults(cmd.Context(), results, env)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			sums, err := st.Runs(cmd.Context(), store.RunFilter{})
-			if err != nil {
-				return err
-			}
-			var ids []int64
-			for _, s := range sums {
-				if s.Status == store.RunOK && (workload == "" || s.Workload == workload) && (engine == "" || s.Engine == engine) {
-					ids = append(ids, s.ID)
-				}
-			}
-			runs, err := st.Results(cmd.Context(), ids)
-			if err != nil {
-				return err
-			}
-			h, err := report.BuildHistory(report.Build(runs).Runs, report.HistoryOptions{
-				Workload: workload, Engine: engine, Profile: profile, Steps: steps, Metrics: metricsFlag, Order: order, Detect: det})
-			if err != nil {
-				return badInput(err)
-			}
-			write := func(w io.Writer) error { return f.Render(w, h, render.Options{}) }
-			if out == "" || out == "-" {
-				err = write(env.Out)
-			} else {
-				err = writeFileAtomic(out, write)
-			}
-			if err != nil {
-				return err
-			}
-			if cmd.Flags().Changed("fail-on-regression") {
-				if regs := h.Regressions(recent, failPct); len(regs) > 0 {
-					var lines []string
-					for _, r := range regs {
-						lines = append(lines, "regression: "+r.String())
-					}
-					return &exitError{code: ExitRegression, err: fmt.Errorf("%s", strings.Join(lines, "\n"))}
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return h.run(cmd, env) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&results, "results", "", resultsUsage)
-	fl.StringVar(&workload, "workload", "", "only runs of this workload")
-	fl.StringVar(&engine, "engine", "", "only runs of this engine, as stored (sqlite, postgres, mariadb/innodb, mariadb/rocksdb)")
-	fl.StringVar(&profile, "profile", "", "only runs with this config profile")
-	fl.StringSliceVar(&steps, "steps", nil, "only these steps (default: every step)")
-	fl.StringSliceVar(&metricsFlag, "metrics", []string{report.MetricThroughput}, "metrics to follow: "+strings.Join(report.HistoryMetrics(), ", "))
-	fl.StringVar(&order, "order", report.OrderTime, "order of the runs: time (start) or version (engine version, then start)")
-	fl.StringVar(&format, "format", "text", "output format: "+strings.Join(historyFormats(), ", "))
-	fl.StringVarP(&out, "output", "o", "", "write to this file instead of stdout (written whole or not at all)")
-	fl.Float64Var(&failPct, "fail-on-regression", 0, "exit 3 when a recent change point is a regression of at least this many percent")
-	fl.IntVar(&recent, "recent", 5, "with --fail-on-regression: how many of the newest runs of a series count as recent")
-	fl.IntVar(&det.Window, "window", det.Window, "change-point detection: points per window")
-	fl.Float64Var(&det.MaxPValue, "p-value", det.MaxPValue, "change-point detection: keep change points with a permutation p-value at most this")
-	fl.IntVar(&det.Permutations, "permutations", det.Permutations, "change-point detection: permutations per significance test")
-	fl.Float64Var(&minPct, "min-change", det.MinMagnitude*100, "change-point detection: drop change points smaller than this many percent")
+	fl.StringVar(&h.results, "results", "", resultsUsage)
+	fl.StringVar(&h.workload, "workload", "", "only runs of this workload")
+	fl.StringVar(&h.engine, "engine", "", "only runs of this engine, as stored (sqlite, postgres, mariadb/innodb, mariadb/rocksdb)")
+	fl.StringVar(&h.profile, "profile", "", "only runs with this config profile")
+	fl.StringSliceVar(&h.steps, "steps", nil, "only these steps (default: every step)")
+	fl.StringSliceVar(&h.metrics, "metrics", []string{report.MetricThroughput}, "metrics to follow: "+strings.Join(report.HistoryMetrics(), ", "))
+	fl.StringVar(&h.order, "order", report.OrderTime, "order of the runs: time (start) or version (engine version, then start)")
+	fl.StringVar(&h.format, "format", "text", "output format: "+strings.Join(historyFormats(), ", "))
+	fl.StringVarP(&h.out, "output", "o", "", "write to this file instead of stdout (written whole or not at all)")
+	fl.Float64Var(&h.failPct, "fail-on-regression", 0, "exit 3 when a recent change point is a regression of at least this many percent")
+	fl.IntVar(&h.recent, "recent", 5, "with --fail-on-regression: how many of the newest runs of a series count as recent")
+	fl.IntVar(&h.det.Window, "window", h.det.Window, "change-point detection: points per window")
+	fl.Float64Var(&h.det.MaxPValue, "p-value", h.det.MaxPValue, "change-point detection: keep change points with a permutation p-value at most this")
+	fl.IntVar(&h.det.Permutations, "permutations", h.det.Permutations, "change-point detection: permutations per significance test")
+	fl.Float64Var(&h.minPct, "min-change", h.det.MinMagnitude*100, "change-point detection: drop change points smaller than this many percent")
 	return cmd
+}
+
+// check is every problem of the flags, a line each.
+func (h *historyFlags) check(failOnRegression bool) []string {
+	var errs []string
+	for _, m := range h.metrics {
+		if !slices.Contains(report.HistoryMetrics(), m) {
+			errs = append(errs, fmt.Sprintf("--metrics: unknown metric %q: use %s", m, strings.Join(report.HistoryMetrics(), ", ")))
+		}
+	}
+	if h.order != report.OrderTime && h.order != report.OrderVersion {
+		errs = append(errs, fmt.Sprintf("--order %q: use %s or %s", h.order, report.OrderTime, report.OrderVersion))
+	}
+	if failOnRegression && h.failPct <= 0 {
+		errs = append(errs, fmt.Sprintf("--fail-on-regression must be a positive percentage, got %g", h.failPct))
+	}
+	if h.recent < 1 {
+		errs = append(errs, fmt.Sprintf("--recent must be at least 1, got %d", h.recent))
+	}
+	if h.det.Window < 2 {
+		errs = append(errs, fmt.Sprintf("--window must be at least 2 runs, got %d", h.det.Window))
+	}
+	if !(h.det.MaxPValue > 0 && h.det.MaxPValue < 1) {
+		errs = append(errs, fmt.Sprintf("--p-value must be within (0, 1), got %g", h.det.MaxPValue))
+	}
+	if h.det.Permutations < 10 {
+		errs = append(errs, fmt.Sprintf("--permutations must be at least 10, got %d", h.det.Permutations))
+	}
+	if !(h.minPct >= 0) {
+		errs = append(errs, fmt.Sprintf("--min-change must not be negative, got %g", h.minPct))
+	}
+	return errs
+}
+
+// run builds the history of the stored runs the flags select, writes it, and exits 3 on
+// a recent regression with --fail-on-regression.
+func (h *historyFlags) run(cmd *cobra.Command, env Env) error {
+	failOn := cmd.Flags().Changed("fail-on-regression")
+	errs := h.check(failOn)
+	f, ferr := render.Lookup(render.HistoryFormats(), h.format)
+	if ferr != nil {
+		errs = append([]string{"--" + ferr.Error()}, errs...)
+	}
+	if len(errs) > 0 {
+		return badInput(fmt.Errorf("%s", strings.Join(errs, "\n")))
+	}
+	h.det.MinMagnitude = h.minPct / 100
+	ctx := cmd.Context()
+	st, err := openResults(ctx, h.results, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sums, err := st.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, s := range sums {
+		if s.Status == store.RunOK && (h.workload == "" || s.Workload == h.workload) && (h.engine == "" || s.Engine == h.engine) {
+			ids = append(ids, s.ID)
+		}
+	}
+	runs, err := st.Results(ctx, ids)
+	if err != nil {
+		return err
+	}
+	hist, err := report.BuildHistory(report.Build(runs).Runs, report.HistoryOptions{
+		Workload: h.workload, Engine: h.engine, Profile: h.profile, Steps: h.steps, Metrics: h.metrics, Order: h.order, Detect: h.det})
+	if err != nil {
+		return badInput(err)
+	}
+	write := func(w io.Writer) error { return f.Render(w, hist, render.Options{}) }
+	if h.out == "" || h.out == "-" {
+		err = write(env.Out)
+	} else {
+		err = writeFileAtomic(h.out, write)
+	}
+	if err != nil {
+		return err
+	}
+	if failOn {
+		if regs := hist.Regressions(h.recent, h.failPct); len(regs) > 0 {
+			var lines []string
+			for _, r := range regs {
+				lines = append(lines, "regression: "+r.String())
+			}
+			return &exitError{code: ExitRegression, err: fmt.Errorf("%s", strings.Join(lines, "\n"))}
+		}
+	}
+	return nil
 }
