@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,5 +321,23 @@ func TestPartBarrierRetried(t *testing.T) {
 	}
 	if err := <-errs; err != nil {
 		t.Errorf("part 2 at qp100: %v", err)
+	}
+
+	// A part whose job ended without arriving (here cancelled; a dead agent's is
+	// discarded) never will: the others stop waiting within about a second, not after
+	// the barrier's timeout.
+	got, err := f.Enqueue(ctx, []fleet.JobArgs{{Argv: []string{"run", "insertbench", "--part=g/1/2"}, Class: "nobody", Part: "g/1/2"},
+		{Argv: []string{"run", "insertbench", "--part=g/2/2"}, Class: "nobody", Part: "g/2/2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Cancel(ctx, got[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	err = f.Barrier(ctx, "g", "l.i0", 1, 2, 20*time.Second)
+	want := fmt.Sprintf("part 2 (job %d) is cancelled without arriving", got[1].ID)
+	if !errors.Is(err, fleet.ErrPartGone) || !strings.Contains(err.Error(), want) || time.Since(start) > 5*time.Second {
+		t.Errorf("part 1 at l.i0 with part 2's job cancelled: %v after %s: want ErrPartGone (%q) within seconds", err, time.Since(start), want)
 	}
 }

@@ -461,6 +461,7 @@ func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, time
 		return fmt.Errorf("arrive at step %s: %w", step, err)
 	}
 	deadline := time.Now().Add(timeout)
+	checked := time.Now()
 	for {
 		var arrived int
 		var wait float64
@@ -481,10 +482,53 @@ func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, time
 		if time.Now().After(deadline) {
 			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part runs on alone", step, arrived, n, timeout)
 		}
+		if time.Since(checked) >= time.Second {
+			checked = time.Now()
+			if gone, err := f.partsGone(ctx, key, step); err != nil {
+				return fmt.Errorf("wait at step %s: %w", step, err)
+			} else if gone != "" {
+				return fmt.Errorf("step %s: %d of %d parts arrived, and %s without arriving: it never will; this part runs on alone: %w",
+					step, arrived, n, gone, ErrPartGone)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ErrPartGone is a barrier that can never be passed: another part's job ended before it
+// arrived (its agent died and the job was discarded, it was cancelled, or its run stopped
+// at a failed step).
+var ErrPartGone = errors.New("a part's job ended before it arrived")
+
+// partsGone names the parts of key whose queued job ended (completed, cancelled,
+// discarded) without arriving at step: "part 2 (job 12) is discarded", "" when none did.
+// A part run outside the queue (--part by hand) has no job and is never found gone.
+func (f *Fleet) partsGone(ctx context.Context, key, step string) (string, error) {
+	rows, err := f.pool.Query(ctx, `SELECT j.id, j.state::text, j.args->>'part' FROM river_job j
+		WHERE j.kind = $1 AND split_part(j.args->>'part', '/', 1) = $2 AND j.state IN ('completed', 'cancelled', 'discarded')
+		AND NOT EXISTS (SELECT 1 FROM dbperf_barriers b WHERE b.key = $2 AND b.step = $3
+			AND b.part::text = split_part(j.args->>'part', '/', 2))
+		ORDER BY j.id`, Kind, key, step)
+	if err != nil {
+		return "", fmt.Errorf("the parts' jobs: %w", err)
+	}
+	defer rows.Close()
+	var gone []string
+	for rows.Next() {
+		var id int64
+		var state, part string
+		if err := rows.Scan(&id, &state, &part); err != nil {
+			return "", fmt.Errorf("the parts' jobs: %w", err)
+		}
+		i, _, _ := strings.Cut(strings.TrimPrefix(part, key+"/"), "/")
+		gone = append(gone, fmt.Sprintf("part %s (job %d) is %s", i, id, state))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("the parts' jobs: %w", err)
+	}
+	return strings.Join(gone, ", "), nil
 }
