@@ -155,9 +155,10 @@ func cpuProfileHz(env Env) (int, error) {
 // $DBPERF_CPU_PROFILE_CALLGRAPH does not say: DWARF for the servers, frame pointers for
 // the embedded engines (dbperf is Go, which keeps frame pointers).
 //
-// Why DWARF for PostgreSQL and MariaDB, every build: the builds users sweep have no
-// frame pointers (PostgreSQL 12–18 and MariaDB 11.4 from Maven Central; Debian's
-// MariaDB 10.11 neither, nor glibc), so with fp the stacks stop at the leaf or at libc:
+// Why DWARF for PostgreSQL and MariaDB, every build: the PostgreSQL builds users sweep
+// have no frame pointers (12–18 from Maven Central), nor has glibc, which every
+// server's system calls go through (MariaDB's own code keeps them, Debian's 10.11 and
+// Maven's 11.4), so with fp the stacks stop at the leaf or in libc:
 // measured on tiny runs (docs/measurements/2026-11-28-unwinding.md), 100% of Maven
 // PostgreSQL 13's and 14's query role's samples and 26–28% of MariaDB's did not unwind
 // whole; with DWARF, 0–3%. Their objects carry DWARF CFI (.eh_frame), which perf
