@@ -123,41 +123,8 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 			return fail(err)
 		}
 		closers = append(closers, cleanup)
-		in, err := startServer(ctx, cfg, meta.Name, base)
-		if err != nil {
+		if err := openManaged(ctx, cfg, meta.Name, base, t, &tg, &closers, out); err != nil {
 			return fail(err)
-		}
-		closers = append(closers, func() {
-			// Stop with a fresh context: after Ctrl-C the server must still go down.
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-			defer cancel()
-			oom := oomWarning(in) // read before Stop removes the cgroup
-			_ = in.Stop(sctx)
-			if oom != "" {
-				out(oom)
-			}
-			if cfg.Keep {
-				out(fmt.Sprintf("kept the %s data directory %s", meta.Name, in.DataDir))
-			} else {
-				_ = in.Remove()
-			}
-		})
-		tg.DSN, t.dir, t.serverPID = in.DSN, in.DataDir, in.PID()
-		t.settings["dbperf.managed"] = "true"
-		t.settings["dbperf.profile"] = in.Profile
-		t.settings["dbperf.profile_text"] = in.Config
-		t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
-		var notes []string
-		t.env, notes = limitsEnv(in)
-		for _, n := range notes {
-			out(n)
-		}
-		if len(in.ProfileSkipped) > 0 {
-			// One line per profile line the server version does not know.
-			t.settings["dbperf.profile_skipped"] = strings.Join(in.ProfileSkipped, "\n")
-			for _, n := range in.ProfileSkipped {
-				out(fmt.Sprintf("note: profile %s: left out %s", in.Profile, n))
-			}
 		}
 	default:
 		dsn, err := readDSN(cfg.DSN)
@@ -188,6 +155,49 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 		t.settings["dbperf.storage_engine"] = cfg.StorageEngine
 	}
 	return t, nil
+}
+
+// openManaged starts the run's managed server in base (startServer) for t: its stop (and
+// the removal of its data unless --keep) among the closers, its DSN in tg, its settings,
+// limits and the profile lines its version left out recorded, and said through out.
+func openManaged(ctx context.Context, cfg *config.Run, name, base string, t *target, tg *engine.Target, closers *[]func(), out func(string)) error {
+	in, err := startServer(ctx, cfg, name, base)
+	if err != nil {
+		return err
+	}
+	*closers = append(*closers, func() {
+		// Stop with a fresh context: after Ctrl-C the server must still go down.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		oom := oomWarning(in) // read before Stop removes the cgroup
+		_ = in.Stop(sctx)
+		if oom != "" {
+			out(oom)
+		}
+		if cfg.Keep {
+			out(fmt.Sprintf("kept the %s data directory %s", name, in.DataDir))
+		} else {
+			_ = in.Remove()
+		}
+	})
+	tg.DSN, t.dir, t.serverPID = in.DSN, in.DataDir, in.PID()
+	t.settings["dbperf.managed"] = "true"
+	t.settings["dbperf.profile"] = in.Profile
+	t.settings["dbperf.profile_text"] = in.Config
+	t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
+	var notes []string
+	t.env, notes = limitsEnv(in)
+	for _, n := range notes {
+		out(n)
+	}
+	if len(in.ProfileSkipped) > 0 {
+		// One line per profile line the server version does not know.
+		t.settings["dbperf.profile_skipped"] = strings.Join(in.ProfileSkipped, "\n")
+		for _, n := range in.ProfileSkipped {
+			out(fmt.Sprintf("note: profile %s: left out %s", in.Profile, n))
+		}
+	}
+	return nil
 }
 
 // storageEngineOwners names the engines that offer storage engines (MariaDB).
