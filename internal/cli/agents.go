@@ -255,7 +255,10 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 	}
 	if len(partial) > 0 {
 		merged.Status = store.RunFailed
-		merged.Env[envAgentsPartial] = joinDetail(strings.Join(partial, "; "), merged.Env[envAgentsPartial])
+		if p := merged.Env[envAgentsPartial]; p != "" {
+			partial = append(partial, p)
+		}
+		merged.Env[envAgentsPartial] = strings.Join(partial, "; ")
 	}
 	id, _, err := st.Import(ctx, merged)
 	if err != nil {

@@ -269,7 +269,7 @@ func TestAgentKilledMidPart(t *testing.T) {
 		t.Fatalf("merged run %d: %v", id, err)
 	}
 	merged := got[0]
-	if merged.Status != store.RunFailed || !strings.Contains(merged.Env[envAgentsPartial], "part 2 (job ") {
+	if merged.Status != store.RunFailed || !strings.Contains(merged.Env[envAgentsPartial], "part 2 (job ") || strings.HasSuffix(merged.Env[envAgentsPartial], "; ") {
 		t.Errorf("merged run: %s, %s %q: want failed, saying what became of part 2", merged.Status, envAgentsPartial, merged.Env[envAgentsPartial])
 	}
 	if len(merged.Steps) != 2 {
