@@ -210,7 +210,12 @@ func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, er
 	if cg == "" {
 		cg = cpuProfileDefaultCallGraph(cfg.Engine)
 	}
-	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz, CallGraph: cg})
+	// perf.data may not fill the temporary directory: a DWARF recording grows by up to
+	// 3 MiB a second per busy CPU (cpuProfileDefaultCallGraph), so a long sweep of a
+	// machine of many CPUs could. perf stops at half the space free when it starts, and
+	// the fold says so (fold).
+	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz, CallGraph: cg,
+		MaxSize: profile.FreeSpace(os.TempDir()) / 2})
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +400,10 @@ func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfi
 			}
 		}
 		out[windowKey{w.runID, w.step}] = kept
+	}
+	if c.rec.SizeLimited() {
+		errs = append(errs, fmt.Errorf("perf stopped recording at its size limit (%d MiB, half the space free in %s when it started): the later steps' profiles are partial or missing; DBPERF_CPU_PROFILE_CALLGRAPH=fp records far less",
+			c.rec.MaxSize()>>20, os.TempDir()))
 	}
 	for _, id := range slices.Sorted(maps.Keys(unwinding)) {
 		if note := unwindNote(id, c.rec.CallGraph(), unwinding[id]); note != "" {

@@ -69,6 +69,9 @@ type Options struct {
 	Perf string
 	// Limits bound what Fold keeps.
 	Limits Limits
+	// MaxSize, when over 0, bounds perf's data file (bytes; perf record --max-size):
+	// perf stops recording when it is reached (SizeLimited).
+	MaxSize int64
 }
 
 func (o Options) withDefaults() Options {
@@ -185,6 +188,9 @@ func Launch(ctx context.Context, o Options) (*Recording, error) {
 	args := []string{"record", "-q", "-a", "-F", strconv.Itoa(o.Hz), "--call-graph", o.CallGraph,
 		"-k", "monotonic", "-o", r.data, "--no-buildid", "--no-buildid-cache",
 		"-D", "-1", "--control", "fifo:" + ctlPath + "," + ackPath}
+	if o.MaxSize > 0 {
+		args = append(args, "--max-size", strconv.FormatInt(max(o.MaxSize>>10, 1), 10)+"K")
+	}
 	r.cmd = exec.Command(o.Perf, args...)
 	r.cmd.Stdout, r.cmd.Stderr = r.stderr, r.stderr
 	// Its own process group: a Ctrl-C at the terminal is dbperf's to handle; perf is
@@ -222,6 +228,25 @@ func (r *Recording) Enable(ctx context.Context) error {
 
 // CallGraph is the recording's perf --call-graph mode.
 func (r *Recording) CallGraph() string { return r.opts.CallGraph }
+
+// SizeLimited says whether perf stopped recording at Options.MaxSize: the samples after
+// that moment are missing.
+func (r *Recording) SizeLimited() bool {
+	return strings.Contains(r.stderr.String(), "size limit reached")
+}
+
+// MaxSize is the recording's bound on its data file (Options.MaxSize).
+func (r *Recording) MaxSize() int64 { return r.opts.MaxSize }
+
+// FreeSpace is the space free to an unprivileged user in dir's file system, in bytes
+// (0 when it cannot be read).
+func FreeSpace(dir string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
+}
 
 // Now is the time of the recording's clock (CLOCK_MONOTONIC) in ns, as Event.Time and
 // Window take it.

@@ -74,3 +74,27 @@ func TestAvailableNotInstalled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestRecordSizeLimited: a recording whose data file reaches Options.MaxSize stops there,
+// says so (SizeLimited), and still folds; DWARF call graphs fill it fast (16 KiB per sample).
+func TestRecordSizeLimited(t *testing.T) {
+	ctx := context.Background()
+	if err := Available(ctx); err != nil {
+		t.Skipf("perf unavailable: %v", err)
+	}
+	rec, err := Start(ctx, Options{Dir: t.TempDir(), Hz: 999, CallGraph: "dwarf,16384", MaxSize: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	spinForProfile(time.Now().Add(2 * time.Second))
+	if err := rec.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.SizeLimited() {
+		t.Fatal("2 s at 999 Hz with 16 KiB per sample did not reach 8 MiB")
+	}
+	if _, err := rec.Fold(ctx, func(pid, tid int, comm string) (string, bool) { return "all", true }, nil); err != nil {
+		t.Fatalf("a size-limited recording does not fold: %v", err)
+	}
+}
