@@ -280,14 +280,24 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 		ctx, cancel = context.WithTimeout(ctx, w.timeout)
 		defer cancel()
 	}
-	var jobs []fleet.Job
+	jobs, err := pollSweep(ctx, env, f, w)
+	if err != nil {
+		return err
+	}
+	return reportWaited(ctx, env, st, w, jobs)
+}
+
+// pollSweep polls the sweep's jobs every 2 s until every point is done, saying on a
+// terminal how many are.
+func pollSweep(ctx context.Context, env Env, f *fleet.Fleet, w waitFlags) ([]fleet.Job, error) {
 	shown := -1
 	for {
-		if jobs, err = f.Jobs(ctx, w.label); err != nil {
-			return waitErr(ctx, w, err)
+		jobs, err := f.Jobs(ctx, w.label)
+		if err != nil {
+			return nil, waitErr(ctx, w, err)
 		}
 		if len(jobs) == 0 {
-			return badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
+			return nil, badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
 		}
 		done := 0
 		points := jobsByPoint(jobs)
@@ -297,7 +307,7 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 			}
 		}
 		if done == len(points) {
-			break
+			return jobs, nil
 		}
 		if done != shown && env.IsTerminal {
 			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, len(points))
@@ -305,10 +315,15 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 		}
 		select {
 		case <-ctx.Done():
-			return waitErr(ctx, w, ctx.Err())
+			return nil, waitErr(ctx, w, ctx.Err())
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// reportWaited prints a waited sweep's classes, hosts and relative report; it exits 1
+// naming each point that was not measured.
+func reportWaited(ctx context.Context, env Env, st *store.Store, w waitFlags, jobs []fleet.Job) error {
 	var groups []report.Group
 	var problems []string
 	hosts := map[string]int{}
