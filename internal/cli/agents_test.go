@@ -133,6 +133,25 @@ func TestMergeParts(t *testing.T) {
 func TestAgentKilledMidPart(t *testing.T) {
 	needServer(t, "postgres")
 	t.Parallel()
+	agentGoneMidPart(t, syscall.SIGKILL, "discarded", time.Minute)
+}
+
+// TestAgentStoppedMidPart: SIGTERM to the agent running part 2 during qp100. Before, the
+// job went back to the queue (a snooze) and ran again alone after part 1; now it is
+// cancelled at once and the merged run is failed, naming it, once part 1 ends its step.
+func TestAgentStoppedMidPart(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	// Part 1 runs the rest of its qp100 (18 s): the merge follows.
+	agentGoneMidPart(t, syscall.SIGTERM, "cancelled", 30*time.Second)
+}
+
+// agentGoneMidPart runs insertbench l.i0,qp100 --time 20 over two agents, sends sig to
+// the agent running part 2 two seconds into qp100 and checks the merged run: failed
+// within bound of the signal, agents_partial saying part 2's job ended state, l.i0's audit
+// both parts', qp100 not ok and naming part 2.
+func agentGoneMidPart(t *testing.T, sig syscall.Signal, state string, bound time.Duration) {
+	t.Helper()
 	in := startStorePostgres(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -248,7 +267,7 @@ func TestAgentKilledMidPart(t *testing.T) {
 			victim = byJob[part2]
 		}
 	}
-	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(victim, sig); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -258,7 +277,11 @@ func TestAgentKilledMidPart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("the coordinator did not end; agent logs:\n%s", logs[victim])
 	}
-	t.Logf("the coordinator ended %s after the kill: exit %d\n%s%s", time.Since(killed).Round(100*time.Millisecond), r.code, r.out, r.stderr)
+	took := time.Since(killed)
+	t.Logf("the coordinator ended %s after %s: exit %d\n%s%s", took.Round(100*time.Millisecond), sig, r.code, r.out, r.stderr)
+	if took > bound {
+		t.Errorf("the coordinator ended %s after %s to part 2's agent, want within %s", took.Round(100*time.Millisecond), sig, bound)
+	}
 	m := regexp.MustCompile(`run (\d+): the 2 parts' runs \((\d+), (\d+)\) merged`).FindStringSubmatch(r.out)
 	if r.code != ExitStepFailed || m == nil {
 		t.Fatalf("exit %d, want %d with the merged run stored:\n%s%s", r.code, ExitStepFailed, r.out, r.stderr)
@@ -269,7 +292,7 @@ func TestAgentKilledMidPart(t *testing.T) {
 		t.Fatalf("merged run %d: %v", id, err)
 	}
 	merged := got[0]
-	if merged.Status != store.RunFailed || !strings.Contains(merged.Env[envAgentsPartial], "part 2 (job ") || strings.HasSuffix(merged.Env[envAgentsPartial], "; ") {
+	if p := merged.Env[envAgentsPartial]; merged.Status != store.RunFailed || !regexp.MustCompile(`^part 2 \(job \d+\) `+state+`: `).MatchString(p) || strings.HasSuffix(p, "; ") {
 		t.Errorf("merged run: %s, %s %q: want failed, saying what became of part 2", merged.Status, envAgentsPartial, merged.Env[envAgentsPartial])
 	}
 	if len(merged.Steps) != 2 {

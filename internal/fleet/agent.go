@@ -277,6 +277,11 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[JobArgs]) error {
 	out, runErr := a.cfg.Run(ctx, Attempt{Job: j, AgentID: a.id, Class: a.cfg.Class, Host: a.cfg.Host})
 	cause := context.Cause(ctx)
 	switch {
+	case out == Interrupted && errors.Is(cause, errStopping) && j.Args.Part != "":
+		// A part of a run over several agents is never run again (JobArgs.Part): the other
+		// parts went on without it.
+		fmt.Fprintf(a.cfg.Log, "agent %s: job %d cancelled: the agent stops, and part %s of a run over several agents is never run again\n", a.id, j.ID, j.Args.Part)
+		return river.JobCancel(errors.New("its agent stopped during it; a part of a run over several agents is never run again"))
 	case out == Interrupted && errors.Is(cause, errStopping):
 		// SIGTERM: the command stopped cleanly; the job goes back to the queue at once.
 		fmt.Fprintf(a.cfg.Log, "agent %s: job %d requeued: the agent stops\n", a.id, j.ID)
