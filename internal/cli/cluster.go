@@ -291,7 +291,10 @@ func (cr *clusterRun) role(i int) string {
 // at once and every clusterPoll after, so no session of the run waits more than
 // clusterDeathGrace for a dead node: the step fails instead of hanging.
 func (cr *clusterRun) watch(ctx context.Context) {
-	cr.watchStop = make(chan struct{})
+	stop := make(chan struct{})
+	cr.mu.Lock()
+	cr.watchStop = stop
+	cr.mu.Unlock()
 	we, _ := cr.cl.Driver.(server.WaitEnder)
 	for i, in := range cr.cl.Nodes {
 		pid := in.PID()
@@ -299,7 +302,7 @@ func (cr *clusterRun) watch(ctx context.Context) {
 		go func() {
 			defer cr.watchWG.Done()
 			select {
-			case <-cr.watchStop:
+			case <-stop:
 				return
 			case <-in.Done():
 			}
@@ -323,7 +326,7 @@ func (cr *clusterRun) watch(ctx context.Context) {
 				}
 				cr.mu.Unlock()
 				select {
-				case <-cr.watchStop:
+				case <-stop:
 					return
 				case <-ctx.Done():
 					return
