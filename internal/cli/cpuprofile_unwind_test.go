@@ -78,6 +78,12 @@ func TestUnwindNote(t *testing.T) {
 // dbperf server install postgres@13). With fp, every sample of its query role stopped
 // at the leaf; with the default (DWARF) under 10% may (issue 38).
 func TestCPUProfileUnwindsMavenPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a managed server under perf")
+	}
+	// Beside the other perf tests, after the sequential ones (which install 13 from
+	// Maven): its assertion is on how stacks unwind, not on rates.
+	t.Parallel()
 	cache := os.Getenv("DBPERF_CACHE_DIR")
 	if cache == "" {
 		d, err := os.UserCacheDir()

@@ -17,6 +17,7 @@ import (
 // without parameters says it has one plan.
 func TestExplainCustomPlanPostgres(t *testing.T) {
 	needServer(t, "postgres")
+	t.Parallel() // asserts the plans stored, not rates
 	dir := serverWorkdir(t)
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := runCLI(t, nil, "run", "insertbench", "--engine", "postgres", "--managed", "--workdir", dir,

@@ -253,6 +253,7 @@ func TestCPUProfileDirNotWritable(t *testing.T) {
 // it (it said "loaded but not installed": CREATE EXTENSION would not have helped).
 func TestExplainWithoutPreloadedStatements(t *testing.T) {
 	needServer(t, "postgres")
+	t.Parallel() // asserts a message
 	work := serverWorkdir(t)
 	profs := filepath.Join(work, "profiles")
 	if err := os.MkdirAll(filepath.Join(profs, "postgres"), 0o755); err != nil {
@@ -284,6 +285,7 @@ func TestExplainWithoutPreloadedStatements(t *testing.T) {
 // sweep --wait counts 4 points and exits 0 (it said "6 points" and exited 1 on the
 // cancelled jobs although their replacements completed).
 func TestSweepWaitSupersededJobs(t *testing.T) {
+	t.Parallel() // asserts what is stored and printed; mostly waits for the agent
 	in := startStorePostgres(t)
 	dir := t.TempDir()
 	dsnFile := filepath.Join(dir, "store.dsn")

@@ -22,6 +22,9 @@ func TestSweepPointerRuns(t *testing.T) {
 	if err := profile.Available(context.Background()); err != nil {
 		t.Skipf("perf unavailable: %v", err)
 	}
+	// Its assertions are on what the runs store and print, not on rates: beside the other
+	// parallel tests (docs/development.md).
+	t.Parallel()
 	tmp := t.TempDir()
 	results := filepath.Join(tmp, "r.db")
 	// sweep returns the qp100 pointer's command, "" when a run recorded no profile of the
