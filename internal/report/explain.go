@@ -376,7 +376,15 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 			er.P = stats.PoissonRateP(br.samples, nr.samples, br.exposure, nr.exposure)
 			er.Beyond = er.P < NoiseAlpha
 			er.Self = topChanges(br.self, nr.self, fnSamples{br.selfN, nr.selfN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
-			er.Total = topChanges(br.total, nr.total, fnSamples{br.totalN, nr.totalN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
+			// By total CPU, the frames on (nearly) every stack of the role in both configs
+			// (main, the server's loop: whole DWARF stacks reach them) only repeat the
+			// role's own line; they are left out so the rows name what differs.
+			everywhere := func(fn string) bool {
+				return br.samples > 0 && nr.samples > 0 &&
+					float64(br.totalN[fn]) >= onEveryStack*float64(br.samples) && float64(nr.totalN[fn]) >= onEveryStack*float64(nr.samples)
+			}
+			baseTotal, newTotal := withoutKeys(br.total, everywhere), withoutKeys(nr.total, everywhere)
+			er.Total = topChanges(baseTotal, newTotal, fnSamples{br.totalN, nr.totalN, br.exposure, nr.exposure}, bs.ops, ns.ops, er.Delta, o.Top)
 			if bb, nb := buildsOf(baseRuns, role), buildsOf(newRuns, role); !slices.Equal(bb, nb) {
 				er.Builds = [2]string{strings.Join(bb, ", "), strings.Join(nb, ", ")}
 				markBuilds(er.Self, base.Name, neu.Name)
@@ -451,6 +459,21 @@ func topChanges(base, neu map[string]float64, n fnSamples, baseOps, newOps int64
 		return strings.Compare(a.Function, b.Function)
 	})
 	return out[:min(top, len(out))]
+}
+
+// onEveryStack is the share of a role's samples a function must be on, in both configs,
+// to be left out of the ranking by total CPU.
+const onEveryStack = 0.95
+
+// withoutKeys is m without the keys drop says.
+func withoutKeys(m map[string]float64, drop func(string) bool) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		if !drop(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func sortedKeys(m map[string]bool) []string {
