@@ -114,11 +114,7 @@ func secondNoise(g GroupReport, step string, f varianceFigure) stats.SecondNoise
 			lengths = append(lengths, iv.EndSec-iv.StartSec)
 		}
 	}
-	if len(lengths) == 0 {
-		return stats.SecondNoise{}
-	}
-	slices.Sort(lengths)
-	nominal := lengths[len(lengths)/2]
+	nominal := medianLength(lengths)
 	if !(nominal > 0) {
 		return stats.SecondNoise{}
 	}
@@ -135,22 +131,38 @@ func secondNoise(g GroupReport, step string, f varianceFigure) stats.SecondNoise
 				ls = append(ls, math.Log(v))
 			}
 		}
-		// Half the mean squared successive difference (J. von Neumann, "Distribution of the
-		// ratio of the mean square successive difference to the variance", Ann. Math.
-		// Statist. 12 (1941) 367–395): the variance of white noise, without the slow trend
-		// a load step's rate has as its table grows, which the variance around the mean
-		// would count as noise.
-		for k := 1; k < len(ls); k++ {
-			d := ls[k] - ls[k-1]
-			ss += d * d / 2
-			df++
-		}
+		s, n := halfSquaredDiffs(ls)
+		ss, df = ss+s, df+n
 	}
 	if df < 2 || len(steps) == 0 {
 		return stats.SecondNoise{}
 	}
 	return stats.SecondNoise{Var: ss / float64(df), IntervalSec: nominal,
 		SliceSec: secs / float64(len(steps)), TotalSec: secs}
+}
+
+// medianLength is the median of interval lengths (sorted in place), 0 for none: the
+// nominal interval, against which a short one (a step's last) is left out.
+func medianLength(lengths []float64) float64 {
+	if len(lengths) == 0 {
+		return 0
+	}
+	slices.Sort(lengths)
+	return lengths[len(lengths)/2]
+}
+
+// halfSquaredDiffs sums half the squared successive differences of ls, with their count:
+// the mean is the variance of white noise (J. von Neumann, "Distribution of the ratio of
+// the mean square successive difference to the variance", Ann. Math. Statist. 12 (1941)
+// 367–395), without the slow trend a load step's rate has as its table grows, which the
+// variance around the mean would count as noise.
+func halfSquaredDiffs(ls []float64) (sum float64, n int) {
+	for k := 1; k < len(ls); k++ {
+		d := ls[k] - ls[k-1]
+		sum += d * d / 2
+		n++
+	}
+	return sum, n
 }
 
 // simultaneous says the two groups' trials ran at the same time (a duet's runs).
@@ -196,11 +208,7 @@ func ratioSecondNoise(base, g GroupReport, step string, f varianceFigure) stats.
 			}
 		}
 	}
-	if len(lengths) == 0 {
-		return stats.SecondNoise{}
-	}
-	slices.Sort(lengths)
-	nominal := lengths[len(lengths)/2]
+	nominal := medianLength(lengths)
 	if !(nominal > 0) {
 		return stats.SecondNoise{}
 	}
@@ -226,11 +234,8 @@ func ratioSecondNoise(base, g GroupReport, step string, f varianceFigure) stats.
 				ls = append(ls, math.Log(vb)-math.Log(va))
 			}
 		}
-		for k := 1; k < len(ls); k++ {
-			d := ls[k] - ls[k-1]
-			ss += d * d / 2
-			df++
-		}
+		s, n := halfSquaredDiffs(ls)
+		ss, df = ss+s, df+n
 	}
 	if df < 2 || trials == 0 {
 		return stats.SecondNoise{}
