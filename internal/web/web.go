@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dbperf/dbperf/internal/changepoint"
 	"github.com/dbperf/dbperf/internal/fleet"
@@ -126,8 +127,31 @@ func readOnly(s *Server, h http.Handler) http.Handler {
 			s.fail(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s: the pages are read-only, read them with GET", r.Method))
 			return
 		}
+		if name, ok := notText(r.URL.Query()); ok {
+			// Stored text never holds such a byte, and a PostgreSQL store refuses to
+			// compare with it (it said the store was down): the same answer on every store.
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("%s=: not text (a NUL byte or invalid UTF-8); give it as dbperf runs prints it", name))
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// notText names the first query parameter whose name or a value holds a NUL byte or is
+// not valid UTF-8.
+func notText(q url.Values) (string, bool) {
+	bad := func(v string) bool { return strings.ContainsRune(v, 0) || !utf8.ValidString(v) }
+	for k, vs := range q {
+		if bad(k) {
+			return strconv.QuoteToASCII(k), true
+		}
+		for _, v := range vs {
+			if bad(v) {
+				return k, true
+			}
+		}
+	}
+	return "", false
 }
 
 // headers: nothing on a page may load from anywhere (inline styles and SVG only), and no

@@ -373,6 +373,9 @@ func TestEdgeCases(t *testing.T) {
 		want   string
 	}{
 		{"/compare?run=1&run=1", 400, "named twice"},
+		{"/?label=%00", 400, "label=: not text"},
+		{"/compare?label=a%ffb", 400, "label=: not text"},
+		{"/history?engine=x%00", 400, "engine=: not text"},
 		{"/compare?label=a&label=a", 400, "named twice"},
 		{"/?page=9223372036854775807", 400, "no such page"},
 		{"/?page=92233720368547759", 200, "no run matches"},
