@@ -114,7 +114,7 @@ func runJob(ctx context.Context, env Env, results string, st *store.Store, a fle
 	cmd := exec.Command(bin, append(append([]string(nil), a.Job.Args.Argv...), "--quiet")...)
 	cmd.Env = append(jobEnviron(), "DBPERF_RESULTS="+results,
 		envQueueJob+"="+strconv.FormatInt(a.Job.ID, 10), envQueueAttempt+"="+strconv.Itoa(a.Job.Attempt),
-		envAgent+"="+a.AgentID, envAgentClass+"="+a.Class)
+		envAgent+"="+a.AgentID, envAgentClass+"="+a.Class, envAgentHost+"="+a.Host)
 	cmd.Stdout, cmd.Stderr = env.Err, env.Err
 	// The command dies with the agent (SIGTERM: it stops cleanly, shutting down its
 	// servers); Pdeathsig is per thread, so the thread that starts it stays its own.
@@ -168,7 +168,7 @@ func jobEnviron() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "DBPERF_RESULTS", envQueueJob, envQueueAttempt, envAgent, envAgentClass:
+		case "DBPERF_RESULTS", envQueueJob, envQueueAttempt, envAgent, envAgentClass, envAgentHost:
 			continue
 		}
 		out = append(out, kv)

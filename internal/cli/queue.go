@@ -27,6 +27,7 @@ const (
 	envQueueAttempt = "DBPERF_QUEUE_ATTEMPT"
 	envAgent        = "DBPERF_AGENT"
 	envAgentClass   = "DBPERF_AGENT_CLASS"
+	envAgentHost    = "DBPERF_AGENT_HOST"
 )
 
 // queueEnv is what a run taken from the queue adds to its env; nothing for a run started
@@ -41,6 +42,7 @@ func queueEnv(env Env) map[string]string {
 		store.EnvQueueAttempt: env.getenv(envQueueAttempt),
 		store.EnvAgent:        env.getenv(envAgent),
 		store.EnvAgentClass:   env.getenv(envAgentClass),
+		store.EnvAgentHost:    env.getenv(envAgentHost),
 	}
 }
 

@@ -297,7 +297,12 @@ func (g GroupReport) fleet() string {
 		if !slices.Contains(classes, c) {
 			classes = append(classes, c)
 		}
-		if h := r.Env["hostname"]; h != "" && !slices.Contains(hosts, h) {
+		// The agent's own name for its host (--host), else the machine's hostname.
+		h := r.Env[store.EnvAgentHost]
+		if h == "" {
+			h = r.Env["hostname"]
+		}
+		if h != "" && !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}

@@ -21,6 +21,10 @@ func TestDescribeFleet(t *testing.T) {
 		{[]RunReport{{Workload: "insertbench", Engine: "sqlite"}}, "insertbench on sqlite, 1 run 1"},
 		{[]RunReport{queued("c8r32", "a"), queued("c8r32", "b")}, "insertbench on sqlite, 2 runs 1 2, by agents of class c8r32 on a, b"},
 		{[]RunReport{queued("", "a")}, "insertbench on sqlite, 1 run 1, by agents of class (none) on a"},
+		// An agent started with --host names its host so (the machine's hostname was "vm").
+		{[]RunReport{{Workload: "insertbench", Engine: "sqlite", Env: map[string]string{
+			store.EnvQueueJob: "7", store.EnvAgentClass: "c", "hostname": "vm", store.EnvAgentHost: "db-7"}}},
+			"insertbench on sqlite, 1 run 1, by agents of class c on db-7"},
 	} {
 		g := GroupReport{Group: Group{Name: "g"}, Runs: tc.runs}
 		for i := range tc.runs {

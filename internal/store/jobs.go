@@ -14,6 +14,9 @@ const (
 	EnvQueueAttempt = "queue_attempt"
 	EnvAgent        = "agent"
 	EnvAgentClass   = "agent_class"
+	// EnvAgentHost is the agent's host as it names itself (dbperf agent --host, by
+	// default the machine's hostname): what a report of the queue's runs names.
+	EnvAgentHost = "agent_host"
 )
 
 // JobRun is a stored run of a queued job.
