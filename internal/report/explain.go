@@ -337,7 +337,7 @@ func BuildExplain(base, neu Group, baseRuns, newRuns []store.Run, o ExplainOptio
 		}
 		if bs, ns := bd[name], nd[name]; bs != nil && ns != nil {
 			if bs.ops > 0 && ns.ops > 0 {
-				es.Statements = statementChanges(bs, ns, o.Top)
+				es.Statements = statementChanges(bs, ns, stmtUnitsOf(baseRuns, name), stmtUnitsOf(newRuns, name), o.Top)
 				es.BaseStatementOps, es.NewStatementOps = bs.ops, ns.ops
 			}
 			es.Waits = waitChanges(bs, ns)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbperf/dbperf/internal/stats"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -39,6 +40,13 @@ type StatementChange struct {
 	// differ ran with either, as the server's plan cache chose.
 	BaseCustom, NewCustom         string
 	BaseCustomPlan, NewCustomPlan []string
+	// Shift is the change of µs per operation across units (blocks or runs, as a role's
+	// CPU: explainpairs.go) with its 95% interval; Changed says explain calls it a change:
+	// the interval at the family-wise level over the step's statements (Bonferroni: 95%
+	// for all of them together) excludes 0, and the change is at least the report's
+	// threshold (stats.DefaultThreshold) of all the step's statements' µs/op in the base.
+	Shift   stats.Shift
+	Changed bool
 }
 
 // StatementCost is a shape's cost in one config, summed over its runs' step.
@@ -158,7 +166,7 @@ func (s *stmtSum) cost(ops int64) StatementCost {
 
 // statementChanges are the shapes of a step in both configs, largest change of µs per
 // operation first, at most top (plan changes always kept).
-func statementChanges(b, n *stepDiag, top int) []StatementChange {
+func statementChanges(b, n *stepDiag, bu, nu stmtUnits, top int) []StatementChange {
 	keys := map[string]bool{}
 	for k := range b.stmts {
 		keys[k] = true
@@ -199,6 +207,7 @@ func statementChanges(b, n *stepDiag, top int) []StatementChange {
 			out[i].Share = out[i].DeltaUSPerOp / total
 		}
 	}
+	statementShifts(out, bu, nu)
 	var kept []StatementChange
 	for i, c := range out {
 		if i < top || c.PlanChanged {
@@ -329,4 +338,72 @@ func stepRate(runs []store.Run, step string) float64 {
 // describeStatement is a shape's one-line summary for notes.
 func describeStatement(q string) string {
 	return fmt.Sprintf("%q", Clip(q, 60))
+}
+
+// stmtUnits are a config's statements of a step per unit (the units of unitsOf): each
+// unit's operations and each shape's planning plus execution seconds.
+type stmtUnits struct {
+	stepUnits
+	sec map[unitKey]map[string]float64
+}
+
+// stmtUnitsOf collects a config's statements of step per unit.
+func stmtUnitsOf(runs []store.Run, step string) stmtUnits {
+	steps, sweep, trials := unitStepsOf(runs, step, func(st store.Step) bool { return len(st.Statements) > 0 })
+	u := stmtUnits{stepUnits: stepUnits{ops: map[unitKey]int64{}, sweep: sweep, trials: trials}, sec: map[unitKey]map[string]float64{}}
+	for _, h := range steps {
+		u.ops[h.key] += h.st.Result.PrimaryCount()
+		m := u.sec[h.key]
+		if m == nil {
+			m = map[string]float64{}
+			u.sec[h.key] = m
+		}
+		for _, s := range h.st.Statements {
+			m[strings.Join(strings.Fields(s.Query), " ")] += s.PlanSec + s.ExecSec
+		}
+	}
+	return u
+}
+
+// perOp is a shape's µs per operation per unit of keys (NaN for a unit without
+// operations; 0 where the shape did not run).
+func (u stmtUnits) perOp(keys []unitKey, query string) []float64 {
+	out := make([]float64, 0, len(keys))
+	for _, k := range keys {
+		if u.ops[k] <= 0 {
+			out = append(out, math.NaN())
+			continue
+		}
+		out = append(out, u.sec[k][query]*1e6/float64(u.ops[k]))
+	}
+	return out
+}
+
+// statementShifts gives every statement of a step its interval across units and its
+// verdict (StatementChange.Shift, Changed). The statements are many tests of one step,
+// so the verdict's interval is at the family-wise level (Bonferroni), and a change too
+// small to move all the statements' µs/op by the report's threshold is no finding.
+func statementShifts(cs []StatementChange, bu, nu stmtUnits) {
+	bk, nk, paired := unitPairs(bu.stepUnits, nu.stepUnits)
+	if len(cs) == 0 || len(bk) == 0 || len(nk) == 0 {
+		return
+	}
+	base := 0.0
+	for _, c := range cs {
+		base += c.Base.USPerOp
+	}
+	floor := stats.DefaultThreshold * base
+	family := 1 - (1-stats.DefaultConfidence)/float64(len(cs))
+	for i := range cs {
+		c := &cs[i]
+		b, n := bu.perOp(bk, c.Query), nu.perOp(nk, c.Query)
+		c.Shift = shift(b, n, paired)
+		var strict stats.Shift
+		if paired {
+			strict = stats.PairedShift(b, n, family)
+		} else {
+			strict = stats.UnpairedShift(b, n, family)
+		}
+		c.Changed = strict.Excludes0() && math.Abs(c.Shift.Estimate) >= floor
+	}
 }

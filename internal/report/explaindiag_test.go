@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -147,5 +149,60 @@ func TestExplainCustomPlans(t *testing.T) {
 		if (c.NewCustom != "") != (len(c.NewCustomPlan) > 0) || (c.New.CustomPlan != "") != (c.New.CustomParams == "$1 = '100', $2 = '50'") {
 			t.Errorf("%s: new custom outline %q, parameters %q", tc.name, c.NewCustomPlan, c.New.CustomParams)
 		}
+	}
+}
+
+// Statements get intervals across blocks as functions do: in 12 blocks whose drift both
+// configs share (±15%), a statement whose execution costs 10% more in every block of the
+// new config is called changed, one that costs the same is not, and an A/A calls none.
+func TestExplainStatementIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	drift := make([]float64, 12)
+	for i := range drift {
+		drift[i] = 1 + 0.15*rng.NormFloat64()
+	}
+	runs := func(id0 int64, insertCost float64) []store.Run {
+		var out []store.Run
+		for b, d := range drift {
+			noise := func() float64 { return 1 + 0.01*rng.NormFloat64() }
+			r := diagRun(id0+int64(b), 1000, 1, []store.StepStatement{
+				{Query: "INSERT INTO pi1 VALUES ($1)", Calls: 1000, ExecSec: insertCost * d * noise() * 1e-3},
+				{Query: "SELECT 1", Calls: 1000, ExecSec: 5 * d * noise() * 1e-3},
+			}, nil)
+			r.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", b+1)}
+			out = append(out, r)
+		}
+		return out
+	}
+	base, neu, aa := runs(1, 20), runs(100, 22), runs(200, 20)
+	changed := func(e Explain) map[string]bool {
+		out := map[string]bool{}
+		for _, c := range e.Steps[0].Statements {
+			if !c.Shift.HasCI || !c.Shift.Paired || c.Shift.N != 12 {
+				t.Fatalf("%s: shift %+v, want paired over 12 blocks", c.Query, c.Shift)
+			}
+			out[c.Query] = c.Changed
+		}
+		return out
+	}
+	e, err := BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, neu, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(e); !got["INSERT INTO pi1 VALUES ($1)"] || got["SELECT 1"] {
+		t.Errorf("changed %v, want the insert only", got)
+	}
+	if len(e.Summary) != 1 || !strings.Contains(e.Summary[0].Text, "(changed)") {
+		t.Errorf("summary %+v, want the changed statement named", e.Summary)
+	}
+	e, err = BuildExplain(Group{Name: "a"}, Group{Name: "b"}, base, aa, ExplainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changed(e); got["INSERT INTO pi1 VALUES ($1)"] || got["SELECT 1"] {
+		t.Errorf("A/A: changed %v", got)
+	}
+	if len(e.Summary) != 0 {
+		t.Errorf("A/A summary %+v", e.Summary)
 	}
 }

@@ -42,37 +42,56 @@ type stepUnits struct {
 	trials bool
 }
 
-// unitsOf collects a config's profiles of step per unit. Profiles that do not parse are
-// left out (BuildExplain's sums report them).
-func unitsOf(runs []store.Run, step, role string) stepUnits {
-	u := stepUnits{ops: map[unitKey]int64{}, roles: map[unitKey]map[string]*roleCPU{}, trials: true}
+// unitStep is one run's step with the unit it belongs to.
+type unitStep struct {
+	key unitKey
+	st  store.Step
+}
+
+// unitStepsOf are a config's steps named step that has accepts, each with its unit: the
+// block of its trial when every such run carries a trial of one sweep (trials, and sweep
+// that sweep), else its run.
+func unitStepsOf(runs []store.Run, step string, has func(store.Step) bool) (out []unitStep, sweep string, trials bool) {
+	trials = true
 	first := true
 	type held struct {
-		key unitKey
-		r   store.Run
-		st  store.Step
+		trial string
+		id    int64
+		st    store.Step
 	}
 	var all []held
 	for _, r := range runs {
 		for _, st := range r.Steps {
-			if st.Result.Name != step || len(st.Profiles) == 0 {
+			if st.Result.Name != step || !has(st) {
 				continue
 			}
 			sw, tr := paramString(r.Params, paramSweep), paramString(r.Params, paramTrial)
-			if tr == "" || (!first && sw != u.sweep) {
-				u.trials = false
+			if tr == "" || (!first && sw != sweep) {
+				trials = false
 			}
 			if first {
-				u.sweep, first = sw, false
+				sweep, first = sw, false
 			}
-			all = append(all, held{key: trialBlock(tr), r: r, st: st})
+			all = append(all, held{trial: tr, id: r.ID, st: st})
 		}
 	}
 	for _, h := range all {
-		key := h.key
-		if !u.trials {
-			key = fmt.Sprintf("r%d", h.r.ID)
+		key := trialBlock(h.trial)
+		if !trials {
+			key = fmt.Sprintf("r%d", h.id)
 		}
+		out = append(out, unitStep{key: key, st: h.st})
+	}
+	return out, sweep, trials
+}
+
+// unitsOf collects a config's profiles of step per unit. Profiles that do not parse are
+// left out (BuildExplain's sums report them).
+func unitsOf(runs []store.Run, step, role string) stepUnits {
+	steps, sweep, trials := unitStepsOf(runs, step, func(st store.Step) bool { return len(st.Profiles) > 0 })
+	u := stepUnits{ops: map[unitKey]int64{}, roles: map[unitKey]map[string]*roleCPU{}, sweep: sweep, trials: trials}
+	for _, h := range steps {
+		key := h.key
 		u.ops[key] += h.st.Result.PrimaryCount()
 		if u.roles[key] == nil {
 			u.roles[key] = map[string]*roleCPU{}

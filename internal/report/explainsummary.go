@@ -43,7 +43,8 @@ func summarize(e *Explain, baseRuns, newRuns []store.Run) {
 				changed = append(changed, r)
 			}
 		}
-		if !moved && len(changed) == 0 {
+		stmt := slices.ContainsFunc(s.Statements, func(c StatementChange) bool { return c.Changed })
+		if !moved && len(changed) == 0 && !stmt {
 			continue
 		}
 		sum.Text = summaryText(s, sum, changed)
@@ -83,7 +84,19 @@ func summaryText(s ExplainStep, sum StepSummary, changed []ExplainRole) string {
 	}
 	if len(s.Statements) > 0 {
 		top := s.Statements[0] // sorted by the size of their change
+		for _, c := range s.Statements {
+			if c.Changed {
+				top = c // the largest change that is a finding
+				break
+			}
+		}
 		p := fmt.Sprintf("statement %s %s µs/op", describeStatement(top.Query), signedNum(top.DeltaUSPerOp))
+		switch {
+		case top.Changed:
+			p += fmt.Sprintf(" [%s, %s] (changed)", signedNum(top.Shift.Lo), signedNum(top.Shift.Hi))
+		case top.Shift.HasCI:
+			p += fmt.Sprintf(" [%s, %s] (no change beyond its interval)", signedNum(top.Shift.Lo), signedNum(top.Shift.Hi))
+		}
 		if top.Base.ReadPerCall != 0 || top.New.ReadPerCall != 0 {
 			if FormatNum(top.Base.ReadPerCall) == FormatNum(top.New.ReadPerCall) {
 				p += ", reads per call unchanged"

@@ -56,7 +56,7 @@ func ExplainText(w io.Writer, e report.Explain) error {
 			fmt.Fprintf(w, "note: %s\n", report.Printable(n))
 		}
 	}
-	fmt.Fprintln(w, "\nΔ [95%] over blocks or runs: the change of µs/op across the configs' blocks of paired trials (interleaved, duet sweeps) or runs, its Hodges–Lehmann estimate and 95% interval; change: more or less only when that interval excludes 0, the change is at least 2% of the role's CPU per op and beyond the noise of sampling; ? when it cannot tell; explained: the part of a changed role's CPU per op its changed functions' self CPU accounts for.")
+	fmt.Fprintln(w, "\nΔ [95%] over blocks or runs: the change of µs/op across the configs' blocks of paired trials (interleaved, duet sweeps) or runs, its Hodges–Lehmann estimate and 95% interval; change: more or less only when that interval excludes 0, the change is at least 2% of the role's CPU per op and beyond the noise of sampling (a statement's: when its interval at 95% for all the step's statements together, Bonferroni, excludes 0 and the change is at least 2% of all their µs/op); ? when it cannot tell; explained: the part of a changed role's CPU per op its changed functions' self CPU accounts for.")
 	fmt.Fprintf(w, "noise: beyond when the change exceeds the noise of sampling (an exact Poisson rate test of the samples, p < %g over the role's functions compared, Bonferroni), within otherwise: a change within it is no finding; the runs' own noise is larger still, so compare configs of several runs.\n", report.NoiseAlpha)
 	fmt.Fprintln(w, "self: samples where the function is the leaf frame; total: samples whose stack holds it (once per stack). share: its part of the role's change (of all statements' change for a statement); – when its change is larger than the role's, which other functions' changes then offset. symbols: where the configs ran different builds, a function with samples in one only, or ten times the CPU in one, may be inlined or renamed in the other rather than changed: its % is not shown. Statements' µs/op: planning plus execution time per operation of the step; blocks are shared buffers per call. Waits: each role's share of samples per wait class, Δ in percentage points.")
 	return nil
@@ -228,8 +228,14 @@ func explainStatementsText(w io.Writer, s report.ExplainStep) error {
 			}
 		}
 	}
+	units := "runs"
+	for _, c := range s.Statements {
+		if c.Shift.Paired {
+			units = "blocks"
+		}
+	}
 	t := newTable(w, 2)
-	t.row(append(head, "plan")...)
+	t.row(append(head, "Δ [95%] over "+units, "change", "plan")...)
 	arrow := func(a, b float64) string { return usOp(a) + " → " + usOp(b) }
 	for _, c := range s.Statements {
 		plan := "same"
@@ -247,7 +253,7 @@ func explainStatementsText(w io.Writer, s report.ExplainStep) error {
 		for _, i := range shown {
 			row = append(row, arrow(cols[i].get(c.Base), cols[i].get(c.New)))
 		}
-		t.row(append(row, plan)...)
+		t.row(append(row, shiftCell(c.Shift), changeMark(c.Shift, c.Changed), plan)...)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -430,8 +436,11 @@ type jsonStatementChange struct {
 	New          jsonStatementCost `json:"new"`
 	DeltaUSPerOp float64           `json:"delta_us_per_op"`
 	Share        *float64          `json:"share"`
-	PlanChanged  bool              `json:"plan_changed"`
-	PlanDiff     string            `json:"plan_difference,omitempty"`
+	// Interval is the change across units, Changed explain's verdict (report.StatementChange).
+	Interval    *jsonShift `json:"interval"`
+	Changed     bool       `json:"changed"`
+	PlanChanged bool       `json:"plan_changed"`
+	PlanDiff    string     `json:"plan_difference,omitempty"`
 	// BaseCustom, NewCustom: where each config's custom plan differs from its generic one.
 	BaseCustom string   `json:"base_custom_plan_difference,omitempty"`
 	NewCustom  string   `json:"new_custom_plan_difference,omitempty"`
@@ -583,7 +592,7 @@ func ExplainJSON(w io.Writer, e report.Explain) error {
 		}
 		for _, c := range s.Statements {
 			js.Statements = append(js.Statements, jsonStatementChange{Query: c.Query, Base: cost(c.Base), New: cost(c.New),
-				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), PlanChanged: c.PlanChanged, PlanDiff: c.PlanDiff, BaseCustom: c.BaseCustom, NewCustom: c.NewCustom, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
+				DeltaUSPerOp: c.DeltaUSPerOp, Share: finite(c.Share), Interval: interval(c.Shift), Changed: c.Changed, PlanChanged: c.PlanChanged, PlanDiff: c.PlanDiff, BaseCustom: c.BaseCustom, NewCustom: c.NewCustom, BasePlan: c.BasePlan, NewPlan: c.NewPlan})
 		}
 		for _, c := range s.Waits {
 			js.Waits = append(js.Waits, jsonWaitChange{Role: c.Role, Wait: c.Wait, BaseShare: c.Base, NewShare: c.New, DeltaShare: c.Delta,

@@ -41,7 +41,7 @@ func TestExplainFormats(t *testing.T) {
 	}
 	text := buf.String()
 	for _, want := range []string{"base a (run 1) → new b (runs 2, 3)", "step l.i0: 500 → 450 ops/s (-10.0%)", "CPU: 1000 ops in a, 2000 in b",
-		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000  CHANGED, custom ≠ generic\n",
+		"DELETE FROM t WHERE id < $1  0.01 → 0.01        10.0       50.0    +40.0    80%   50.0 → 4000    950 → 1000                  –          CHANGED, custom ≠ generic\n",
 		"custom plan ≠ generic plan in new: DELETE FROM t WHERE id < $1\nwith $1 = '5'; first difference (generic → custom): Seq Scan t → Index Scan t t_pkey\ngeneric  custom\n[]       ModifyTable\n           Index Scan t t_pkey\n",
 		"CHANGED", "plan changed: DELETE FROM t WHERE id < $1\nfirst difference: ModifyTable › Index Scan t t_pkey: Index Scan t t_pkey → Seq Scan t\n", "  Index Scan t t_pkey    Seq Scan t\n",
 		"insert  IO:WALSync   10%  30%    +20  10 → 30",
