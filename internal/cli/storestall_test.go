@@ -270,8 +270,8 @@ func TestStoreGone(t *testing.T) {
 	results := filepath.Join(dir, "r.db")
 	spill := filepath.Join(dir, "spill")
 	env := map[string]string{"DBPERF_SPILL_DIR": spill}
-	lock := func() func() {
-		db, err := sql.Open("sqlite3", results)
+	lockStore := func(path string) func() {
+		db, err := sql.Open("sqlite3", path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,6 +288,7 @@ func TestStoreGone(t *testing.T) {
 			db.Close()
 		}
 	}
+	lock := func() func() { return lockStore(results) }
 
 	// Locked during qr100 for good: the run measures qr100 to its end, waits
 	// --store-timeout, then keeps the run in a spill file.
@@ -346,7 +347,6 @@ func TestStoreGone(t *testing.T) {
 	}()
 	waitForStoredStep(t, results, "qr100", 1, done)
 	unlock = lock()
-	defer unlock()
 	time.Sleep(time.Second)
 	start := time.Now()
 	cancel()
@@ -359,6 +359,40 @@ func TestStoreGone(t *testing.T) {
 	t.Logf("Ctrl-C with the store locked: out after %v, exit %d: %s", took.Round(time.Millisecond), code, strings.TrimSpace(stderr))
 	if code != ExitInterrupted || took > 2500*time.Millisecond {
 		t.Errorf("Ctrl-C with the store locked: exit %d after %v, want %d within 2 s: %s", code, took, ExitInterrupted, stderr)
+	}
+	unlock()
+
+	// The same in a sequential sweep (issue 40 M3): its message names the spill file too.
+	results2 := filepath.Join(dir, "sweep.db")
+	before, _ := filepath.Glob(filepath.Join(spill, "run-*.db"))
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		code, _, stderr = runCLICtx(ctx, env, "sweep", "insertbench", "--design", "sequential", "--clients", "1,2", "--scale", "tiny",
+			"--rows", "20000", "--steps", "l.i0,l.x,qr100", "--time", "30", "--report-interval", "0.5", "--label", "sw",
+			"--results", results2, "--quiet")
+	}()
+	waitForStoredStep(t, results2, "qr100", 1, done)
+	unlock = lockStore(results2)
+	defer unlock()
+	time.Sleep(time.Second)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a sweep's Ctrl-C with the store locked: still running after 20 s")
+	}
+	after, _ := filepath.Glob(filepath.Join(spill, "run-*.db"))
+	var made []string
+	for _, f := range after {
+		if !slices.Contains(before, f) {
+			made = append(made, f)
+		}
+	}
+	if code != ExitInterrupted || len(made) != 1 || !strings.Contains(stderr, made[0]) || !strings.Contains(stderr, "--resume") {
+		t.Errorf("a sweep's Ctrl-C with the store locked: exit %d, new spill files %v; want %d and the file named: %s", code, made, ExitInterrupted, stderr)
 	}
 }
 

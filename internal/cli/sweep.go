@@ -730,7 +730,9 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 			if err != nil {
 				var ee *exitError
 				if errors.As(err, &ee) && ee.code == ExitInterrupted {
-					return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted at %s: resume with --label %s --resume", pt.name(), prefix)}
+					// ee.err says what the run kept, and where: a spill file's path
+					// when the store failed (issue 40 M3: it was dropped here).
+					return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted at %s: %w; resume with --label %s --resume", pt.name(), ee.err, prefix)}
 				}
 				return nil, lastFailed, fmt.Errorf("sweep point %s: %w", pt.name(), err)
 			}
