@@ -1,5 +1,7 @@
 // Command dbperf runs database benchmarks, stores every result and reports on them.
-// main only turns the real process state into cli.Run's arguments.
+// main only turns the real process state into cli.Run's arguments: the signals
+// (SIGINT, SIGTERM) as a context, whether standard output is a terminal, the environment,
+// and the version and commit the Makefile sets with -ldflags.
 package main
 
 import (

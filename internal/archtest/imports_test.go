@@ -1,5 +1,23 @@
 // Package archtest holds the tests that keep the architecture honest: the import
 // directions of docs/architecture.md, and the README's commands, executed.
+//
+// The commands are those of README.md and docs/*.md (docFiles: the README first, then
+// docs/ by name).
+//
+// TestImportDirections reads docs/architecture.md's package table: it is the import rules
+// themselves. Every directory of the module with .go files (test-only packages too) needs
+// a row: its own, or a row whose first cell ends in /…, which holds for every package
+// below that path without a row of its own (so a new engine, server engine or workload is
+// its folder and a catalog line, with no edit of the table). Every row must name one: the
+// first cell is the path relative to the module in backticks, and a row for something
+// that is not Go says so after it, as `tools/sidebyside` (Python), with – as its third
+// cell (nothing is checked). The third cell is what the package's non-test files,
+// whatever their build tags, may import of ours (_test.go files are not checked): – (an
+// en dash) for nothing, all for every package of the module, or names relative to
+// internal/ separated by ", ". engine/drvconn is that package alone; workload/… (one
+// ellipsis character) is internal/workload and every package below it. Each name must be
+// a package of the module. A package whose role begins with "test helper" may be
+// imported only by _test.go files and other test helpers.
 package archtest
 
 import (

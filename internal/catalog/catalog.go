@@ -1,6 +1,12 @@
 // Package catalog lists the workloads and engines dbperf knows, explicitly (no init()
 // registration, no global maps), and says which combinations work. The cli asks it after
 // the config is validated; adding an engine, a server engine or a workload is one line here.
+//
+// Workloads, Engines and Servers are the lists; Workload, Engine and Server look one up by
+// name (Server: the server.Engine of a client engine's name), and Check says whether a
+// workload runs on an engine. Nothing in the cli names an engine: --managed,
+// --engine-version, `dbperf server install|start|stop|list` and --mysql-storage-engine
+// (from engine.Meta.StorageEngines) find it through the catalog.
 package catalog
 
 import (

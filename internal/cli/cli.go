@@ -2,6 +2,93 @@
 // validated all at once; bad input is one line per problem and exit status 2. It is the
 // top of the flow and the only package that wires the others together. Run is testable:
 // it takes its streams, environment and arguments and returns the exit status.
+//
+// # Commands and files
+//
+// `dbperf run` (run.go) and `dbperf sweep` (sweep.go) have one subcommand per workload of
+// the catalog, so adding a workload touches no cli code; the others are `history`,
+// `report`, `runs`, `compare`, `explain`, `server`, `clean`, `queue`, `agent`, `serve`
+// and `results`. The flags of a run become a config.Run. The files beside them:
+//
+//   - cpuprofile.go: the runner.Profiler of --cpu-profile. One perf recording per run or
+//     sweep (cpuProfiles, with a profiler per target) is launched and sampling before the
+//     managed servers start (launchRunPerf); each step's load is a window of it by time;
+//     all are folded once after the last step and stored with each step
+//     (runRecord.storeCPUProfiles, interleaved.foldProfiles).
+//   - explain.go: `dbperf explain`, the CPU profiles, statements, plans and waits of two
+//     configs (report.LoadExplain).
+//   - clients.go: --clients, one count for run, a list (the concurrency axis) for sweep.
+//   - diag.go: the runner.Profiler of `run --explain` (diagCollector): the statements
+//     snapshot at a step's start and end, the waits sampled at 10 Hz (waitHz), the plans
+//     at its end; and profilers, several hooks run as one.
+//   - queue.go: --queue and --class, `dbperf queue`, `sweep --label L --wait`.
+//   - agent.go: `dbperf agent`. Each job is dbperf itself in a process of its own, with
+//     the store's DSN and the job in its environment.
+//   - agents.go: `run --agents N`. The parts are queued; partBarrier is a part's
+//     runner.Profiler that waits at the store's barrier; mergeParts merges the parts' runs
+//     into one, which is imported.
+//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts and
+//     recorded in the run's env.
+//   - cluster.go: --cluster, --node-latency, --node-jitter and --spread (a handle on every
+//     node, the runner's runner.Spread). A cluster's links go through netdelay proxies;
+//     its per-node figures (sessions per node among them) are a runner.Profiler; every
+//     step's audit is wrapped to compare every node; sweep has a distance axis.
+//   - workdir.go: temporary work directories and their owners (markOwner): a directory
+//     whose owning process died is removed by a later run.
+//
+// Exit statuses: 0 when every step is ok, 1 when a step failed, 2 for bad input, 130
+// when interrupted. `report` and `compare` refuse configs that differ (checkComparable
+// over report.Mismatches): exit 2, or a warning per difference with --force.
+//
+// # What the cli decides for the runner
+//
+// Which processes are "the server" and which disks hold the data are decided once per
+// run in hw.go (hwTargets) and handed to the runner as runner.HWTargets. The server is a
+// managed server's pid, or a --dsn server on this machine found with the hwstat
+// Sampler's ListenerPID from the socket its engine.ServerAddr names, else with its
+// ServerRoot from one session's backend pid or thread id. What could not be seen is
+// written into the run's env (server_processes, io_devices, io_devices_note), so reports
+// explain absent figures.
+//
+// # Comparisons dbperf runs itself are interleaved
+//
+// `dbperf sweep` (interleave.go) keeps every point's target open (runTarget: a managed
+// server stays up for the whole sweep, an embedded engine gets a fresh directory per
+// block) and runs randomized blocks: per step, every point once, in a random order drawn
+// from --seed. A workload.Steady step is cut into slices (sliceStep: the same planned
+// step object, its Load's duration divided, its audit after the last slice only),
+// alternating between the points. The same step objects run every slice because steps
+// share state through their plan (the inserters' next keys, the audit's expectations): a
+// second plan on the same tables would break both. Storage is the usual one: slice k of
+// a block is a run of its own (a run's step names stay unique, so every report, history
+// and the runs list work unchanged); its params carry design, sweep, trial, block and
+// slice (store/params.go), and reports pair runs of two configs by block
+// (report/pairs.go). runOnce is the same pieces used in order: openRunTarget, beginRun,
+// the record's runner.Sequence run over the steps with the record's stepSink,
+// runRecord.finish. The sweep calls Sequence.Step one trial at a time, Sequence.Stop to
+// pass a point's failure to its other runs of the block, and passes Ctrl-C to every run.
+//
+// # Store writes are off the measuring path
+//
+// runRecord (storewrite.go) owns a run's writes, and only those: which steps run and the
+// run's status are its runner.Sequence's. Its stepSink implements runner.StepSink: the
+// writes, the interval writer, progress and the "dbperf: step X failed" line. Each write
+// is retried while transient (transient: SQLite busy or locked, PostgreSQL connection and
+// shutdown classes, network errors) until --store-timeout, each attempt bounded by call
+// even where the driver ignores its context (SQLite waiting on a lock). Its context
+// outlives Ctrl-C by storeGrace (1 s, graceContext). Once a write got no answer within
+// the timeout, the command's other runs (a sweep's many) fail their writes at once
+// (storeOpts.down) rather than each waiting the timeout again. The runner's observer
+// hands intervals to an intervalWriter (an append under a mutex, never a database call
+// under it) whose goroutine writes batches. The record keeps every step, interval and
+// result it wrote, and when the store fails (storeFailed) writes the whole run to a spill
+// file (a SQLite store, with a new origin, since the store's copy is incomplete) for
+// `dbperf results copy`.
+//
+// Conventions: an operation's error fails its step (unlike the reference, which ignored
+// them: reference §5.1); a failed step makes the following steps skipped, and the run
+// exits 1. Stores are written with context.WithoutCancel, so Ctrl-C never loses
+// measurements.
 package cli
 
 import (

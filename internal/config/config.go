@@ -1,6 +1,11 @@
 // Package config holds the typed run configuration built from the command line. It is the
 // first stop of the flow (cli → config → catalog → …) and imports nothing of ours.
 // Validate reports every problem at once, each as one line saying how to fix it.
+//
+// Run holds only what every workload shares: the engine, the clients (and ClientOffset
+// and Part, for a part of a run over several agents), the steps, the scale name, the
+// time, the store and the target (a managed server or a DSN). Each workload's own
+// parameters are its workload.Params, and Plan gets both.
 package config
 
 import (

@@ -2,6 +2,41 @@
 // catalog/cli (which open engines) and the workloads (which drive sessions); engines never
 // see workloads. Every engine-specific SQL idiom lives in a driver under engine/<name>,
 // exposed through Dialect so that workloads compose statements without knowing the engine.
+//
+// The interfaces: Engine, Handle, Session, Stmt and Args (unboxed statement arguments);
+// Dialect; the optional Maintainer, ProcessInfo, ServerAddr and SessionLimiter (how many
+// sessions the engine accepts); Diagnoser (diag.go: OpenDiag, a connection of its own
+// reading the server's statement statistics, plans and every session's wait for `dbperf
+// run --explain`; Statement, WaitCPU and WaitIdle); ThreadNamer (threads.go: the server's
+// thread ids mapped to names for the background roles of CPU profiles); ConnObserver,
+// carried in an operation's context; ClientQuery (statements prepared on the client only,
+// Session.PrepareClient); ErrConflict and ErrDuplicateKey, errors a workload may retry.
+// A key-value engine implements KV, with KVSession and KVOptions.
+//
+// The dialect is about the engine: Dialect has placeholders, types, DDL forms and
+// capabilities (DeleteOrderLimit, AutoIncrementGaps, FromIndex, BeginWrite). Statements
+// a workload needs (the Insert Benchmark's delete of the lowest keys) are composed in the
+// workload from those. An engine's storage engines are data too (Meta.StorageEngines),
+// so --mysql-storage-engine is checked and stored without naming MariaDB.
+//
+// Engines never read /proc. The runner asks an engine (ProcessInfo) for each session's
+// pid or thread id and reads /proc itself. Connections an engine opens on its own for an
+// operation (the cleanup's) are reported to the ConnObserver the runner puts in each
+// worker's operation context, which reads their CPU when they open and just before they
+// close.
+//
+// Args keeps integers as int64 and text in one reused buffer: no boxing and no string
+// building per row on the client's hot path.
+//
+// # Adding an engine
+//
+// An embedded engine (one that runs inside dbperf) is a package internal/engine/<name>
+// implementing Engine (and KV for a key-value engine), its conformance test through
+// engine/enginetest or engine/kvtest, and one line in catalog.Engines. It needs no row
+// of its own in docs/architecture.md, and it may build on the existing engines' packages
+// (a PostgreSQL-protocol engine on engine/postgres). A server dbperf starts (--managed,
+// `dbperf server`) has its client as above (Meta().Embedded false) and its server in
+// internal/server/<name> (see package server).
 package engine
 
 import "context"

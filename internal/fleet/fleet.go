@@ -15,6 +15,16 @@
 // each beat; RescueStuckJobsAfter is then the lease: a job whose agent stopped beating
 // (kill -9, host gone) is rescued by river within the lease plus its 30 s check and taken
 // by another agent, and a job whose agent lives is never rescued, however long it runs.
+//
+// The fleet is issue 27. River's tables are migrated under an advisory lock, beside
+// dbperf's own dbperf_agents, dbperf_job_attempts and dbperf_barriers. JobArgs is a dbperf
+// command line, its sweep and point, and its host class (river queue class_<class>).
+// Enqueue adds jobs, unique by arguments and queue; Jobs, Cancel and Agents list and
+// cancel. Barrier: a part of a run over several agents waits in dbperf_barriers until all
+// parts reached the step, then all start at one store-clock instant. View and Load are
+// the queue with each job's stored runs, for `dbperf queue` and `dbperf serve`. RunAgent
+// (agent.go) runs one job at a time, with heartbeats that move its job's attempted_at,
+// river's rescuer being given the lease as the job's timeout; SIGTERM requeues the job.
 package fleet
 
 import (

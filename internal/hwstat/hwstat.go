@@ -8,6 +8,18 @@
 // consecutive samples into per-interval figures with Delta. The first sample of a step is
 // a baseline only — its counters are since boot (or since process start) and are never
 // reported as an interval (unlike the reference's vmstat/iostat first line, §5.10).
+//
+// The samplers read the system CPU, every process's CPU, context switches, the data
+// directory's block devices (resolved through partitions and device-mapper), and a
+// process tree's and its threads' CPU, RSS and IO. They read consistently while children
+// are reaped: a process reaped mid-read makes the read start again, and a sample still
+// inconsistent after three reads has no machine-wide process total. Delta turns two
+// samples into an interval; TasksDelta is the machine's process CPU over a span, with
+// TasksSlackSec, the most its 10 ms per-process counters can overstate it; GroupDelta is
+// a process group over an interval, its exited processes counted through their parents'
+// waited-for-children counters. Sampler.ListenerPID finds the process listening on a
+// socket, and Sampler.ServerRoot the server process of a session's backend pid or thread
+// id.
 package hwstat
 
 import (

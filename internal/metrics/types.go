@@ -2,6 +2,25 @@
 // own Recorder (HdrHistogram, no shared lock on the hot path); the Registry merges them on
 // every interval tick into Intervals and keeps the step totals. The runner feeds it; the
 // store persists its types; reports read them back. Values are in base units (µs, seconds).
+//
+// Recorder is per worker. Registry turns a tick into an Interval; its step Totals carry
+// each label's encoded histograms (LabelHist). StepResult is a step's result. hist.go:
+// MergeLabels merges the totals of a run's parts (counts summed, percentiles from the
+// merged histograms). roleops.go: RoleOps, a role's operations of its own work, for
+// per-connection CPU per op. defs.go holds the step metrics' definitions as data: Def
+// (name, unit, basis per op or per inserted row, better higher or lower, disturbed by
+// other work, charted, legend), in HWDefs and KVDefs, found by DefOf. Every report table,
+// legend, chart, `dbperf compare` and the history read them.
+//
+// Derived metrics are stored. A step's derived figures are computed once, when it ends:
+// StepResult.Efficiency, the HW-efficiency metrics (cpupq, wkbpi, …; none of the
+// machine-wide ones when HW.Remote, or HW.Shared: a duet's step, whose machine figures
+// describe every point); StepResult.Noise, other_cpu_pct (the CPU of processes neither
+// dbperf nor the server, kernel threads aside) and steal_pct, with NoisyOtherCPUPct = 10
+// the busy-machine threshold reports use; and think_us_per_op, the measured pause of
+// the runner's Think. The store keeps them in step_metrics beside the raw counters
+// (step_hw), so SQL users and reports read the same numbers, and a report never
+// recomputes them.
 package metrics
 
 import "time"

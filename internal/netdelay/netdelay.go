@@ -15,6 +15,10 @@
 // prometheus, zerolog and gorilla/mux as dependencies, and its latency toxic is one
 // direction per toxic; the few hundred lines here do the one thing a cluster needs, with
 // the delay changeable at run time and connection counts the cluster checks.
+//
+// Listen makes a Proxy to one target; Stats counts the connections open and accepted and
+// the bytes. A wait uses Go timers for its coarse part and nanosleep(2) for the last
+// 1.2 ms, since the netpoller waits whole milliseconds.
 package netdelay
 
 import (

@@ -32,6 +32,15 @@
 // → … → kernel), with its static functions, which the stripped binary has no symbols
 // for, as "[postgres]" (docs/profiles.md). Kernel stacks and Go programs (Go keeps frame
 // pointers) are whole.
+//
+// The API: Launch starts `perf record -a --call-graph … -k monotonic` (call graphs, as
+// -g) with its events disabled, ready once perf answers on its control fifo, and Enable
+// enables them through it. Now is the samples' clock, and Available says why perf cannot
+// record here. ParseScript parses `perf script` output (samples with their time; FORK,
+// COMM and EXIT task events). FoldWindows folds it per time window and role (one perf
+// script for a run's steps), FoldScript for one window, with a cap on distinct stacks
+// per role. Tasks holds the processes' parents from perf's FORK events; ProcessName and
+// Tree read process titles, names and trees from /proc.
 package profile
 
 import (

@@ -5,6 +5,74 @@
 // BuildHistory). It decides everything a report says: every derived number, every
 // verdict and cell class, the text of every note and legend. Its renderers (package
 // render, which imports this one and never the other way round) only format.
+//
+// # The model and its renderers are two packages
+//
+// report was once four jobs in one package (model, store loading, analyses,
+// renderers), with two aligned-text table implementations and a switch on the format in
+// each command. Now report decides everything a report says, as data: every figure,
+// ratio, verdict, cell class and how a row marks it (Row.Shown: the base's row and blank
+// cells unmarked), legend, note and its text, MDE line, and a run's notes. Printable and
+// Clip are used for every stored string shown as text. Package render only spells that
+// out, all text through one table (render/table.go); a new format is an entry in
+// render.ReportFormats (or HistoryFormats, BenchFormats), and no command switches on a
+// format name. The tests' fixtures live in report/reporttest, shared by both packages'
+// tests.
+//
+// # Comparisons are of configs, not runs
+//
+// Reports are built from store.Run values (Build, Load, ResolveGroups, BaseIndex).
+// `dbperf report a b` compares groups: a label is one config with its repeats, a run id a
+// config of one run. Compare turns the groups into tables of Cells (a stats.Summary over
+// the group's runs, and for relative tables a Rel: the stats.Ratio of the group's figure
+// to the base's, paired by block when both groups' runs are trials of one interleaved
+// sweep (pairValues, pairs.go), else unpaired) and Notes; every renderer formats those
+// same cells and notes, so text, Markdown, CSV, JSON and HTML never disagree. In a duet
+// the CPU assignment is a blocking factor taken out of the interval
+// (stats.AdjustForFactor). variance.go splits each ratio's variance by source (seconds,
+// slices, blocks, CPU assignment) with the white-noise limit (stats.DecomposePaired,
+// DecomposeUnpaired).
+//
+// A relative cell's class (better, worse, same, unstable, none) comes from its ratio's
+// verdict alone (stats.VerdictOf: the interval against ±2%), never from the estimate, so
+// no cell is coloured better while its interval says the same, and a geomean carries an
+// interval and verdict of its own (stats.GeoMeanRatio) instead of averaging marks. Per
+// step the comparison decides once what it shows: a one-op step (oneOp: a cleanup, or a
+// primary op run at most once per client) shows its duration and CPU seconds and is left
+// out of geomeans and the latency table (StepFigure, figureOf); a step some run measured
+// on a busy machine (other_cpu_pct plus steal_pct over 10%) gets an interval widened by
+// the difference of the configs' mean busy shares (noiseWiden, stats.RatioOptions.Widen).
+// notes.go writes the notes: one-op steps, no-op writes, a busy machine, too few trials.
+//
+// Before any of it, Mismatches (mismatch.go) says whether the runs are comparable at all:
+// one workload, workload version, scale and stored parameters, MismatchIgnoredDoc
+// aside; the cli and `dbperf serve` refuse them unless forced. `dbperf compare` is the
+// same comparison seen per metric (CompareBench, the benchstat-style view of N configs:
+// the same figureRatio and options, so a figure both show gets the same ratio and
+// verdict). One run alone keeps the detailed per-run text report.
+//
+// # Other files
+//
+//   - history.go: runs in series with their change points (BuildHistory).
+//   - explain.go: the model of `dbperf explain`. Folded stacks are parsed; self and total
+//     CPU per function and µs per primary op are summed over a config's runs and ranked
+//     by change, each with its share of its role's change (BuildExplain, LoadExplain).
+//     explainpairs.go: each role's and function's change across blocks or runs with its
+//     interval (stats.PairedShift), the verdict and a role's explained fraction.
+//     explainsummary.go: the paragraph per changed step. explaindiag.go: statements
+//     matched by text, per call and per op, plans outlined (PlanOutline), wait shares.
+//     plans.go: plans compared by their tree of nodes and the attributes that make them,
+//     conditions with their values masked, the keys a version adds left out
+//     (ComparePlans, SamePlan), with the first difference. Steps are ranked by the change
+//     of their rate, roles by their change.
+//   - flame.go: differential flame graphs' trees (BuildFlameDiff, Comparison.FlameDiffs);
+//     flameunits.go: a frame is coloured only when its interval across blocks or runs
+//     excludes 0.
+//   - comparetables.go and comparehw.go: the comparison's tables.
+//   - pointer.go: Comparison.ExplainPointers, the last lines of a two-config report.
+//   - concurrency.go: the tables of a concurrency axis (ConcurrencyTables for a sweep's
+//     --clients, ThreadTables for steps a run repeats at several thread counts, TEST.tN).
+//   - conncpu.go: per-connection CPU per operation of the role's own work.
 package report
 
 import (

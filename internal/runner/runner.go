@@ -2,6 +2,51 @@
 // step, opens one session per worker, runs closed-loop and rate-limited (open-loop) workers
 // until the step's stop rule fires, ticks the metrics registry every interval, and audits.
 // It sits between workload/engine and the store/progress observers; it never reads the store.
+//
+// On every tick it takes a /proc sample of the machine, the server's process tree and
+// dbperf (with a baseline at the start), and a key-value engine's Properties, for its
+// per-interval stalls and L0 files and, before and after the load, its step metrics. It
+// measures per-connection CPU through engine.ProcessInfo and, for connections an engine
+// opens itself, engine.ConnObserver; then the database size, the audit, and the
+// HW-efficiency and noise metrics. Which processes are the server and which disks hold
+// the data come from the cli as HWTargets. The Observer is called on the controller
+// goroutine, never a worker's.
+//
+// The Runner's options:
+//
+//   - Think: closed-loop workers pause after every operation (`dbperf sweep --think`),
+//     measured as think_us_per_op.
+//   - Pin (pin.go, the duet design): each worker's goroutine is locked to its thread, the
+//     thread pinned to the point's CPUs; the step's client CPU is its threads' own
+//     (RUSAGE_THREAD) and its HW is marked Shared. Procs shares GOMAXPROCS between the
+//     runners whose steps run at once.
+//   - Profiler (profiler.go): an optional hook, started once a step's sessions are open
+//     and stopped when its load ends, given each session's role, node and server process
+//     or thread id, and, if it is a ClientThreader, a pinned step's worker threads.
+//     `dbperf run --cpu-profile` is the cli's, over internal/profile.
+//   - Spread (spread.go): a step's sessions are placed on a cluster's nodes in a stable
+//     order (every node in turn, or only read-only groups' on the standbys), each opened
+//     through its node's handle, its CPU read from its node's processes, the placement in
+//     the step's note.
+//
+// Sequence (sequence.go) is the policy of a run's steps: each step runs while those
+// before it ended ok; the first failed or interrupted one stops the sequence, and every
+// later step goes to the StepSink as skipped, "not run: <first error>"; the status and
+// first error are kept; a sink error ends it at once. Step runs one step at a time (an
+// interleaved sweep's trials), Run and Runner.RunSteps run all, and Stop stops it from
+// outside.
+//
+// Conventions: an operation's error fails the step (unlike the reference, which ignored
+// them: reference §5.1), and a failed step makes the following steps skipped. A normal
+// stop (time up, quota done) lets in-flight operations finish and counts them; only an
+// interrupt cancels the operation's context.
+//
+// The client's hot path, runtime side (the socket side is engine/blockconn's): the
+// runner raises GOMAXPROCS to workers + 1 for a step (raiseProcs; since Go 1.26 a
+// goroutine in a system call keeps its P, so with 2 Ps a third worker would wait for
+// sysmon), and every worker yields (runtime.Gosched) every 5 ms (yieldEvery: sysmon takes
+// the P of a goroutine seen on it for 10 ms, even in a system call, and moves the
+// goroutine to another thread).
 package runner
 
 import (

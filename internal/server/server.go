@@ -12,6 +12,55 @@
 // generated for the instance, and is stopped — also on failure and on Ctrl-C — so no
 // process outlives dbperf. It imports nothing of ours; the cli turns an Instance's DSN
 // into an engine.Target.
+//
+// # A server engine is a folder
+//
+// The original design had one server package with a function per engine and the cli
+// choosing among them by name; adding a third engine meant string switches in five
+// files. Now Engine is an interface, which each engine implements in its own package
+// (server/postgres, server/mariadb), and catalog.Servers lists them; the cli asks
+// catalog.Server(name) and never names an engine. What engines share is here:
+//
+//   - Engine: Name, Check of its options before anything starts, Start, StopSignal,
+//     Versions, Installs and Install. Ensure installs a version on first use; StopPID
+//     stops, by its pid, a server this process did not start.
+//   - Instance: NewInstance makes a private (0700) instance directory and a password per
+//     instance, carried only in the DSN; Launch starts the server in its own process
+//     group; then WaitReady, Stop with the engine's signal, AfterStop and Remove.
+//   - Config profiles, built in (go:embed of internal/server/profiles/, which the
+//     repository's top-level profiles symlinks to) and overridable from a directory.
+//   - maven.go: Artifact, a server's builds on a Maven repository. An engine supplies its
+//     path, what an installed version holds and how its jar unpacks. The newest matching
+//     version comes from maven-metadata.xml; HTTP reads are bounded; a jar is checked
+//     against its SHA-1 and unpacked atomically; installed versions and matches are
+//     listed.
+//   - files.go: free ports below the ephemeral range, helper commands, private files,
+//     short socket directories, tree copies.
+//   - limits.go: Limits, a server's memory and CPUs (--server-memory, --server-cpus);
+//     ParseSize and FormatSize; MinMemory and an engine's MemoryFloor; FitMemory, the
+//     settings above their share of a memory limit, which each engine fits in its own
+//     memfit.go.
+//   - cgroup.go: Cgroups, the hierarchies from /proc (v2 where it offers the controller,
+//     else v1's); Check, one line naming why no cgroup can be made, before anything
+//     starts; Cgroup, made below dbperf's own cgroup and removed by Stop. In
+//     cgroupgate.go, Launch starts the server behind a shell gate that execs it once its
+//     pid is in the cgroup.
+//   - cluster.go: ClusterEngine, an engine that starts a replicated cluster of itself
+//     (StartCluster); ClusterOptions (the nodes, and Link: the address a node dials to
+//     reach another, the cli's delaying proxy); Cluster (its nodes, topology and links;
+//     ReadOnlyStandbys: only node 0 takes writes; Stop; Remove; Agree: every node caught
+//     up and its tables' rows and checksums compared with node 0's); ClusterDriver (an
+//     engine's catch-up, table sums and replication figures); NewNodeInstance, a node
+//     sharing the first node's password.
+//
+// # Adding a server engine
+//
+// Its client is an engine in internal/engine/<name> (Meta().Embedded false). Its server
+// is internal/server/<name> implementing Engine: Start builds on NewInstance (private
+// directory, password), Instance.Launch and WaitReady; versions from Maven Central are
+// an Artifact; its config profiles go in internal/server/profiles/<name>/. Then one line
+// in each of catalog.Engines and catalog.Servers. Package servertest has the shared
+// test pieces.
 package server
 
 import (

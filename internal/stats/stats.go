@@ -21,6 +21,14 @@
 //
 // Results never hold NaN or ±Inf: non-finite inputs are ignored, and values
 // that cannot be computed are 0 and flagged instead.
+//
+// Summarize is the median with its interval, the spread and the noise flag.
+// A Ratio's minimum detectable effect is at 80% power, from Student's t
+// quantiles at the pairs' degrees of freedom. RatioOptions.Widen widens an
+// interval for a busy machine. variance.go splits a ratio's variance by
+// source (DecomposePaired, DecomposeUnpaired) and takes a blocking factor out
+// (AdjustForFactor); PairedShift and UnpairedShift are a change's interval.
+// Compare, the Mann-Whitney U p-value, is used by no report any more.
 package stats
 
 import (

@@ -2,8 +2,75 @@
 // through the writer methods (BeginRun, BeginStep, AppendIntervals, FinishStep, FinishRun),
 // one transaction per call, so a killed run loses at most one interval; `dbperf runs`,
 // reports and stats read it back through the reader methods (Runs, Results) and never
-// touch an engine. The store is one SQLite file (WAL, so a reader can look while a run
+// touch an engine. A SQLite store is one file (WAL, so a reader can look while a run
 // writes) whose schema is versioned with PRAGMA user_version and migrated forward on open.
+//
+// The writer has BeginStep besides BeginRun, AppendIntervals, FinishStep and FinishRun,
+// so intervals reference a step row that exists from the step's first tick, and a killed
+// run's unfinished step is read back as interrupted, with its intervals. Derived metrics
+// are stored in step_metrics beside the raw counters (step_hw), and a report never
+// recomputes them.
+//
+// The store reads in bulk. Results runs one query per table for all requested runs (the
+// ids passed as one JSON array to json_each), so a report over 1,000 runs costs a fixed
+// number of queries (BenchmarkReport1000Runs). Reads go through Store.snapshot
+// (bulk.go): one transaction per read, so a run read while it is written is whole up to
+// its last interval.
+//
+// # One store, two databases
+//
+// A results store is a SQLite file or a PostgreSQL database (--results postgres://…,
+// pgx's database/sql driver: the store is not a hot path, and database/sql lets both
+// share every query). Every query and migration is written once, for SQLite, with ?
+// placeholders; dialect.go is the one place that says how PostgreSQL differs:
+// placeholders rebound to $n (wrappers around *sql.DB, *sql.Tx and *sql.Stmt);
+// INTEGER, REAL and AUTOINCREMENT in the migrations as BIGINT, DOUBLE PRECISION and
+// identity; json_extract as ->>; json_each as json_array_elements_text; rowid as ctid;
+// Go bools as 0/1. The schema version is PRAGMA user_version on SQLite and a one-row
+// dbperf_schema table on PostgreSQL, where migrations run under pg_advisory_xact_lock so
+// processes opening a new store at once do not race. New ids come from RETURNING id on
+// both. The store's tests run on both (backends() in its tests, with a throwaway
+// PostgreSQL from TestMain).
+//
+// runs.origin (schema 7) is a run's identity across stores (Import, `dbperf results
+// copy`), unique since schema 8. Import writes a run in one transaction (the writer's
+// methods on a Store bound to it, Store.tx) after claiming its origin (SQLite's write
+// lock, taken at BEGIN IMMEDIATE, or PostgreSQL's pg_advisory_xact_lock on a hash of the
+// origin) and looking it up, so a killed copy leaves nothing, readers never see a half
+// run, and concurrent copies add a run once. runs.host lets a reader leave a running run
+// of another host alone instead of judging its process dead (the liveness of running
+// runs).
+//
+// # Schema versions
+//
+//   - v2: step_hw, interval_hw, step_conn_cpu, step_metrics, steps.db_size_bytes.
+//   - v3: cpu_elapsed_sec, cpu_tasks_sec.
+//   - v4: step groups.
+//   - v5: event_count per label.
+//   - v6: p9999_us per label; interval_metrics, an engine's named figures per interval.
+//   - v7: runs.origin (a run's identity across stores, Import for `dbperf results copy`)
+//     and runs.host.
+//   - v8: one run per origin, a unique index, after deleting the half runs and extra
+//     copies older copies left.
+//   - v9: step_profiles, a step's CPU profiles per role (folded stacks gzip-compressed,
+//     samples, distinct stacks, perf's event and rate): PutStepProfiles, read by Results
+//     into Step.Profiles.
+//   - v10: step_statements (per statement shape, the difference of the server's counters
+//     over the step, and its plan) and step_waits (wait samples per role and wait
+//     class): PutStepDiag, read into Step.Statements and Step.Waits.
+//   - v11: step_label_hists, a step's latency histograms per label, written by
+//     FinishStep from LabelStats.Hist.
+//   - v12: step_statements.custom_plan and custom_plan_note (a statement's custom plan
+//     and the parameters it used).
+//
+// # Other files
+//
+// params.go: the sweep's stored keys and design names, defined once for the writer and
+// the reports. jobs.go: JobRuns and FailJobRuns, the runs of queued jobs by their env's
+// queue_job. redact.go: RedactDSN and RedactError mask a DSN's passwords in every form
+// (URL userinfo, password= and sslpassword= in a query, key=value) wherever a DSN or a
+// driver's error is printed, stored or served; the cli's RedactDSN is this one.
+// browse.go: Browse, the runs page of `dbperf serve`, filtered and paged in SQL.
 package store
 
 import (

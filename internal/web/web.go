@@ -4,6 +4,16 @@
 // (render.HTML, the page `dbperf report --format html` writes), so the page shows
 // the same tables and charts with the same numbers. Nothing is fetched from the network
 // and no script runs: every page's state is in its URL, so a link can be shared.
+//
+// The runs page is store.Browse, filtered and paged in SQL. Runs that differ
+// (report.Mismatches) get a 400 page naming each difference, with a link adding force=1,
+// which shows the comparison under a warning. The history is render.HistoryHTML's page
+// under a form of the page's own (steps and metrics offered from the stored runs).
+// report.ResolveGroups, BaseIndex and Load are shared with `dbperf report`. Only GET and
+// HEAD are served (405 otherwise). /queue, when the store holds the fleet's queue
+// (SetQueue, fleet.OpenReadOnly), shows the agents (host, class, state, job, last
+// heartbeat) and the jobs (state, attempt, host, start, runs). A store read that fails
+// is a 503 page naming nothing of the store, its error logged.
 package web
 
 import (

@@ -31,7 +31,65 @@
 // SQLDialect, CleanupStep and Cleanup (the writeback-debt cleanup step, whole), Indexer
 // (a worker building a table's indexes in one op), CloseStmts, Stream (deterministic
 // random streams). Package workloadtest resolves and plans a workload as `dbperf run`
-// does, for its tests.
+// does, for its tests. CleanupStep is the step insertbench and sysbench share.
+//
+// # The types
+//
+// Workload; Params (a workload's flags, presets, validation and stored values);
+// Meta.Groups; Step; Steady (a step that measures a steady state for a fixed time, which
+// may run as slices); Load; Group (ReadOnly: its workers only read, so a standby may
+// serve them); Worker; ErrDone.
+//
+// Workloads own their parameters. config.Run holds only what every workload shares;
+// each workload's Params registers its own flags, applies its scale presets, validates
+// every parameter once (Resolve; Plan calls the same function for configurations built
+// in tests) and says what is stored with the run. Plan(*config.Run, Params) gets both.
+//
+// Step groups are data. A workload declares its groups (Meta.Groups, in report order)
+// and each step names its group (Step.Group); both are stored with the run (schema 4),
+// and reports take geomeans per group from the store, never from step names.
+//
+// Workers, not bare ops. A Group holds one Worker per actor instead of one Op function:
+// the Insert Benchmark's actors carry per-client state (prepared statements, the
+// deleter's minimum-id estimate, the inserter's batch counter) that a stateless Op would
+// have to rebuild or share. A worker has Init(session) (untimed: prepares statements),
+// Ready (untimed, blocking, e.g. the deleter waiting for the inserter; it counts in the
+// response time of paced actors), Op (timed; returns rows; ErrDone ends the worker) and
+// Close.
+//
+// An op may be several statements. A sysbench transaction (BEGIN … COMMIT) is one
+// Worker.Op, timed as one event; Group.StatementsPerOp makes the recorder count its
+// statements too, so a label's count is sysbench's queries and its events are the
+// transactions (metrics.LabelStats.Events, stored since schema 5).
+//
+// # Adding a workload
+//
+//  1. A package internal/workload/<name> with a type implementing Workload: Meta (name,
+//     version, kind, step names in run order, step groups in report order, a one-line
+//     summary), NewParams and Plan(cfg, params).
+//  2. Its Params embed ParamsBase (scale, the standard presets tiny, small, medium and
+//     large or the workload's own, the report interval) and bind each of the workload's
+//     own flags to the parameter it sets with Flags. The shared flags (--engine,
+//     --clients, --steps, --scale, --time, --seed, --label, --repeat, --results,
+//     --report-interval, --workdir, --managed, --dsn, …) are the cli's. Resolve applies
+//     the preset (ApplyScale) and the flags the user set, then validates everything with
+//     Problems: every problem at once, one line each, naming the flag. Stored keeps every
+//     flag's value with the run. PlanParams starts Plan.
+//  3. Steps implement Step (Name and Group from an embedded StepBase, Prepare, Load,
+//     Verify); the timed work is Groups of Workers (CloseStmts closes their statements;
+//     CleanupStep, Indexer and Baseline are there for SQL workloads). Statements are built
+//     from engine.Dialect; SQL that only this workload needs stays in its package.
+//  4. One line in catalog.Workloads. `dbperf run <name>` (with --help), the store,
+//     `dbperf report`, comparisons and geomeans per group then work unchanged; the
+//     package needs no row of its own in docs/architecture.md.
+//  5. Tests: Plan and Params table tests in the package (workloadtest resolves and plans
+//     a workload as the cli does). TestEveryWorkload (internal/cli) covers a new catalog
+//     line by itself: it plans at every scale, checks that its groups and step names are
+//     consistent, and runs its first two steps at tiny scale on the first engine of its
+//     kind. Add a run through the cli on SQLite and on the managed servers
+//     (internal/cli); its docs page (docs/<name>.md, linked from the README's short
+//     section); and Meta.Examples and SweepExamples, the --help examples that
+//     TestWorkloadExamples parses and validates.
 package workload
 
 import (

@@ -22,6 +22,14 @@
 // system calls that start after it is set (SO_RCVTIMEO/SO_SNDTIMEO); to stop a read already
 // in progress call Shutdown (the connection is then unusable, as after a cancelled
 // statement a driver closes it anyway).
+//
+// This is the first part of the client's hot path (issue #9). dbperf competes with the
+// engine for the same cores, so an operation must cost the client as little as a
+// blocking C client's; BenchmarkClient in `make bench` and scripts/sidebyside.py measure
+// it. On a unix socket (a managed MariaDB) a read first waits in poll(2): a blocked read
+// is also woken when the server takes the request off the socket, one context switch
+// too many per statement. The runtime side of it (GOMAXPROCS and the workers' yields) is
+// in package runner.
 package blockconn
 
 import (

@@ -12,6 +12,17 @@
 // (see Session.watch) that calls the engine's interrupt function.
 //
 // PostgreSQL does not use it: its engine uses pgx's native API.
+//
+// On the client's hot path this means no goroutine or channel per call: a prepared
+// statement never hands the driver a context that can end, so no driver starts its
+// per-call cancellation machinery (database/sql's goroutine per Rows,
+// go-sql-driver/mysql's watcher handoff, mattn/go-sqlite3's goroutine per statement).
+// Cancellation is one context.AfterFunc per session and context
+// (engine.ContextWatch): MariaDB shuts the socket down (the driver's own behaviour on
+// cancel); SQLite's prepared statements run to completion (milliseconds, in-process)
+// while Session.Exec (DDL) is interrupted by the driver. Both engines convert
+// engine.Args to driver.Values, text as views of the Args buffer: both drivers copy it
+// during the call.
 package drvconn
 
 import (

@@ -11,7 +11,8 @@
 // there on every engine.
 //
 // It is an ordinary package used only by tests, like internal/browsertest: nothing in
-// dbperf imports it. It uses real engines only.
+// dbperf imports it. It uses real engines only. Beside Run it holds the helpers the
+// engines' tests share: NewSession, MustExec, Prepare and QueryInt.
 package enginetest
 
 import (

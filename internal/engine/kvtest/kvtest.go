@@ -1,7 +1,9 @@
 // Package kvtest is the conformance suite every key-value engine (engine.KV) runs: the
 // same operations, LSM-shape commands and properties checked the same way on RocksDB and
 // Pebble, against the real engine in a temporary directory. Engines call Run from their
-// own tests.
+// own tests. Its cases: operations, batches, iterators, concurrent sessions,
+// flush/compact/wait and their effect on the shape, properties, and a reopen with other
+// options.
 package kvtest
 
 import (

@@ -8,6 +8,14 @@
 // server from internal/server), and the runner gives each worker a Session on its own
 // connection. All MySQL-family SQL lives here, exposed to workloads through Dialect; the
 // driver settings and why they were chosen are listed once, in Settings.
+//
+// A session is a driver connection over engine/blockconn, on the managed server's unix
+// socket when there is one. maintain.go holds the InnoDB and MyRocks cleanups, dialect.go
+// their dialects. diag.go is `dbperf run --explain`: performance_schema's statement
+// digests and prepared statements, EXPLAIN FORMAT=JSON of the statement history's
+// texts, and the current waits. threads.go names the server's threads from
+// performance_schema (engine.ThreadNamer). Cancellation and argument passing are
+// engine/drvconn's.
 package mariadb
 
 import (

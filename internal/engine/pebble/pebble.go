@@ -3,6 +3,13 @@
 // rocksdb engine so one workload compares two LSM implementations. Where Pebble has no
 // equivalent of a RocksDB option or figure, the engine says so in its settings (options)
 // or reports the figure as engine.Unknown (properties), never a made-up value.
+//
+// Options are mapped from engine.KVOptions; what Pebble lacks is noted in its settings
+// (no LZ4, so MinLZ; no slowdown trigger; no vector memtable). Properties come from
+// DB.Metrics and a write-stall listener. compact0 and compact1 are DB.Compact of the
+// level's key range. A Get returns Pebble's own value; its closer is held until the
+// session's next Get, and closed by the handle before a close or a reopen (Pebble refuses
+// to close over an open Get).
 package pebble
 
 import (

@@ -4,6 +4,8 @@
 // the driver's interfaces directly (engine/drvconn), not database/sql; Info and Size use a
 // database/sql pool. All SQLite-specific SQL lives here, exposed to workloads through Dialect;
 // the connection settings and why they were chosen are listed once, in Settings.
+// maintain.go is its cleanup (the writeback-debt reduction, engine.Maintainer).
+// Cancellation and argument passing are engine/drvconn's.
 package sqlite
 
 import (

@@ -9,7 +9,9 @@
 // browser shows it. The same chart always gives the same bytes, so the output can
 // be golden-tested.
 //
-// Drawing is done with gonum.org/v1/plot and its SVG canvas (vg/vgsvg).
+// Drawing is done with gonum.org/v1/plot and its SVG canvas (vg/vgsvg). Line charts
+// and grouped-bar charts are drawn on the server, so the HTML page needs no script and
+// no network; the page is tested in headless Chromium (internal/browsertest).
 package chart
 
 import (

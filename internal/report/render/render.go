@@ -4,6 +4,24 @@
 // renderer only spells it out (one aligned-text table for every text output, table.go).
 // The formats each command offers are the lists ReportFormats, HistoryFormats and
 // BenchFormats return.
+//
+// The outputs: the run report and the runs list (text); the comparison (text with colour
+// or markers, Markdown, CSV/TSV with formula cells quoted, the JSON contract, and a
+// self-contained HTML page with SVG charts from report/chart); `dbperf compare`'s
+// benchstat view; the history (text, Markdown, JSON, HTML); and `dbperf explain` (text,
+// JSON). flame.go draws differential flame graphs as inline SVG with our own code
+// (FlameSVG), in the HTML comparison and so in `dbperf serve`.
+//
+// The format registry is ReportFormats, HistoryFormats, BenchFormats and ExplainFormats:
+// explicit lists of Format{Name, Ext, Render}, which `report --format`, `history
+// --format` and `compare` check, list in their help and dispatch on. A new format is an
+// entry in one of them.
+//
+// CSV is long: one file, one line per table cell (table,row,column,…), then one per note
+// (table notes), because the tables have different shapes; scripts pivot as they like.
+// The columns verdict, mde_pct, paired and note were added after class, and p_value, no
+// longer computed, stays as an empty column, so scripts that read columns by position
+// keep working.
 package render
 
 import (

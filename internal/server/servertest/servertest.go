@@ -1,6 +1,10 @@
 // Package servertest holds what the server engines' tests share: work and cache
 // directories a root-run server can use, checks that an instance's directory is private
 // and holds no password, and a fake Maven repository serving an engine's jars.
+//
+// WorkDir and CacheDir are the directories; CheckPrivateDir and CheckNoPassword the
+// checks; NewFakeMaven the fake repository (FakeMaven); InstallReal a real install into
+// the test cache. cgroup.go has NeedCgroups, CheckInCgroup and ReadOnlyCgroupTree.
 package servertest
 
 import (

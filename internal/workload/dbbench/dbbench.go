@@ -9,8 +9,10 @@
 // (an audit of the keys and values). Workers never read a clock.
 //
 // Files: catalog.go (the sequences, step names), params.go (flags, presets, validation,
-// the LSM options), gen.go (keys, values, the fill permutation), steps.go (fill, reads,
-// range scans, overwrites, *whilewriting), shape.go (the LSM-shape commands).
+// the LSM options as engine.KVOptions, through workload.KVOptioner), gen.go (keys,
+// compressible values, the fill permutation), steps.go (fill, reads, range scans,
+// overwrites, *whilewriting, each worker on an engine.KVSession), shape.go (the LSM-shape
+// commands).
 package dbbench
 
 import (

@@ -6,11 +6,15 @@
 //
 // Files: insertbench.go (plan, shared state, the cleanup step: the kit's
 // workload.CleanupStep), params.go (flags, presets, validation), gen.go (row generation,
-// §1.4), sql.go (statement shapes), insert.go / delete.go / query.go (the actors), load.go
-// (l.i0, l.i1, l.i2), index.go (l.x), rw.go (qr*, qp*), audit.go (the audit after every
-// step), content.go (its check of the rows' contents against the generator),
-// auditstate.go (its expectations, kept in the benchmark database for a later run on the
-// same data).
+// §1.4), sql.go (statement shapes; the delete's shape per engine), insert.go / delete.go
+// / query.go (the actors), load.go (l.i0, l.i1, l.i2), index.go (l.x), rw.go (qr*, qp*),
+// audit.go (the audit after every step), content.go (its check of the rows' contents
+// against the generator), auditstate.go (its expectations, kept in the benchmark
+// database for a later run on the same data).
+//
+// On the client's hot path, the row generator appends a 100-row batch to engine.Args
+// without allocating, and reads the data buffer's random offsets in one pass, so their
+// cache misses overlap.
 package insertbench
 
 import (

@@ -2,7 +2,10 @@
 // workload as `dbperf run <workload>` does, without an engine: Resolve parses the
 // command's flags and resolves the parameters exactly as the cli's buildConfig does, Plan
 // plans them, Names lists the steps, and Problems checks the one-line-each problems a
-// Resolve reports.
+// Resolve reports. MustResolve fails the test on a problem. Validation and Steps are
+// table-driven checks of a workload's problems and plans, MetaSteps checks its Meta's step
+// names, DialectOnly and Load give a step's Load without an engine, and InitWorker
+// initialises a worker on a session.
 package workloadtest
 
 import (
