@@ -28,7 +28,7 @@ def main():
         sweep = os.path.join(d, "aa%d.sweep.txt" % i)
         if os.path.exists(sweep):
             for line in open(sweep, encoding="utf-8"):
-                if ("▲" in line or "▼" in line) and not line.lstrip().startswith(("▲", "▼", "marks")):
+                if re.search(r"\]\s*[▲▼]", line):  # a cell "0.97 [0.95–0.99] ▼", not the legend
                     found.append("ratio: " + line.strip())
         for f in sorted(glob.glob(os.path.join(d, "aa%d.*.json" % i))):
             try:
