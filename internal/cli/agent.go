@@ -38,7 +38,10 @@ then marked failed. SIGTERM or Ctrl-C stops the current command cleanly (its run
 marked interrupted), puts its job back in the queue and exits.
 
 The store's DSN comes from --results (or @FILE, or DBPERF_RESULTS) and reaches the
-commands through their environment, never their command line.`,
+commands through their environment, never their command line. With @FILE the agent
+follows the store: when the store stops answering, the agent reads FILE again, and when
+it holds another DSN (a store restarted by "dbperf server start" has a new port and
+password, written to the same file) the agent starts again on it.`,
 		Example: `  dbperf agent --results @/etc/dbperf/store.dsn --class c8r32
   dbperf agent --results postgres://dbperf@lab-db/results --lease 1m`,
 		Args: cobra.NoArgs,
@@ -68,19 +71,8 @@ commands through their environment, never their command line.`,
 			if len(errs) > 0 {
 				return badInput(errors.Join(errs...))
 			}
-			ctx := cmd.Context()
-			f, st, err := openQueue(ctx, path)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			defer f.Close()
-			_, err = f.RunAgent(ctx, fleet.AgentConfig{Host: host, Class: class, Lease: lease, Heartbeat: heartbeat,
-				StopTimeout: stopTimeout, Log: env.Err,
-				Run: func(ctx context.Context, a fleet.Attempt) (fleet.Outcome, error) {
-					return runJob(ctx, env, path, st, a, stopTimeout)
-				}})
-			return err
+			cfg := fleet.AgentConfig{Host: host, Class: class, Lease: lease, Heartbeat: heartbeat, StopTimeout: stopTimeout, Log: env.Err}
+			return followStore(cmd.Context(), env, results, path, cfg)
 		},
 	}
 	fl := cmd.Flags()
@@ -91,6 +83,99 @@ commands through their environment, never their command line.`,
 	fl.DurationVar(&heartbeat, "heartbeat", 0, "how often the agent beats (default: a sixth of --lease, at least 500ms)")
 	fl.DurationVar(&stopTimeout, "stop-timeout", 2*time.Minute, "on SIGTERM, how long the current command may take to stop cleanly (its servers shut down) before it is killed")
 	return cmd
+}
+
+// followStore runs the agent on the store at path (the DSN results names) until ctx ends.
+// Where results is @FILE (or DBPERF_RESULTS is), a watcher pings the store every
+// heartbeat; once it has not answered for a lease, FILE is read again, and a DSN other
+// than the agent's stops the agent (its job, if any, is requeued as on SIGTERM) and
+// starts it again on the new store, retried until it answers (issue 40: agents retried a
+// restarted store's old DSN forever). Without @FILE, a store silent for a minute gets
+// one line saying how to let the agent follow it.
+func followStore(ctx context.Context, env Env, results, path string, cfg fleet.AgentConfig) error {
+	first, said := true, ""
+	for {
+		f, st, err := openQueue(ctx, path)
+		if err != nil {
+			if first {
+				return err
+			}
+			// The store moved but does not answer yet: try again every lease, saying
+			// each new reason once.
+			if err.Error() != said {
+				said = err.Error()
+				fmt.Fprintf(env.Err, "agent: the results store at %s does not answer yet (tried again every %s): %v\n", RedactDSN(path), cfg.Lease, err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(cfg.Lease):
+			}
+			if p, err := resultsPath(results, env); err == nil {
+				path = p
+			}
+			continue
+		}
+		first = false
+		actx, cancel := context.WithCancel(ctx)
+		moved := make(chan string, 1)
+		go watchStore(actx, env, results, path, f, cfg, func(p string) { moved <- p; cancel() })
+		run := cfg
+		run.Run = func(ctx context.Context, a fleet.Attempt) (fleet.Outcome, error) {
+			return runJob(ctx, env, path, st, a, cfg.StopTimeout)
+		}
+		_, err = f.RunAgent(actx, run)
+		cancel()
+		st.Close()
+		f.Close()
+		select {
+		case p := <-moved:
+			fmt.Fprintf(env.Err, "agent: the results store moved: starting again on %s\n", RedactDSN(p))
+			path = p
+			continue
+		default:
+		}
+		return err
+	}
+}
+
+// watchStore pings the agent's store every heartbeat until ctx ends, and calls moved with
+// the new DSN when the store has not answered for a lease and results (@FILE) now names
+// another one (see followStore).
+func watchStore(ctx context.Context, env Env, results, path string, f *fleet.Fleet, cfg fleet.AgentConfig, moved func(string)) {
+	from := results
+	if from == "" {
+		from = env.getenv("DBPERF_RESULTS")
+	}
+	follows := strings.HasPrefix(from, "@")
+	t := time.NewTicker(cfg.Heartbeat)
+	defer t.Stop()
+	lastOK, hinted := time.Now(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, cfg.Heartbeat)
+		err := f.Ping(pctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			lastOK = time.Now()
+			continue
+		}
+		down := time.Since(lastOK)
+		switch {
+		case follows && down >= cfg.Lease:
+			if p, err := resultsPath(results, env); err == nil && p != path {
+				moved(p)
+				return
+			}
+		case !follows && down >= time.Minute && !hinted:
+			hinted = true
+			fmt.Fprintf(env.Err, "agent: the results store has not answered for %s (%v): if it moved, start the agent with --results @FILE (read again while the store does not answer)\n", down.Round(time.Second), err)
+		}
+	}
 }
 
 // runJob runs an attempt's command: dbperf itself with the job's arguments, the store's
