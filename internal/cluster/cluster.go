@@ -68,7 +68,7 @@ type Options struct {
 	Engine string
 	// Server is the server engine whose nodes start; it must be a server.ClusterEngine.
 	Server server.Engine
-	// Node are each node's server options: WorkDir is the directory all the nodes' dirs
+	// Node is every node's server options: WorkDir is the directory all the nodes' dirs
 	// go under; Version is installed on first use (server.Ensure).
 	Node server.Options
 	// Nodes is how many nodes (2 to 9).
@@ -81,7 +81,7 @@ type Options struct {
 	Spread bool
 	// Keep: Close leaves the nodes' data directories, saying where through Out.
 	Keep bool
-	// Out says a line to the user (Close: the kept data directories).
+	// Out says a line to the user (Close: the kept data directories); nil says nothing.
 	Out func(string)
 }
 
@@ -176,10 +176,17 @@ func (r *Run) stop(ctx context.Context) {
 	_ = r.cl.Stop(sctx)
 	if r.opts.Keep {
 		for i, in := range r.cl.Nodes {
-			r.opts.Out(fmt.Sprintf("kept the %s data directory of node %d: %s", r.opts.Engine, i, in.DataDir))
+			r.say(fmt.Sprintf("kept the %s data directory of node %d: %s", r.opts.Engine, i, in.DataDir))
 		}
 	} else {
 		_ = r.cl.Remove()
+	}
+}
+
+// say passes a line to Options.Out, when set.
+func (r *Run) say(line string) {
+	if r.opts.Out != nil {
+		r.opts.Out(line)
 	}
 }
 
