@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dbperf/dbperf/internal/cluster"
 )
 
 // clusterReport is the part of `dbperf report --format json` a cluster test reads.
@@ -73,11 +75,11 @@ func runCluster(t *testing.T, engine string, extra ...string) (clusterReport, st
 	if run.Status != "ok" || len(run.Steps) != len(allSteps) {
 		t.Fatalf("run %s with %d steps", run.Status, len(run.Steps))
 	}
-	if !strings.Contains(run.Env[envCluster], "node 0") && !strings.Contains(run.Env[envCluster], "3 nodes") {
-		t.Errorf("env cluster = %q", run.Env[envCluster])
+	if !strings.Contains(run.Env[cluster.EnvCluster], "node 0") && !strings.Contains(run.Env[cluster.EnvCluster], "3 nodes") {
+		t.Errorf("env cluster = %q", run.Env[cluster.EnvCluster])
 	}
-	if !strings.HasPrefix(run.Env[envNodeLatency], "5ms round trip on every replication link") {
-		t.Errorf("env node_latency = %q", run.Env[envNodeLatency])
+	if !strings.HasPrefix(run.Env[cluster.EnvNodeLatency], "5ms round trip on every replication link") {
+		t.Errorf("env node_latency = %q", run.Env[cluster.EnvNodeLatency])
 	}
 	for _, st := range run.Steps {
 		if st.Status != "ok" || st.Audit.Status != "ok" || !strings.Contains(st.Audit.Detail, "cluster: 3 nodes agree: ") {
@@ -128,11 +130,11 @@ func TestClusterPostgres(t *testing.T) {
 	if code, out, stderr := runCLI(t, nil, "report", "--results", results); code != 0 || !strings.Contains(out, "\nclients: --spread: each step's read-only sessions (queries) on the standbys in turn (nodes 1-2)") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, out)
 	}
-	if c := run.Env[envCluster]; !strings.Contains(c, "2 streaming standbys") || !strings.Contains(c, "synchronous_commit = remote_apply") ||
+	if c := run.Env[cluster.EnvCluster]; !strings.Contains(c, "2 streaming standbys") || !strings.Contains(c, "synchronous_commit = remote_apply") ||
 		!strings.Contains(c, "ANY 2 (node1, node2)") {
 		t.Errorf("env cluster = %q", c)
 	}
-	if c := run.Env[envClientNodes]; !strings.Contains(c, "read-only sessions (queries) on the standbys") {
+	if c := run.Env[cluster.EnvClientNodes]; !strings.Contains(c, "read-only sessions (queries) on the standbys") {
 		t.Errorf("env client_nodes = %q", c)
 	}
 	for _, st := range run.Steps {
@@ -172,10 +174,10 @@ func TestClusterMariaDB(t *testing.T) {
 	t.Parallel()
 	rep, _ := runCluster(t, "mariadb", "--profile", "galera", "--spread")
 	run := rep.Runs[0]
-	if c := run.Env[envCluster]; !strings.Contains(c, "Galera cluster (galera-4) of 3 nodes") || !strings.Contains(c, "wsrep_slave_threads 2") {
+	if c := run.Env[cluster.EnvCluster]; !strings.Contains(c, "Galera cluster (galera-4) of 3 nodes") || !strings.Contains(c, "wsrep_slave_threads 2") {
 		t.Errorf("env cluster = %q", c)
 	}
-	if c := run.Env[envClientNodes]; !strings.Contains(c, "on node k mod 3") {
+	if c := run.Env[cluster.EnvClientNodes]; !strings.Contains(c, "on node k mod 3") {
 		t.Errorf("env client_nodes = %q", c)
 	}
 	for _, st := range run.Steps {
@@ -343,7 +345,7 @@ func stepRunning(results, name string) bool {
 
 // TestClusterStandbyKilled (issue 40 H1): kill -9 of a synchronous standby's postmaster
 // during a timed step. The primary's commits wait for it forever (ANY 2 (node1, node2));
-// the run must end within the step's time plus clusterDeathGrace, the step failed and
+// the run must end within the step's time plus cluster.DeathGrace, the step failed and
 // naming the node, the steps before it stored ok, and no server process of the run left.
 func TestClusterStandbyKilled(t *testing.T) {
 	needServer(t, "postgres")
@@ -370,7 +372,7 @@ func TestClusterGaleraNodeKilled(t *testing.T) {
 // killNodeDuringStep runs a 3-node cluster of engine through l.i0, l.x, l.i1 and a 20 s
 // qp100, kills -9 the node victim finds (a server process under the run's work dir) two
 // seconds into qp100, and checks what issue 40 asks: the run ends within the step's time
-// plus clusterDeathGrace (and the nodes' shutdown), exits non-zero, qp100 failed naming
+// plus cluster.DeathGrace (and the nodes' shutdown), exits non-zero, qp100 failed naming
 // the node "node I (role, pid P) died during qp100", the steps before it ok, no server
 // process left.
 func killNodeDuringStep(t *testing.T, engine string, extra []string, victimOf func(dir string) int, role string) {
@@ -413,7 +415,7 @@ func killNodeDuringStep(t *testing.T, engine string, extra []string, victimOf fu
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	bound := stepTime + clusterDeathGrace + 15*time.Second // the step's time, the grace, the nodes' shutdown
+	bound := stepTime + cluster.DeathGrace + 15*time.Second // the step's time, the grace, the nodes' shutdown
 	var r result
 	select {
 	case r = <-done:
@@ -421,7 +423,7 @@ func killNodeDuringStep(t *testing.T, engine string, extra []string, victimOf fu
 		cancel() // Ctrl-C, so the test ends
 		<-done
 		t.Fatalf("the run still ran %s after a node was killed during qp100 (bound: the step's %s + grace %s + shutdown)",
-			bound, stepTime, clusterDeathGrace)
+			bound, stepTime, cluster.DeathGrace)
 	}
 	t.Logf("the run ended %s after the kill: exit %d", time.Since(killed).Round(100*time.Millisecond), r.code)
 	if r.code == 0 {

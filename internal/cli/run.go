@@ -519,11 +519,11 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		pi, ok := run.Handle.(engine.ProcessInfo)
 		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
 	}
-	ot.cluster.attach(rec, &profs)
+	attachCluster(ot.cluster, rec, &profs)
 	if len(profs.ps) > 0 {
 		run.Profiler = &profs
 	}
-	steps = ot.cluster.wrap(steps)
+	steps = ot.cluster.Wrap(steps)
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	// The steps in order, a failed or interrupted one's followers stored skipped
 	// (runner.Sequence); a store that fails ends the run at once.
@@ -654,7 +654,7 @@ func (t *runTarget) meta(cfg *config.Run, wl workload.Workload, wlStored map[str
 func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
 	r := &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
 	if t.cluster != nil {
-		r.Spread = t.cluster.spread // nil without --spread
+		r.Spread = t.cluster.Spread() // nil without --spread
 	}
 	return r
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/server"
@@ -73,7 +74,7 @@ type target struct {
 	// env is added to the run's env: a managed server's limits (limitsEnv).
 	env map[string]string
 	// cluster is the managed cluster of --cluster (nil: one server or none).
-	cluster *clusterRun
+	cluster *cluster.Run
 	close   func()
 }
 
@@ -147,9 +148,11 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 	closers = append(closers, func() { _ = h.Close() })
 	t.h = h
 	if t.cluster != nil && cfg.Spread {
-		if err := t.cluster.openSpread(ctx, eng, h, &closers); err != nil {
+		closeSpread, err := t.cluster.OpenSpread(ctx, eng, h)
+		if err != nil {
 			return fail(err)
 		}
+		closers = append(closers, closeSpread)
 	}
 	if cfg.StorageEngine != "" {
 		t.settings["dbperf.storage_engine"] = cfg.StorageEngine

@@ -77,7 +77,7 @@ type ClusterDriver interface {
 // with no bound of its own: a PostgreSQL primary's commits wait for synchronous standbys,
 // forever when one died. EndWaits ends node 0's sessions that wait so (their clients get
 // an error) and says how many it ended. dbperf calls it while a node is dead
-// (cli clusterRun.watch), never otherwise.
+// (internal/cluster: Run.watch), never otherwise.
 type WaitEnder interface {
 	EndWaits(ctx context.Context, c *Cluster) (int, error)
 }
