@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/web"
 )
@@ -213,7 +214,7 @@ func TestFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	merged, p1, p2 := got[0], got[1], got[2]
-	if merged.Env[envAgents] == "" || p1.Env[envPart] != "1/2" || p2.Env[envPart] != "2/2" || p1.Env["hostname"] == "" {
+	if merged.Env[parts.EnvAgents] == "" || p1.Env[parts.EnvPart] != "1/2" || p2.Env[parts.EnvPart] != "2/2" || p1.Env["hostname"] == "" {
 		t.Errorf("merged env %v, parts' %v %v: want the parts named", merged.Env, p1.Env, p2.Env)
 	}
 	for s, step := range merged.Steps {

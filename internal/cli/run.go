@@ -15,6 +15,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/progress"
@@ -242,7 +243,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		return nil, badInput(fmt.Errorf("--client-offset %d: give 0 or more", f.clientOffset))
 	}
 	if f.part != "" {
-		if _, err := parsePart(f.part); err != nil {
+		if _, err := parts.Parse(f.part); err != nil {
 			return nil, badInput(err)
 		}
 	}
@@ -474,8 +475,8 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if note := cpuProfileNote(cfg); note != "" {
 		ot.env[envCPUProfile] = note
 	}
-	if ps, err := parsePart(cfg.Part); err == nil {
-		ot.env[envPartOf], ot.env[envPart] = ps.key, fmt.Sprintf("%d/%d", ps.i, ps.n)
+	if ps, err := parts.Parse(cfg.Part); err == nil {
+		ps.SetEnv(ot.env)
 	}
 	dc := openDiag(ctx, env, cfg, ot)
 	if dc != nil {
@@ -490,12 +491,12 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if cfg.Part != "" {
 		// A part of a run over several agents: every step's load starts when all parts
 		// have reached it (first, before any profile starts).
-		b, closeB, err := openPartBarrier(ctx, cfg)
+		b, err := openPartBarrier(ctx, cfg)
 		if err != nil {
 			return rec.id, "", err
 		}
-		defer closeB()
-		profs.add("agents barrier", b)
+		defer b.Close()
+		profs.add(parts.BarrierName, b)
 	}
 	var cpuProf *cpuProfiles
 	if cfg.CPUProfileDir != "" {

@@ -128,6 +128,10 @@ type Meta struct {
 	// any step (0 means 1), so a run is refused before it opens more than the engine
 	// accepts.
 	SessionsPerClient int
+	// ClientsOwnTables is true when each client works on tables of its own, numbered from
+	// config.Run.ClientOffset+1, so that the parts of one run over several agents (dbperf
+	// run --agents) share a server without touching each other's data.
+	ClientsOwnTables bool
 }
 
 // Sessions is the most sessions a run of m with clients clients holds open at once: its

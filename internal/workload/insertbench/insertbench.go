@@ -217,6 +217,8 @@ func (*Workload) Meta() workload.Meta {
 		},
 		// The read-write steps: a query, an insert and a delete actor per client.
 		SessionsPerClient: 3,
+		// Client i's table is pi<i> (Plan), so --agents can split the clients.
+		ClientsOwnTables: true,
 		Groups: []workload.StepGroup{
 			{Name: groupWrite, Title: "write (l.*)"},
 			{Name: groupRange, Title: "range (qr*)"},
