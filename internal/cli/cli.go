@@ -24,15 +24,13 @@
 //   - queue.go: --queue and --class, `dbperf queue`, `sweep --label L --wait`.
 //   - agent.go: `dbperf agent`. Each job is dbperf itself in a process of its own, with
 //     the store's DSN and the job in its environment.
-//   - agents.go: `run --agents N`. The parts are queued; partBarrier is a part's
-//     runner.Profiler that waits at the store's barrier; mergeParts merges the parts' runs
-//     into one, which is imported.
+//   - agents.go: `run --agents N`: its flags and printing; the parts, their barrier
+//     (a runner.Profiler) and the merge of their runs are internal/fleet/parts'.
 //   - cgroup.go: --server-memory and --server-cpus, checked before anything starts and
 //     recorded in the run's env.
-//   - cluster.go: --cluster, --node-latency, --node-jitter and --spread (a handle on every
-//     node, the runner's runner.Spread). A cluster's links go through netdelay proxies;
-//     its per-node figures (sessions per node among them) are a runner.Profiler; every
-//     step's audit is wrapped to compare every node; sweep has a distance axis.
+//   - cluster.go: --cluster, --node-latency, --node-jitter and --spread, and the sweep's
+//     distance axis; the cluster itself (nodes, links, per-node figures, audits, a dead
+//     node failing the step) is internal/cluster.
 //   - workdir.go: temporary work directories and their owners (markOwner): a directory
 //     whose owning process died is removed by a later run.
 //
