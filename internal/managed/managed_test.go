@@ -59,3 +59,41 @@ func TestCheckLimits(t *testing.T) {
 		t.Errorf("a read-only cgroup tree: %v", err)
 	}
 }
+
+// What the run records of a server: settings with its DSN redacted, the profile lines
+// left out; its limits' env; the notes, fitted settings first; no OOM warning without a
+// cgroup.
+func TestServerRecord(t *testing.T) {
+	s := &Server{Instance: &server.Instance{
+		Engine: "mariadb", Profile: "default", Config: "[mysqld]\n",
+		DSN:            "root:secret@unix(/tmp/s/mysqld.sock)/ib",
+		ProfileSkipped: []string{"a=1 (line 2): not a setting", "b=2 (line 3): not a setting"},
+		Limits:         server.Limits{Memory: 512 * server.MiB},
+		MemoryFitted:   []string{"innodb_buffer_pool_size 1G → 128M"},
+	}}
+	set := s.Settings()
+	if set["dbperf.managed"] != "true" || set["dbperf.profile"] != "default" || set["dbperf.profile_text"] != "[mysqld]\n" ||
+		strings.Contains(set["dbperf.dsn"], "secret") || set["dbperf.dsn"] == "" ||
+		set["dbperf.profile_skipped"] != "a=1 (line 2): not a setting\nb=2 (line 3): not a setting" {
+		t.Errorf("settings: %q", set)
+	}
+	env := s.Env()
+	if len(env) != 1 || env[EnvServerMemoryFitted] != "innodb_buffer_pool_size 1G → 128M" {
+		t.Errorf("env without a cgroup: %q", env)
+	}
+	want := []string{
+		"note: --server-memory 512MiB: innodb_buffer_pool_size 1G → 128M",
+		"note: profile default: left out a=1 (line 2): not a setting",
+		"note: profile default: left out b=2 (line 3): not a setting",
+	}
+	if got := s.Notes(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if w := OOMWarning(s.Instance); w != "" {
+		t.Errorf("OOM warning without a cgroup: %q", w)
+	}
+	s.ProfileSkipped = nil
+	if _, ok := s.Settings()["dbperf.profile_skipped"]; ok {
+		t.Error("dbperf.profile_skipped without lines left out")
+	}
+}
