@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/hwstat"
 )
 
 // TestResultsKeywordValueDSN (issue 40, M4): libpq's key=value form given to --results is
@@ -157,7 +158,7 @@ func TestSweepResumeRefusesOtherSettings(t *testing.T) {
 // one name in --profiles (the second was dropped), two --think for one point, and a
 // --server-memory above the machine's memory.
 func TestSweepAndLimitFlagsRefused(t *testing.T) {
-	if memTotal() == 0 || memTotal() >= 1<<40 {
+	if hwstat.MemTotal() == 0 || hwstat.MemTotal() >= 1<<40 {
 		t.Skip("needs /proc/meminfo and less than 1TiB of memory")
 	}
 	dir := t.TempDir()

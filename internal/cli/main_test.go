@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/workdir"
 )
 
 // TestMain gives the package's tests a TMPDIR of their own. A run sweeps $TMPDIR for the
@@ -45,10 +46,10 @@ func runIsolated(m *testing.M) int {
 // ownWorkDirs lists the work dirs directly in tmp that this process made (its owner file
 // names it); subprocesses' dirs and dirs kept on purpose have another owner or none.
 func ownWorkDirs(tmp string) []string {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, workDirPattern))
+	dirs, _ := filepath.Glob(filepath.Join(tmp, workdir.Pattern))
 	var out []string
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		b, err := os.ReadFile(filepath.Join(d, workdir.OwnerFile))
 		var owner store.ProcessIdentity
 		if err == nil && json.Unmarshal(b, &owner) == nil && owner.PID == os.Getpid() {
 			out = append(out, d)

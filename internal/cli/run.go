@@ -675,40 +675,6 @@ func engineLabel(cfg *config.Run) string {
 	return cfg.Engine + "/" + se
 }
 
-// workDir returns the engine's directory and a function that removes it when dbperf made
-// it (unless --keep).
-func workDir(cfg *config.Run, engineName string) (string, func(), error) {
-	if cfg.WorkDir != "" {
-		if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
-			return "", nil, fmt.Errorf("--workdir: %w", err)
-		}
-		unlock, err := lockWorkDir(cfg.WorkDir)
-		if err != nil {
-			return "", nil, err
-		}
-		return cfg.WorkDir, unlock, nil
-	}
-	dir, err := os.MkdirTemp("", "dbperf-"+engineName+"-")
-	if err != nil {
-		return "", nil, fmt.Errorf("create a work directory: %w (set TMPDIR or pass --workdir)", err)
-	}
-	// A managed PostgreSQL runs as an unprivileged user when dbperf runs as root: it must
-	// be able to enter the work dir (its own instance dir below stays private).
-	if err := os.Chmod(dir, 0o755); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("create a work directory: %w", err)
-	}
-	if cfg.Keep {
-		return dir, func() {}, nil
-	}
-	// Owned by this process: if it dies before removing the dir, a later run removes it.
-	if err := markOwner(dir); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("create a work directory: %w", err)
-	}
-	return dir, func() { os.RemoveAll(dir) }, nil
-}
-
 // storeGroups converts the workload's step groups for the store (which imports no workload).
 func storeGroups(gs []workload.StepGroup) []store.StepGroup {
 	out := make([]store.StepGroup, len(gs))

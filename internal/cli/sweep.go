@@ -16,6 +16,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
@@ -294,7 +295,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		// a version that cannot be had is refused before anything is measured or stored.
 		var perr []error
 		for _, v := range sp.versions {
-			if err := ensureVersion(ctx, sp.cfg.Engine, v, sp.cfg.CacheDir); err != nil {
+			if err := managed.Ensure(ctx, managed.Options{Engine: sp.cfg.Engine, Version: v, CacheDir: sp.cfg.CacheDir}); err != nil {
 				perr = append(perr, fmt.Errorf("--versions %s: %w", v, err))
 			}
 		}

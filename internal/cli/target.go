@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -71,7 +71,7 @@ type target struct {
 	serverPID int
 	// settings are added to the engine's own settings: profile, redacted DSN, managed.
 	settings map[string]string
-	// env is added to the run's env: a managed server's limits (limitsEnv).
+	// env is added to the run's env: a managed server's limits (managed.Server.Env).
 	env map[string]string
 	// cluster is the managed cluster of --cluster (nil: one server or none).
 	cluster *cluster.Run
@@ -160,45 +160,26 @@ func openTarget(ctx context.Context, cfg *config.Run, eng engine.Engine, params 
 	return t, nil
 }
 
-// openManaged starts the run's managed server in base (startServer) for t: its stop (and
-// the removal of its data unless --keep) among the closers, its DSN in tg, its settings,
-// limits and the profile lines its version left out recorded, and said through out.
+// openManaged starts the run's managed server in base (managed.Start) for t: its close
+// (the server stopped, its data removed unless --keep) among the closers, its DSN in tg,
+// what the run stores of it recorded, and its notes said through out.
 func openManaged(ctx context.Context, cfg *config.Run, name, base string, t *target, tg *engine.Target, closers *[]func(), out func(string)) error {
-	in, err := startServer(ctx, cfg, name, base)
+	s, err := managed.Start(ctx, managedOptions(cfg, name), base)
 	if err != nil {
 		return err
 	}
 	*closers = append(*closers, func() {
-		// Stop with a fresh context: after Ctrl-C the server must still go down.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		oom := oomWarning(in) // read before Stop removes the cgroup
-		_ = in.Stop(sctx)
-		if oom != "" {
-			out(oom)
-		}
-		if cfg.Keep {
-			out(fmt.Sprintf("kept the %s data directory %s", name, in.DataDir))
-		} else {
-			_ = in.Remove()
+		for _, l := range s.Close(ctx) {
+			out(l)
 		}
 	})
-	tg.DSN, t.dir, t.serverPID = in.DSN, in.DataDir, in.PID()
-	t.settings["dbperf.managed"] = "true"
-	t.settings["dbperf.profile"] = in.Profile
-	t.settings["dbperf.profile_text"] = in.Config
-	t.settings["dbperf.dsn"] = RedactDSN(in.DSN)
-	var notes []string
-	t.env, notes = limitsEnv(in)
-	for _, n := range notes {
-		out(n)
+	tg.DSN, t.dir, t.serverPID = s.DSN, s.DataDir, s.PID()
+	for k, v := range s.Settings() {
+		t.settings[k] = v
 	}
-	if len(in.ProfileSkipped) > 0 {
-		// One line per profile line the server version does not know.
-		t.settings["dbperf.profile_skipped"] = strings.Join(in.ProfileSkipped, "\n")
-		for _, n := range in.ProfileSkipped {
-			out(fmt.Sprintf("note: profile %s: left out %s", in.Profile, n))
-		}
+	t.env = s.Env()
+	for _, n := range s.Notes() {
+		out(n)
 	}
 	return nil
 }
@@ -216,34 +197,12 @@ func storageEngineOwners() []string {
 
 // serverOptions are the options of the managed server of cfg, under base.
 func serverOptions(cfg *config.Run, base string) server.Options {
-	return server.Options{
-		WorkDir: base, Version: cfg.EngineVersion, Profile: cfg.Profile,
-		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, StorageEngine: cfg.StorageEngine,
-		Limits: serverLimits(cfg), Cgroups: serverCgroups(cfg),
-	}
+	return managedOptions(cfg, cfg.Engine).Server(base)
 }
 
 // startServer starts a managed server under base, installing its version on first use.
-func startServer(ctx context.Context, cfg *config.Run, engineName, base string) (*server.Instance, error) {
-	srv, err := catalog.Server(engineName)
-	if err != nil {
-		return nil, err
-	}
-	o := serverOptions(cfg, base)
-	if err := server.Ensure(ctx, srv, o.CacheDir, o.Version); err != nil {
-		return nil, err
-	}
-	return srv.Start(ctx, o)
-}
-
-// ensureVersion installs version of the server engine engineName on first use
-// (server.Ensure), so a sweep's --versions are all there before its first point runs.
-func ensureVersion(ctx context.Context, engineName, version, cacheDir string) error {
-	srv, err := catalog.Server(engineName)
-	if err != nil {
-		return err
-	}
-	return server.Ensure(ctx, srv, cacheDir, version)
+func startServer(ctx context.Context, cfg *config.Run, engineName, base string) (*managed.Server, error) {
+	return managed.Start(ctx, managedOptions(cfg, engineName), base)
 }
 
 // readDSN is the DSN --dsn names: the value itself, or for @FILE the first line of FILE

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/workdir"
 )
 
 // A work dir whose owner died (kill -9) is removed by `dbperf clean` (and by the next run),
@@ -36,7 +37,7 @@ func TestCleanRemovesWorkDirsOfDeadProcesses(t *testing.T) {
 		}
 		if owner != nil {
 			b, _ := json.Marshal(owner)
-			if err := os.WriteFile(filepath.Join(d, ownerFile), b, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(d, workdir.OwnerFile), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -81,7 +82,7 @@ func exists(p string) bool {
 func TestWorkDirLocked(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(t.TempDir(), "r.db")
-	unlock, err := lockWorkDir(dir)
+	unlock, err := workdir.Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
