@@ -124,6 +124,15 @@ type BarGroup struct {
 	// Values holds one value per category, in the order of Bars.Categories;
 	// NaN means no bar for that category.
 	Values []float64
+	// Lo and Hi, when not nil, hold an interval per category (NaN: none), drawn as
+	// a whisker across the bar's top.
+	Lo, Hi []float64
+	// Faint, when not nil, says per category that the bar is uncertain (no
+	// verdict can be told from it): it is drawn pale, with a dashed outline.
+	Faint []bool
+	// Marks, when not nil, hold a short text per category drawn above the bar
+	// (or its whisker), such as a verdict's mark.
+	Marks []string
 }
 
 // Bars is a grouped bar chart: for each category (x axis) one bar per group
@@ -160,6 +169,19 @@ func (c Bars) SVG() (string, error) {
 	for _, g := range c.Groups {
 		if len(g.Values) != len(c.Categories) {
 			return "", fmt.Errorf("chart %q: group %q has %d values for %d categories", c.Title, g.Name, len(g.Values), len(c.Categories))
+		}
+		for what, n := range map[string]int{"Lo": len(g.Lo), "Hi": len(g.Hi), "Faint": len(g.Faint), "Marks": len(g.Marks)} {
+			if n != 0 && n != len(c.Categories) {
+				return "", fmt.Errorf("chart %q: group %q has %d %s for %d categories", c.Title, g.Name, n, what, len(c.Categories))
+			}
+		}
+		if (g.Lo == nil) != (g.Hi == nil) {
+			return "", fmt.Errorf("chart %q: group %q has only one of Lo and Hi", c.Title, g.Name)
+		}
+		for i := range g.Lo {
+			if math.IsInf(g.Lo[i], 0) || math.IsInf(g.Hi[i], 0) {
+				return "", fmt.Errorf("chart %q: group %q: interval for category %q is infinite", c.Title, g.Name, c.Categories[i])
+			}
 		}
 		for i, v := range g.Values {
 			switch {

@@ -294,6 +294,46 @@ func TestBarsContents(t *testing.T) {
 	}
 }
 
+// Intervals draw whiskers (a stem and two caps each), marks are text above the bars, and
+// a faint bar is pale with a dashed edge, not in its group's colour.
+func TestBarsIntervalsAndMarks(t *testing.T) {
+	nan := math.NaN()
+	c := Bars{Title: "rel", Categories: []string{"a", "b", "c"}, Groups: []BarGroup{{Name: "g",
+		Values: []float64{1.2, 0.9, 1.0}, Lo: []float64{1.1, 0.5, nan}, Hi: []float64{1.3, 1.4, nan},
+		Faint: []bool{false, true, false}, Marks: []string{"▲", "?", ""}}}}
+	s, err := c.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := checkInline(t, s)
+	for _, want := range []string{"▲", "?"} {
+		if !doc.hasText(want) {
+			t.Errorf("no mark %q in %q", want, doc.texts)
+		}
+	}
+	// Bar a and the legend swatch in the group's colour; bar b pale; bar c in colour.
+	if n := strings.Count(s, "fill:#4E79A7"); n != 3 {
+		t.Errorf("%d shapes in the group's colour, want 3 (two bars and the swatch)", n)
+	}
+	if !strings.Contains(s, "stroke-dasharray") {
+		t.Error("the faint bar has no dashed edge")
+	}
+	// The whisker of b reaches 1.4, and the axis's data range holds it.
+	gb := &groupedBars{categories: 3, values: [][]float64{c.Groups[0].Values}, lo: [][]float64{c.Groups[0].Lo}, hi: [][]float64{c.Groups[0].Hi}}
+	if _, _, _, ymax := gb.DataRange(); ymax != 1.4 {
+		t.Errorf("data range up to %g, want the interval's top 1.4", ymax)
+	}
+	for _, bad := range []Bars{
+		{Title: "T", Categories: []string{"a"}, Groups: []BarGroup{{Name: "g", Values: []float64{1}, Lo: []float64{1}}}},
+		{Title: "T", Categories: []string{"a"}, Groups: []BarGroup{{Name: "g", Values: []float64{1}, Lo: []float64{1, 2}, Hi: []float64{1, 2}}}},
+		{Title: "T", Categories: []string{"a"}, Groups: []BarGroup{{Name: "g", Values: []float64{1}, Lo: []float64{1}, Hi: []float64{math.Inf(1)}}}},
+	} {
+		if _, err := bad.SVG(); err == nil {
+			t.Errorf("%+v: no error", bad.Groups[0])
+		}
+	}
+}
+
 func TestSinglePointIsDrawn(t *testing.T) {
 	s, err := Line{Title: "t", Series: []Series{{Name: "one", X: []float64{1}, Y: []float64{2}}}}.SVG()
 	if err != nil {

@@ -129,6 +129,8 @@ func drawBars(c Bars, w, h float64) (string, error) {
 	gb := &groupedBars{categories: len(c.Categories)}
 	for i, g := range c.Groups {
 		gb.values = append(gb.values, g.Values)
+		gb.lo, gb.hi = append(gb.lo, g.Lo), append(gb.hi, g.Hi)
+		gb.faint, gb.marks = append(gb.faint, g.Faint), append(gb.marks, g.Marks)
 		gb.colors = append(gb.colors, seriesColor(i))
 		leg.Add(cleanText(g.Name), swatch{seriesColor(i)})
 	}
@@ -306,7 +308,35 @@ func (m markLine) Thumbnail(c *draw.Canvas) {
 type groupedBars struct {
 	categories int
 	values     [][]float64 // [group][category]
+	lo, hi     [][]float64 // [group][category], or a nil group: no intervals
+	faint      [][]bool
+	marks      [][]string
 	colors     []color.Color
+}
+
+// at is x[g][i], or the zero value when group g has none.
+func at[T any](x [][]T, g, i int) T {
+	var zero T
+	if g >= len(x) || x[g] == nil {
+		return zero
+	}
+	return x[g][i]
+}
+
+// interval is group g's interval for category i; ok is false when it has none.
+func (b *groupedBars) interval(g, i int) (lo, hi float64, ok bool) {
+	if g >= len(b.lo) || b.lo[g] == nil {
+		return 0, 0, false
+	}
+	lo, hi = b.lo[g][i], b.hi[g][i]
+	return lo, hi, !math.IsNaN(lo) && !math.IsNaN(hi)
+}
+
+// pale is c mixed with white, for an uncertain bar.
+func pale(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8((v>>8)*35/100 + 255*65/100) }
+	return color.RGBA{R: mix(r), G: mix(g), B: mix(b), A: 0xff}
 }
 
 // Plot implements plot.Plotter.
@@ -327,7 +357,28 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			x := trX(float64(i)) - 0.4*slot + vg.Length(g)*width
 			y := trY(v)
 			rect := []vg.Point{{X: x, Y: y0}, {X: x, Y: y}, {X: x + width - gap, Y: y}, {X: x + width - gap, Y: y0}}
-			c.FillPolygon(b.colors[g], c.ClipPolygonY(rect))
+			if at(b.faint, g, i) {
+				c.FillPolygon(pale(b.colors[g]), c.ClipPolygonY(rect))
+				c.StrokeLines(draw.LineStyle{Color: b.colors[g], Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}},
+					c.ClipLinesY(append(rect, rect[0]))...)
+			} else {
+				c.FillPolygon(b.colors[g], c.ClipPolygonY(rect))
+			}
+			top := y
+			mid := x + (width-gap)/2
+			if lo, hi, ok := b.interval(g, i); ok {
+				ylo, yhi := trY(lo), trY(hi)
+				whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+				cap := min(width/3, vg.Points(4))
+				c.StrokeLines(whisker, c.ClipLinesY([]vg.Point{{X: mid, Y: ylo}, {X: mid, Y: yhi}})...)
+				c.StrokeLines(whisker, c.ClipLinesY([]vg.Point{{X: mid - cap, Y: ylo}, {X: mid + cap, Y: ylo}})...)
+				c.StrokeLines(whisker, c.ClipLinesY([]vg.Point{{X: mid - cap, Y: yhi}, {X: mid + cap, Y: yhi}})...)
+				top = max(top, yhi)
+			}
+			if m := at(b.marks, g, i); m != "" {
+				sty := draw.TextStyle{Color: color.Black, Font: sans(9, true), XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: p.X.Tick.Label.Handler}
+				c.FillText(sty, vg.Point{X: mid, Y: top + 2}, cleanText(m))
+			}
 		}
 	}
 	c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.75)}, c.Min.X, y0, c.Max.X, y0)
@@ -336,10 +387,13 @@ func (b *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 // DataRange implements plot.DataRanger.
 func (b *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	ymin, ymax = 0, 0
-	for _, vals := range b.values {
-		for _, v := range vals {
+	for g, vals := range b.values {
+		for i, v := range vals {
 			if !math.IsNaN(v) {
 				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+				if lo, hi, ok := b.interval(g, i); ok { // its whisker is drawn too
+					ymin, ymax = math.Min(ymin, lo), math.Max(ymax, hi)
+				}
 			}
 		}
 	}

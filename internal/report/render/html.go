@@ -216,11 +216,11 @@ func relTitle(r report.Rel) string {
 // charts draws the page's charts, grouped in sections.
 func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	var sections []htmlSection
-	add := func(title string, svgs []string) {
+	add := func(title string, svgs []string, legend ...string) {
 		if len(svgs) == 0 {
 			return
 		}
-		s := htmlSection{Title: title}
+		s := htmlSection{Title: title, Legend: legend}
 		for _, svg := range svgs {
 			s.Charts = append(s.Charts, template.HTML(svg)) // #nosec: our own chart package's SVG
 		}
@@ -243,13 +243,14 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 			if r.Base {
 				continue
 			}
-			vals := medians(r.Cells)
+			g := relativeBars(r)
 			for i, step := range c.Steps {
-				if c.IsOneOp(step) && i < len(vals) {
-					vals[i] = math.NaN() // a ratio of durations: not throughput
+				if c.IsOneOp(step) && i < len(g.Values) {
+					g.Values[i] = math.NaN() // a ratio of durations: not throughput
+					g.Lo[i], g.Hi[i], g.Marks[i] = math.NaN(), math.NaN(), ""
 				}
 			}
-			bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[0], Values: vals})
+			bars.Groups = append(bars.Groups, g)
 		}
 		if hasValue(bars.Groups) {
 			if err := draw(bars.SVG()); err != nil {
@@ -257,7 +258,9 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 			}
 		}
 	}
-	add("Relative throughput", svgs)
+	add("Relative throughput", svgs, "Each bar is the ratio to the base with its 95% interval (the whisker) and the table's mark: "+
+		markBetter+" better, "+markWorse+" worse, "+markSame+" the same, "+markUnstable+" unstable; a pale bar with a dashed edge has no verdict "+
+		"(unstable, or too few trials for an interval): it shows a value, not a change.")
 
 	// A concurrency axis (a sweep's --clients, sysbench's --threads): per step, the rate by
 	// count, one line per config.
@@ -494,6 +497,38 @@ func medians(cells []report.Cell) []float64 {
 		}
 	}
 	return out
+}
+
+// relativeBars is a relative row as bars with the same marks as its cells (cellText):
+// each ratio's interval as a whisker and its verdict's mark above it; a ratio without a
+// verdict, or one the noise makes unstable, is a faint bar, so no bar looks surer than
+// its statistics.
+func relativeBars(r report.Row) chart.BarGroup {
+	n := len(r.Cells)
+	g := chart.BarGroup{Name: r.Head[0], Values: medians(r.Cells), Lo: make([]float64, n), Hi: make([]float64, n),
+		Faint: make([]bool, n), Marks: make([]string, n)}
+	for i, c := range r.Cells {
+		g.Lo[i], g.Hi[i] = math.NaN(), math.NaN()
+		if !c.Present || c.Rel == nil {
+			continue
+		}
+		if c.Rel.HasCI {
+			g.Lo[i], g.Hi[i] = c.Rel.Lo, c.Rel.Hi
+		}
+		switch r.Shown(c) {
+		case report.ClassBetter:
+			g.Marks[i] = markBetter
+		case report.ClassWorse:
+			g.Marks[i] = markWorse
+		case report.ClassSame:
+			g.Marks[i] = markSame
+		case report.ClassUnstable:
+			g.Marks[i], g.Faint[i] = markUnstable, true
+		default:
+			g.Faint[i] = true // no verdict: too few trials for an interval
+		}
+	}
+	return g
 }
 
 func hasValue(groups []chart.BarGroup) bool {
