@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // The spelling of figures in the texts the model writes (notes, legends, regressions) and
@@ -42,6 +43,9 @@ func FormatPct(p float64) string {
 func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") { // "series", not "seriess" (issue 42)
+		return fmt.Sprintf("%d %s", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

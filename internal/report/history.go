@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -158,6 +159,59 @@ func seriesKey(r RunReport) (key, title string) {
 	return string(b), title
 }
 
+// distinguish adds to the titles of series that would read the same (seriesKey's title
+// names only the profile, scale, clients and host) every stored parameter and host figure
+// whose value differs between them, so that each series' heading says what sets it apart
+// (issue 42: three series headed alike differed in --server-memory and --rows).
+// members[i] are series[i]'s runs; the first run's values stand for the series.
+func distinguish(series []HistorySeries, members [][]RunReport) {
+	byTitle := map[string][]int{}
+	for i, s := range series {
+		byTitle[s.Title] = append(byTitle[s.Title], i)
+	}
+	for _, idx := range byTitle {
+		if len(idx) < 2 {
+			continue
+		}
+		value := func(i int, k string) string {
+			r := members[i][0]
+			if v, ok := r.Params[k]; ok {
+				return fmt.Sprint(v)
+			}
+			return r.Env[k]
+		}
+		keys := map[string]bool{}
+		for _, i := range idx {
+			for k := range members[i][0].Params {
+				if !slices.Contains(seriesParamsIgnored, k) {
+					keys[k] = true
+				}
+			}
+			for _, k := range seriesEnvKeys {
+				keys[k] = true
+			}
+		}
+		var differ []string
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			for _, i := range idx[1:] {
+				if value(i, k) != value(idx[0], k) {
+					differ = append(differ, k)
+					break
+				}
+			}
+		}
+		for _, i := range idx {
+			for _, k := range differ {
+				v := value(i, k)
+				if v == "" {
+					v = "–"
+				}
+				series[i].Title += fmt.Sprintf(", %s %s", k, v)
+			}
+		}
+	}
+}
+
 // BuildHistory groups runs into series and follows each step's metrics over them, with
 // their change points. Only finished runs (status ok) count.
 func BuildHistory(runs []RunReport, o HistoryOptions) (History, error) {
@@ -193,6 +247,7 @@ func BuildHistory(runs []RunReport, o HistoryOptions) (History, error) {
 		}
 		members[i] = append(members[i], r)
 	}
+	distinguish(h.Series, members)
 	for i := range h.Series {
 		rs := members[i]
 		slices.SortStableFunc(rs, func(a, b RunReport) int {

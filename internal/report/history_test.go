@@ -84,3 +84,44 @@ func TestHistorySeriesAndOrder(t *testing.T) {
 		t.Error("unknown metric accepted")
 	}
 }
+
+// Series whose headings would read the same are told apart by what differs between them
+// (issue 42: three series headed alike differed in --server-memory and --rows); a heading
+// that is unique already is left as it is.
+func TestHistorySeriesNamedByWhatDiffers(t *testing.T) {
+	run := func(id int64, params map[string]any) report.RunReport {
+		r := reporttest.HistoryRun(id, "h", "15.4", 1000, 20)
+		r.Params = params
+		return r
+	}
+	h, err := report.BuildHistory([]report.RunReport{
+		run(1, map[string]any{"scale": "tiny", "rows": json.Number("100000")}),
+		run(2, map[string]any{"scale": "tiny", "rows": json.Number("200000")}),
+		run(3, map[string]any{"scale": "tiny", "rows": json.Number("200000"), "server_memory": "128M"}),
+		run(4, map[string]any{"scale": "small"}),
+	}, report.HistoryOptions{Detect: reporttest.Detect()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	seen := map[string]bool{}
+	for _, s := range h.Series {
+		titles = append(titles, s.Title)
+		if seen[s.Title] {
+			t.Errorf("two series headed %q", s.Title)
+		}
+		seen[s.Title] = true
+	}
+	want := []string{"rows 100000, server_memory –", "rows 200000, server_memory –", "rows 200000, server_memory 128M"}
+	for i, w := range want {
+		if i >= len(titles) || !strings.HasSuffix(titles[i], w) {
+			t.Errorf("series %d: %q, want it to end in %q (all: %q)", i, titles[i], w, titles)
+		}
+	}
+	if len(titles) == 4 && strings.Contains(titles[3], "rows") {
+		t.Errorf("a unique heading grew: %q", titles[3])
+	}
+	if got := report.Plural(3, "series"); got != "3 series" {
+		t.Errorf("Plural(3, series) = %q", got)
+	}
+}

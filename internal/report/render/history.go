@@ -295,7 +295,11 @@ func HistoryHTML(w io.Writer, h report.History, runURL string) error {
 			if len(xs) == 0 {
 				continue
 			}
-			ch := chart.Line{Title: l.Step + " " + l.Metric, XLabel: "run # (oldest → newest)", YLabel: historyAxis(l.Metric), IntegerX: true,
+			xlabel := "run # (oldest → newest)"
+			if h.Order == report.OrderVersion {
+				xlabel = "run # (by engine version, oldest → newest)"
+			}
+			ch := chart.Line{Title: l.Step + " " + l.Metric, XLabel: xlabel, YLabel: historyAxis(l.Metric), IntegerX: true,
 				Series: []chart.Series{{Name: l.Step, X: xs, Y: ys}}}
 			for _, c := range l.Changes {
 				ch.Marks = append(ch.Marks, chart.Mark{Label: fmt.Sprintf("#%d %+.1f%% %s", c.Pos+1, c.ChangePct, c.Verdict()), X: float64(c.Pos + 1)})
