@@ -253,11 +253,18 @@ func (c Comparison) busyNotes() []Note {
 			if r := runs[step][0]; r.pct > top.pct {
 				top, topStep = r, step
 			}
-			widened = append(widened, fmt.Sprintf("%s %s", step, FormatPct(100*c.widen[step])))
+			if c.widened(step) {
+				widened = append(widened, fmt.Sprintf("%s %s", step, FormatPct(100*c.widen[step])))
+			}
 		}
-		return []Note{{Kind: NoteBusy, Steps: steps, SharePct: top.pct,
-			Text: fmt.Sprintf("other processes and steal took over %.0f%% of the CPU in %d of %d steps, up to %s (%s, run %d (%s)); the intervals of their throughput and CPU ratios are widened by how much more of it one config's runs lost than the base's (the difference of the mean shares), and their verdicts with them: %s",
-				metrics.NoisyOtherCPUPct, len(steps), len(c.Steps), FormatPct(top.pct), topStep, top.id, top.group, strings.Join(widened, ", "))}}
+		text := fmt.Sprintf("other processes and steal took over %.0f%% of the CPU in %d of %d steps, up to %s (%s, run %d (%s))",
+			metrics.NoisyOtherCPUPct, len(steps), len(c.Steps), FormatPct(top.pct), topStep, top.id, top.group)
+		if len(widened) > 0 {
+			text += "; the intervals of their throughput and CPU ratios are widened by how much more of it one config's runs lost than the base's (the difference of the mean shares), and their verdicts with them: " + strings.Join(widened, ", ")
+		} else if len(c.Groups) > 1 {
+			text += "; intervals not widened: the configs' runs lost about as much of it as the base's"
+		}
+		return []Note{{Kind: NoteBusy, Steps: steps, SharePct: top.pct, Text: text}}
 	}
 	var out []Note
 	for _, step := range steps {
@@ -270,11 +277,22 @@ func (c Comparison) busyNotes() []Note {
 			}
 			parts = append(parts, fmt.Sprintf("%s in run %d (%s)", FormatPct(r.pct), r.id, r.group))
 		}
-		out = append(out, Note{Kind: NoteBusy, Steps: []string{step}, SharePct: rs[0].pct,
-			Text: fmt.Sprintf("%s: other processes and steal took over %.0f%% of the CPU: %s; the intervals of its throughput and CPU ratios are widened by %s (how much more of the CPU one config's runs lost than the base's: the difference of their mean shares), and their verdicts with them",
-				step, metrics.NoisyOtherCPUPct, strings.Join(parts, ", "), FormatPct(100*c.widen[step]))})
+		text := fmt.Sprintf("%s: other processes and steal took over %.0f%% of the CPU: %s", step, metrics.NoisyOtherCPUPct, strings.Join(parts, ", "))
+		if c.widened(step) {
+			text += fmt.Sprintf("; the intervals of its throughput and CPU ratios are widened by %s (how much more of the CPU one config's runs lost than the base's: the difference of their mean shares), and their verdicts with them", FormatPct(100*c.widen[step]))
+		} else if len(c.Groups) > 1 {
+			text += "; its intervals are not widened: the configs' runs lost about as much of it as the base's"
+		}
+		out = append(out, Note{Kind: NoteBusy, Steps: []string{step}, SharePct: rs[0].pct, Text: text})
 	}
 	return out
+}
+
+// widened says whether step's ratio intervals were widened for a busy machine by a
+// share that shows (0.05% or more); a single config has no ratio to widen (issue 42: a
+// single-run report listed "widened by 0.0%" for 41 steps).
+func (c Comparison) widened(step string) bool {
+	return len(c.Groups) > 1 && c.widen[step] >= 0.0005
 }
 
 // noOpWriteNotes are a step's write labels fewer than half of whose operations affected a

@@ -778,3 +778,34 @@ func TestMarksOneOpSteps(t *testing.T) {
 		}
 	}
 }
+
+// A busy step in a report of one config has no ratio to widen, and configs that lost as
+// much CPU as each other get no "widened by 0.0%" (issue 42: a single-run report listed it
+// for 41 steps).
+func TestBusyNoteWithoutWidening(t *testing.T) {
+	busy := func(_ int, sp *marksSpec) { sp.otherCPUPct = 12 }
+	for _, tc := range []struct {
+		name    string
+		configs [][]marksSpec
+		want    string
+	}{
+		{"one config", [][]marksSpec{marksConfig(1, "a", 1, 1, jitters, 3, false, busy)}, ""},
+		{"both alike", [][]marksSpec{marksConfig(1, "a", 8, 1, jitters, 3, true, busy), marksConfig(101, "b", 8, 1, jitters, 3, true, busy)},
+			"not widened: the configs' runs lost about as much"},
+	} {
+		_, c := marksComparison(tc.configs...)
+		found := false
+		for _, n := range c.Notes {
+			if n.Kind != report.NoteBusy {
+				continue
+			}
+			found = true
+			if strings.Contains(n.Text, "widened by") || tc.want != "" && !strings.Contains(n.Text, tc.want) {
+				t.Errorf("%s: %q", tc.name, n.Text)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no busy note in %+v", tc.name, c.Notes)
+		}
+	}
+}
