@@ -102,6 +102,10 @@ func TestRepeatReportCompare(t *testing.T) {
 			t.Errorf("compare has no row for %s with a change and its interval:\n%s", step, cmp)
 		}
 	}
+	// l.x's figure is its duration among rates: its row says which way is better (issue 42).
+	if !strings.Contains(cmp, "l.x (time: lower is better)") {
+		t.Errorf("compare's l.x row does not say lower is better:\n%s", cmp)
+	}
 	if !strings.Contains(cmp, "(n=5)") || !strings.Contains(cmp, "b vs a (base)") || !strings.Contains(cmp, "mde") {
 		t.Errorf("compare output:\n%s", cmp)
 	}
@@ -264,7 +268,7 @@ func TestCompareConfigs(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"throughput (rows/s, q/s): a, c vs b (base)", "p99: a, c vs b (base)", "server_cpupq: a, c vs b (base)",
+	for _, want := range []string{"throughput (rows/s, q/s): a, c vs b (base)", "p99, lower is better: a, c vs b (base)", "server_cpupq: a, c vs b (base)",
 		"no step of these runs has server_cpupq", "a vs b", "c vs b", "mde", "(n=2)", "60000 (n=1)", "(-33.3%)", "405µs ± 1.2% (n=2)", "a verdict needs 4 runs per config"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in:\n%s", want, stdout)

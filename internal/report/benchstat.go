@@ -51,6 +51,9 @@ type BenchRow struct {
 	// Ratios are each config's figure ÷ the base's (figureRatio: paired by block when the
 	// runs can be); nil for the base and where a side has no value.
 	Ratios []*stats.Ratio
+	// LowerBetter says a lower figure is better: a one-op step's duration in the
+	// throughput table, latencies and per-op costs.
+	LowerBetter bool
 }
 
 // CompareBench compares metric (one of HistoryMetrics) of the configs step by step
@@ -84,7 +87,7 @@ func CompareBench(rep Report, groups []Group, base int, metric string) (BenchTab
 		} else {
 			opt = c.metricRatioOptions(step, metric)
 		}
-		row := BenchRow{Step: step, Unit: unit}
+		row := BenchRow{Step: step, Unit: unit, LowerBetter: metric != MetricThroughput || oneOp}
 		measured := false
 		for gi, g := range c.Groups {
 			vs := values(g, get)

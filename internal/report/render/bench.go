@@ -48,8 +48,17 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 		}
 		tb := newTable(&buf, 1)
 		tb.row(head...)
+		// Which way is better: said once in the title when every row agrees, else on the
+		// rows that differ from the table's kind (a one-op step's duration among rates).
+		allLower := len(t.Rows) > 0
+		for _, r := range t.Rows {
+			allLower = allLower && r.LowerBetter
+		}
 		for _, r := range t.Rows {
 			line := []string{r.Step}
+			if r.LowerBetter && !allLower {
+				line[0] += " (time: lower is better)"
+			}
 			for _, s := range r.Configs {
 				line = append(line, summaryText(s, r.Unit))
 				noMedianCI = noMedianCI || s.N > 1 && !s.HasCI
@@ -77,6 +86,9 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 		title := t.Metric
 		if len(units) > 0 && t.Metric != report.MetricP99 { // p99's values carry their unit
 			title += " (" + strings.Join(units, ", ") + ")"
+		}
+		if allLower {
+			title += ", lower is better"
 		}
 		fmt.Fprintf(&buf, "%s: %s vs %s (base)\n", title, report.Printable(strings.Join(others, ", ")), report.Printable(t.Configs[t.Base]))
 		if len(t.Rows) == 0 {
