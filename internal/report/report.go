@@ -78,6 +78,8 @@ package report
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -213,7 +215,41 @@ func (r RunReport) Notes() []string {
 			notes = append(notes, fmt.Sprintf("%s note: %s", s.Name, s.Note))
 		}
 	}
+	if n := r.cachedNote(); n != "" {
+		notes = append(notes, n)
+	}
 	return notes
+}
+
+// serverMemoryRe reads the limit at the start of a run's env server_memory ("128MiB, page
+// cache included (cgroup v1 …)", server.FormatSize's spelling).
+var serverMemoryRe = regexp.MustCompile(`^(\d+) ?(TiB|GiB|MiB|KiB|bytes)\b`)
+
+// cachedNote warns when a run under --server-memory never had a database larger than
+// the limit: the server could keep all of it in memory, so the run was not the IO-bound
+// one the limit is for (issue 42: a 0.084 GiB database under 128 MiB ran cached, with no
+// note). "" when the run had no limit, no database size, or outgrew it.
+func (r RunReport) cachedNote() string {
+	m := serverMemoryRe.FindStringSubmatch(r.Env["server_memory"])
+	if m == nil {
+		return ""
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	limit := n << map[string]uint{"TiB": 40, "GiB": 30, "MiB": 20, "KiB": 10, "bytes": 0}[m[2]]
+	largest, known := int64(0), false
+	for _, s := range r.Steps {
+		if s.HW.DBSizeKnown {
+			largest, known = max(largest, s.HW.DBSizeBytes), true
+		}
+	}
+	if !known || largest > limit {
+		return ""
+	}
+	return fmt.Sprintf("the database stayed under --server-memory %s%s (%s GiB at its largest): the server could cache all of it, so this run was not IO-bound; for an IO-bound run give --rows (or --scale) a database several times the limit",
+		m[1], m[2], FormatNum(float64(largest)/(1<<30)))
 }
 
 // IsOneOp says whether the run's step is one operation per client (a cleanup, an index
