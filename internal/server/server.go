@@ -138,6 +138,14 @@ type Version struct {
 // Ensure installs version of e from Maven Central on first use, so `--engine-version 13`
 // works without a separate `dbperf server install`. The system's versions need nothing.
 func Ensure(ctx context.Context, e Engine, cacheDir, version string) error {
+	return EnsureFrom(ctx, e, DefaultMavenBase, cacheDir, version)
+}
+
+// EnsureFrom is Ensure from the Maven repository at baseURL. When the install fails (no
+// network, a mirror down) the error says how to go on: the versions installed here, a
+// mirror (dbperf server install … --maven-url), or a copy of the cache dir from a host
+// that has the version (issue 42: the failure named only the refused connection).
+func EnsureFrom(ctx context.Context, e Engine, baseURL, cacheDir, version string) error {
 	if !e.Installs(version) {
 		return nil
 	}
@@ -150,8 +158,17 @@ func Ensure(ctx context.Context, e Engine, cacheDir, version string) error {
 			return nil
 		}
 	}
-	if _, err := e.Install(ctx, DefaultMavenBase, cacheDir, version); err != nil {
-		return fmt.Errorf("%s %s is not installed and installing it failed: %w", e.Name(), version, err)
+	if _, err := e.Install(ctx, baseURL, cacheDir, version); err != nil {
+		var installed []string
+		for _, v := range have {
+			installed = append(installed, fmt.Sprintf("%s (%s)", v.Version, v.Source))
+		}
+		here := "none"
+		if len(installed) > 0 {
+			here = strings.Join(installed, ", ")
+		}
+		return fmt.Errorf("%s %s is not installed and installing it failed: %w; installed here: %s; to go on: use an installed version (--engine-version), install it from a mirror you can reach (dbperf server install %s@%s --maven-url URL --cache-dir %s), or copy %s from a host that has %s %s (dbperf server list there says where)",
+			e.Name(), version, err, here, e.Name(), version, cacheDir, cacheDir, e.Name(), version)
 	}
 	return nil
 }
