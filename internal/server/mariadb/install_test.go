@@ -262,6 +262,16 @@ innodb_change_buffering=none
 	if same != "[mysqld]\ninnodb_buffer_pool_size=1G\n" || len(notes) != 0 || calls != 0 {
 		t.Errorf("known profile: %q %v, others asked %d times", same, notes, calls)
 	}
+	// An InnoDB run of the server that has MyRocks as a plugin: a shared profile's
+	// loose-rocksdb_… line is left out without a note (issue 42), a line without loose-
+	// still has one.
+	innodb := set("MariaDB 10.11.19", "innodb-buffer-pool-size")
+	got, notes = filterMariaDBProfile("[mysqld]\nloose-rocksdb_block_cache_size=128M\nrocksdb_flush_log_at_trx_commit=1\n", innodb,
+		func() []mariadbOptionSet { return []mariadbOptionSet{rocks} })
+	if !strings.HasPrefix(strings.Split(got, "\n")[1], "# dbperf left this out") ||
+		!slices.Equal(notes, []string{"rocksdb_flush_log_at_trx_commit=1 (line 3): not a setting of MariaDB 10.11.19 (MariaDB 10.11.19 with MyRocks has it)"}) {
+		t.Errorf("InnoDB run: %q, notes %q", got, notes)
+	}
 	if p := profilePluginOptions("[client]\nplugin-load-add=x.so\n[mysqld]\nplugin_load_add = ha_rocksdb.so\nloose-plugin-maturity=gamma\n"); !slices.Equal(p, []string{"--plugin-load-add=ha_rocksdb.so", "--plugin-maturity=gamma"}) {
 		t.Errorf("plugin options = %q", p)
 	}

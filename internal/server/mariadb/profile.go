@@ -222,15 +222,22 @@ func filterMariaDBProfile(text string, this mariadbOptionSet, others func() []ma
 		if !ok || !this.groups[group] || this.knows(name) {
 			continue
 		}
-		why := ""
+		why, plugin := "", false
 		if !asked {
 			other, asked = others(), true
 		}
 		for _, o := range other {
 			if o.knows(name) {
 				why = fmt.Sprintf("not a setting of %s (%s has it)", this.server, o.server)
+				// The same server with a plugin this run does not load (a shared
+				// profile's loose-rocksdb_… lines on an InnoDB run): what loose- is for.
+				plugin = strings.HasPrefix(o.server, this.server+" with ")
 				break
 			}
+		}
+		if loose && plugin {
+			lines[i] = fmt.Sprintf("# dbperf left this out, %s: %s", why, strings.TrimSpace(line))
+			continue // no note: the run chose not to load the plugin (issue 42)
 		}
 		if why == "" && loose {
 			why = fmt.Sprintf("not a setting of %s (loose-: the server would ignore it)", this.server)
