@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,6 +237,9 @@ func serverStopCmd(f *serverCmdFlags) *cobra.Command {
 			}
 			sp := state.Path(f.workdir, args[0])
 			st, err := state.Read(sp)
+			if errors.Is(err, os.ErrNotExist) {
+				return badInput(fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", sp))
+			}
 			if err != nil {
 				return badInput(err)
 			}

@@ -135,14 +135,11 @@ func WriteDSNFile(path, dsn string) error {
 	return nil
 }
 
-// Read reads the state file at path; a missing one is an error that says to use the
-// work dir of `dbperf server start`.
+// Read reads the state file at path; when none is there (no server was started in its
+// work dir) the error is os.ErrNotExist's.
 func Read(path string) (Server, error) {
 	var st Server
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", path)
-	}
 	if err != nil {
 		return st, err
 	}

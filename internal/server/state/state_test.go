@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -90,7 +91,7 @@ func TestStopLeavesForeignPIDAlone(t *testing.T) {
 	if ents, _ := os.ReadDir(wd); len(ents) > 0 {
 		t.Errorf("left behind: %v", ents)
 	}
-	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), "no server was started here") {
+	if _, err := Read(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read of a missing state: %v", err)
 	}
 }
