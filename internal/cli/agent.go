@@ -198,8 +198,8 @@ func runJob(ctx context.Context, env Env, results string, st *store.Store, a fle
 	}
 	cmd := exec.Command(bin, append(append([]string(nil), a.Job.Args.Argv...), "--quiet")...)
 	cmd.Env = append(jobEnviron(), "DBPERF_RESULTS="+results,
-		envQueueJob+"="+strconv.FormatInt(a.Job.ID, 10), envQueueAttempt+"="+strconv.Itoa(a.Job.Attempt),
-		envAgent+"="+a.AgentID, envAgentClass+"="+a.Class, envAgentHost+"="+a.Host)
+		fleet.EnvJob+"="+strconv.FormatInt(a.Job.ID, 10), fleet.EnvAttempt+"="+strconv.Itoa(a.Job.Attempt),
+		fleet.EnvAgent+"="+a.AgentID, fleet.EnvAgentClass+"="+a.Class, fleet.EnvAgentHost+"="+a.Host)
 	cmd.Stdout, cmd.Stderr = env.Err, env.Err
 	// The command dies with the agent (SIGTERM: it stops cleanly, shutting down its
 	// servers); Pdeathsig is per thread, so the thread that starts it stays its own.
@@ -253,7 +253,7 @@ func jobEnviron() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "DBPERF_RESULTS", envQueueJob, envQueueAttempt, envAgent, envAgentClass, envAgentHost:
+		case "DBPERF_RESULTS", fleet.EnvJob, fleet.EnvAttempt, fleet.EnvAgent, fleet.EnvAgentClass, fleet.EnvAgentHost:
 			continue
 		}
 		out = append(out, kv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/server/state"
 )
 
 // TestResultsKeywordValueDSN (issue 40, M4): libpq's key=value form given to --results is
@@ -60,17 +61,17 @@ func TestServerStateForeignPID(t *testing.T) {
 	}
 	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
 	pid := other.Process.Pid
-	ticks, ok := procStartTicks(pid)
+	ticks, ok := state.StartTicks(pid)
 	if !ok {
 		t.Fatal("no start time for", pid)
 	}
 	for _, tc := range []struct {
 		name string
-		st   serverState
+		st   state.Server
 	}{
-		{"start time differs", serverState{StartTicks: ticks + 1, BootID: bootID()}},
-		{"another boot", serverState{StartTicks: ticks, BootID: "not-this-boot"}},
-		{"legacy state, cmdline without the data dir", serverState{}},
+		{"start time differs", state.Server{StartTicks: ticks + 1, BootID: state.BootID()}},
+		{"another boot", state.Server{StartTicks: ticks, BootID: "not-this-boot"}},
+		{"legacy state, cmdline without the data dir", state.Server{}},
 	} {
 		wd := t.TempDir()
 		st := tc.st
@@ -79,7 +80,7 @@ func TestServerStateForeignPID(t *testing.T) {
 		if err := os.MkdirAll(st.DataDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeState(statePath(wd, "postgres"), st); err != nil {
+		if err := state.Write(state.Path(wd, "postgres"), st); err != nil {
 			t.Fatal(err)
 		}
 		code, out, stderr := runCLI(t, nil, "server", "status", "postgres", "--workdir", wd)
@@ -93,13 +94,13 @@ func TestServerStateForeignPID(t *testing.T) {
 		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), ") S ") {
 			t.Fatalf("%s: stop signalled the unrelated process %d: %s", tc.name, pid, b)
 		}
-		if _, err := os.Stat(statePath(wd, "postgres")); !os.IsNotExist(err) {
+		if _, err := os.Stat(state.Path(wd, "postgres")); !os.IsNotExist(err) {
 			t.Errorf("%s: the stale state file is still there: %v", tc.name, err)
 		}
 	}
 	// The process recorded with its own start time is the server.
 	wd := t.TempDir()
-	if err := writeState(statePath(wd, "postgres"), serverState{Engine: "postgres", PID: pid, Version: "17.2", StartTicks: ticks, BootID: bootID()}); err != nil {
+	if err := state.Write(state.Path(wd, "postgres"), state.Server{Engine: "postgres", PID: pid, Version: "17.2", StartTicks: ticks, BootID: state.BootID()}); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, stderr := runCLI(t, nil, "server", "status", "postgres", "--workdir", wd); code != 0 || !strings.Contains(out, ": running") {
@@ -269,7 +270,7 @@ func TestExplainWithoutPreloadedStatements(t *testing.T) {
 	}
 	t.Cleanup(func() { runCLI(t, nil, "server", "stop", "postgres", "--workdir", srv) })
 	results := filepath.Join(work, "r.db")
-	code, out, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "postgres", "--dsn", "@"+dsnPath(srv, "postgres"),
+	code, out, stderr := runCLI(t, nil, "run", "insertbench", "--engine", "postgres", "--dsn", "@"+state.DSNPath(srv, "postgres"),
 		"--explain", "--scale", "tiny", "--steps", "l.i0", "--rows", "1000", "--results", results, "--quiet")
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s%s", code, out, stderr)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/server/servertest"
+	"github.com/dbperf/dbperf/internal/server/state"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,7 +32,7 @@ func asNobody(t *testing.T, argv ...string) bool {
 
 // startByHand runs `dbperf server start ENGINE` in work and returns its state, the DSN
 // from the DSN file, and the output; the server is stopped when the test ends.
-func startByHand(t *testing.T, engine, work string) (serverState, string, string) {
+func startByHand(t *testing.T, engine, work string) (state.Server, string, string) {
 	t.Helper()
 	code, out, stderr := runCLI(t, nil, "server", "start", engine, "--workdir", work)
 	if code != 0 {
@@ -45,7 +46,7 @@ func startByHand(t *testing.T, engine, work string) (serverState, string, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st serverState
+	var st state.Server
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}

@@ -14,37 +14,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
 )
-
-// The environment an agent gives the command it runs for a job (dbperf agent): the
-// store's DSN (DBPERF_RESULTS, never on a command line) and the job's identity, which the
-// run records in its env (store.EnvQueueJob, …).
-const (
-	envQueueJob     = "DBPERF_QUEUE_JOB"
-	envQueueAttempt = "DBPERF_QUEUE_ATTEMPT"
-	envAgent        = "DBPERF_AGENT"
-	envAgentClass   = "DBPERF_AGENT_CLASS"
-	envAgentHost    = "DBPERF_AGENT_HOST"
-)
-
-// queueEnv is what a run taken from the queue adds to its env; nothing for a run started
-// by hand.
-func queueEnv(env Env) map[string]string {
-	job := env.getenv(envQueueJob)
-	if job == "" {
-		return nil
-	}
-	return map[string]string{
-		store.EnvQueueJob:     job,
-		store.EnvQueueAttempt: env.getenv(envQueueAttempt),
-		store.EnvAgent:        env.getenv(envAgent),
-		store.EnvAgentClass:   env.getenv(envAgentClass),
-		store.EnvAgentHost:    env.getenv(envAgentHost),
-	}
-}
 
 // queueFlags are --queue and --class, shared by run and sweep.
 type queueFlags struct {
@@ -271,102 +245,65 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	if !store.IsPostgres(path) {
 		return badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
 	}
-	f, st, err := openQueue(ctx, path)
+	q, err := sweepq.Open(ctx, path)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
-	defer st.Close()
-	defer f.Close()
+	defer q.Close()
 	if w.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.timeout)
 		defer cancel()
 	}
-	jobs, err := pollSweep(ctx, env, f, w)
+	o := sweepq.WaitOptions{Label: w.label}
+	if env.IsTerminal {
+		o.Progress = func(done, total int) {
+			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, total)
+		}
+	}
+	points, err := q.Wait(ctx, o)
+	if errors.Is(err, sweepq.ErrNoSweep) {
+		return badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
+	}
 	if err != nil {
-		return err
+		return waitErr(ctx, w, err)
 	}
-	return reportWaited(ctx, env, st, w, jobs)
-}
-
-// pollSweep polls the sweep's jobs every 2 s until every point is done, saying on a
-// terminal how many are.
-func pollSweep(ctx context.Context, env Env, f *fleet.Fleet, w waitFlags) ([]fleet.Job, error) {
-	shown := -1
-	for {
-		jobs, err := f.Jobs(ctx, w.label)
-		if err != nil {
-			return nil, waitErr(ctx, w, err)
-		}
-		if len(jobs) == 0 {
-			return nil, badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
-		}
-		done := 0
-		points := jobsByPoint(jobs)
-		for _, pj := range points {
-			if pj.done() {
-				done++
-			}
-		}
-		if done == len(points) {
-			return jobs, nil
-		}
-		if done != shown && env.IsTerminal {
-			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, len(points))
-			shown = done
-		}
-		select {
-		case <-ctx.Done():
-			return nil, waitErr(ctx, w, ctx.Err())
-		case <-time.After(2 * time.Second):
-		}
-	}
+	return reportWaited(ctx, env, q, w, points)
 }
 
 // reportWaited prints a waited sweep's classes, hosts and relative report; it exits 1
 // naming each point that was not measured.
-func reportWaited(ctx context.Context, env Env, st *store.Store, w waitFlags, jobs []fleet.Job) error {
+func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, points []sweepq.Point) error {
+	out, err := q.Outcome(ctx, w.label, points)
+	if err != nil {
+		return err
+	}
 	var groups []report.Group
 	var problems []string
-	hosts := map[string]int{}
-	classes := map[string]bool{}
-	points := jobsByPoint(jobs)
-	for _, pj := range points {
-		// A point is measured when one of its jobs completed: a job cancelled or
-		// discarded and queued again is superseded by the one that completed.
-		j, ok := pj.completed()
-		if !ok {
+	for _, m := range out.Points {
+		switch {
+		case !m.Completed:
 			var states []string
-			for _, j := range pj.jobs {
+			for _, j := range m.Jobs {
 				states = append(states, fmt.Sprintf("job %d %s", j.ID, j.State))
 			}
-			problems = append(problems, fmt.Sprintf("point %s: %s", pj.point, strings.Join(states, ", ")))
-			j = pj.jobs[len(pj.jobs)-1]
+			problems = append(problems, fmt.Sprintf("point %s: %s", m.Name, strings.Join(states, ", ")))
+		case len(m.RunIDs) == 0:
+			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)", m.Job.Args.Point, w.label, m.Job.Args.Point))
+		default:
+			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
 		}
-		classes[className(j.Args.Class)] = true
-		if j.Host != "" {
-			hosts[j.Host]++
-		}
-		if !ok {
-			continue
-		}
-		ids, err := finishedRuns(ctx, st, w.label+"/"+j.Args.Point)
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)", j.Args.Point, w.label, j.Args.Point))
-			continue
-		}
-		groups = append(groups, report.Group{Name: j.Args.Point, RunIDs: ids})
 	}
-	var hs []string
-	for _, h := range sortedKeys(hosts) {
-		hs = append(hs, fmt.Sprintf("%s (%s)", h, plural(hosts[h], "point")))
+	var classes, hs []string
+	for _, c := range out.Classes {
+		classes = append(classes, className(c))
 	}
-	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(points), strings.Join(sortedKeys(classes), ", "), strings.Join(hs, ", "))
+	for _, h := range sortedKeys(out.Hosts) {
+		hs = append(hs, fmt.Sprintf("%s (%s)", h, plural(out.Hosts[h], "point")))
+	}
+	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(points), strings.Join(classes, ", "), strings.Join(hs, ", "))
 	if len(groups) > 0 {
-		cmp, err := compareGroups(ctx, st, groups)
+		cmp, err := compareGroups(ctx, q.Store, groups)
 		if err != nil {
 			return err
 		}
@@ -380,51 +317,6 @@ func reportWaited(ctx context.Context, env Env, st *store.Store, w waitFlags, jo
 	return nil
 }
 
-// pointJobs are the jobs of one point of a queued sweep, oldest first: more than one when
-// the point was queued again after its job was cancelled or discarded.
-type pointJobs struct {
-	point string
-	jobs  []fleet.Job
-}
-
-// jobsByPoint groups a sweep's jobs (oldest first) by point, the points in the order of
-// their first job.
-func jobsByPoint(jobs []fleet.Job) []*pointJobs {
-	var out []*pointJobs
-	by := map[string]*pointJobs{}
-	for _, j := range jobs {
-		pj := by[j.Args.Point]
-		if pj == nil {
-			pj = &pointJobs{point: j.Args.Point}
-			by[j.Args.Point] = pj
-			out = append(out, pj)
-		}
-		pj.jobs = append(pj.jobs, j)
-	}
-	return out
-}
-
-// done says whether the point's jobs will not run again: each completed, cancelled or
-// discarded.
-func (p *pointJobs) done() bool {
-	for _, j := range p.jobs {
-		if !j.Done() {
-			return false
-		}
-	}
-	return true
-}
-
-// completed is the point's latest completed job, if any.
-func (p *pointJobs) completed() (fleet.Job, bool) {
-	for i := len(p.jobs) - 1; i >= 0; i-- {
-		if p.jobs[i].State == "completed" {
-			return p.jobs[i], true
-		}
-	}
-	return fleet.Job{}, false
-}
-
 func waitErr(ctx context.Context, w waitFlags, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && w.timeout > 0 {
 		return &exitError{code: ExitStepFailed, err: fmt.Errorf("sweep %s: not done after --timeout %s (dbperf queue --sweep %s)", w.label, w.timeout, w.label)}
@@ -435,17 +327,11 @@ func waitErr(ctx context.Context, w waitFlags, err error) error {
 	return err
 }
 
-// openQueue opens the results store at path, creating dbperf's schema first (a store
-// whose database holds only river's tables would not be taken for one), then its queue.
+// openQueue opens the results store at path and its queue (sweepq.Open).
 func openQueue(ctx context.Context, path string) (*fleet.Fleet, *store.Store, error) {
-	st, err := store.Open(ctx, path)
+	q, err := sweepq.Open(ctx, path)
 	if err != nil {
 		return nil, nil, badInput(err)
 	}
-	f, err := fleet.Open(ctx, path)
-	if err != nil {
-		st.Close()
-		return nil, nil, badInput(err)
-	}
-	return f, st, nil
+	return q.Fleet, q.Store, nil
 }

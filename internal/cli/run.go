@@ -720,7 +720,7 @@ func runEnv(env Env, s *hwstat.Sampler, dir string) map[string]string {
 	e := s.Environment(dir)
 	e["dbperf_version"] = env.Version
 	e["git_commit"] = env.Commit
-	for k, v := range queueEnv(env) {
+	for k, v := range fleet.RunEnv(env.getenv) {
 		e[k] = v
 	}
 	return e

@@ -2,74 +2,18 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/server/state"
 )
-
-// serverState is what `dbperf server start` leaves in the work dir for stop and status.
-// DSN is redacted: the DSN with the instance's password is in DSNFile, readable by its
-// owner only.
-type serverState struct {
-	Engine  string `json:"engine"`
-	PID     int    `json:"pid"`
-	DSN     string `json:"dsn"`
-	DSNFile string `json:"dsn_file"`
-	Port    int    `json:"port"`
-	Version string `json:"version"`
-	Profile string `json:"profile"`
-	Dir     string `json:"dir"`
-	DataDir string `json:"data_dir"`
-	Socket  string `json:"socket"`
-	Log     string `json:"log"`
-	Started string `json:"started"`
-	// StartTicks is the server process's start time (/proc/PID/stat, clock ticks since
-	// boot) and BootID the boot it ran in: a pid names the server only while both match,
-	// so a pid reused by another process is neither reported as the server nor signalled.
-	StartTicks uint64 `json:"start_ticks,omitempty"`
-	BootID     string `json:"boot_id,omitempty"`
-}
-
-func statePath(workdir, engineName string) string {
-	return filepath.Join(workdir, engineName+".json")
-}
-
-// dsnPath is the file holding a started server's DSN with its password (0600).
-func dsnPath(workdir, engineName string) string {
-	return filepath.Join(workdir, engineName+".dsn")
-}
-
-// writeDSNFile writes dsn to a new file path readable by its owner only, replacing any
-// file there (whatever its mode).
-func writeDSNFile(path, dsn string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("write the DSN file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("write the DSN file: %w", err)
-	}
-	if _, err := f.WriteString(dsn + "\n"); err != nil {
-		f.Close()
-		_ = os.Remove(path)
-		return fmt.Errorf("write the DSN file %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(path)
-		return fmt.Errorf("write the DSN file %s: %w", path, err)
-	}
-	return nil
-}
 
 // profilesHelp says where config profiles come from, for help texts.
 const profilesHelp = `Config profiles (--profile) are built into dbperf: postgres and mariadb each have
@@ -235,7 +179,7 @@ output and <workdir>/<engine>.json show it redacted.
   dbperf server stop postgres`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return serverStart(c.Context(), f, args[0], server.Options{Version: version, Profile: profile, StorageEngine: storage, Detached: true})
+			return serverStart(c.Context(), f, args[0], state.Options{Version: version, Profile: profile, StorageEngine: storage})
 		},
 	}
 	f.addWorkdir(c)
@@ -249,13 +193,12 @@ output and <workdir>/<engine>.json show it redacted.
 
 // serverStart starts a detached server of the engine name with o under --workdir and
 // writes its state and DSN files.
-func serverStart(ctx context.Context, f *serverCmdFlags, name string, o server.Options) error {
+func serverStart(ctx context.Context, f *serverCmdFlags, name string, o state.Options) error {
 	srv, err := serverEngine(name)
 	if err != nil {
 		return err
 	}
-	sp := statePath(f.workdir, name)
-	if st, err := readState(sp); err == nil && st.running() {
+	if st, err := state.Read(state.Path(f.workdir, name)); err == nil && st.Running() {
 		return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", name, st.PID, RedactDSN(st.DSN), name))
 	}
 	if err := os.MkdirAll(f.workdir, 0o755); err != nil {
@@ -266,34 +209,16 @@ func serverStart(ctx context.Context, f *serverCmdFlags, name string, o server.O
 		return badInput(fmt.Errorf("--workdir: %w", err))
 	}
 	o.WorkDir, o.ProfilesDir, o.CacheDir = abs, f.pdir(), f.cache()
-	if err := srv.Check(o); err != nil {
-		return badInput(err)
-	}
-	if err := server.Ensure(ctx, srv, o.CacheDir, o.Version); err != nil {
-		return badInput(err)
-	}
-	in, err := srv.Start(ctx, o)
+	in, err := state.Start(ctx, srv, o)
 	if err != nil {
 		return badInput(err)
 	}
-	// The DSN with the password goes to a file only this user can read; the state
-	// file, the output and everything else have it redacted.
-	df := dsnPath(abs, name)
-	st := serverState{Engine: in.Engine, PID: in.PID(), DSN: RedactDSN(in.DSN), DSNFile: df, Port: in.Port, Version: in.Version, Profile: in.Profile,
-		Dir: in.Dir, DataDir: in.DataDir, Socket: in.Socket, Log: in.LogPath, Started: time.Now().Format(time.RFC3339)}
-	st.StartTicks, _ = procStartTicks(in.PID())
-	st.BootID = bootID()
-	if err := errors.Join(writeDSNFile(df, in.DSN), writeState(sp, st)); err != nil {
-		_ = in.Stop(context.WithoutCancel(ctx))
-		_ = os.Remove(df)
-		return badInput(err)
-	}
-	out := f.env.Out
+	st, out := in.State, f.env.Out
 	for _, n := range in.ProfileSkipped {
-		fmt.Fprintf(out, "note: profile %s: left out %s\n", in.Profile, n)
+		fmt.Fprintf(out, "note: profile %s: left out %s\n", st.Profile, n)
 	}
-	fmt.Fprintf(out, "%s %s running (pid %d)\n%s\n", in.Engine, in.Version, in.PID(), st.DSN)
-	fmt.Fprintf(out, "the DSN with its password is in %s (readable by you only): dbperf run … --dsn @%s\n", df, df)
+	fmt.Fprintf(out, "%s %s running (pid %d)\n%s\n", st.Engine, st.Version, st.PID, st.DSN)
+	fmt.Fprintf(out, "the DSN with its password is in %s (readable by you only): dbperf run … --dsn @%s\n", st.DSNFile, st.DSNFile)
 	return nil
 }
 
@@ -310,30 +235,23 @@ func serverStopCmd(f *serverCmdFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sp := statePath(f.workdir, args[0])
-			st, err := readState(sp)
+			sp := state.Path(f.workdir, args[0])
+			st, err := state.Read(sp)
+			if errors.Is(err, os.ErrNotExist) {
+				return badInput(fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", sp))
+			}
 			if err != nil {
 				return badInput(err)
 			}
-			if st.running() {
-				if err := server.StopPID(srv, st.PID, time.Minute); err != nil {
-					return err
-				}
-			} else if pidRunning(st.PID) {
+			foreign, err := st.Stop(srv)
+			if err != nil {
+				return err
+			}
+			if foreign {
 				fmt.Fprintf(f.env.Out, "note: pid %d is not the %s server started here (another process has that pid now): left alone\n", st.PID, st.Engine)
 			}
-			if !keep && st.Dir != "" {
-				if err := os.RemoveAll(st.Dir); err != nil {
-					return fmt.Errorf("remove %s: %w", st.Dir, err)
-				}
-			}
-			if st.DSNFile != "" {
-				if err := os.Remove(st.DSNFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return fmt.Errorf("remove the DSN file: %w", err)
-				}
-			}
-			if err := os.Remove(sp); err != nil {
-				return fmt.Errorf("remove the state file: %w", err)
+			if err := st.Remove(sp, keep); err != nil {
+				return err
 			}
 			fmt.Fprintf(f.env.Out, "%s stopped\n", st.Engine)
 			return nil
@@ -356,19 +274,19 @@ func serverStatusCmd(f *serverCmdFlags) *cobra.Command {
 				return err
 			}
 			out := f.env.Out
-			st, err := readState(statePath(f.workdir, args[0]))
+			st, err := state.Read(state.Path(f.workdir, args[0]))
 			if err != nil {
 				fmt.Fprintf(out, "%s: not running\n", args[0])
 				return nil
 			}
-			state := "running"
-			switch {
-			case !pidRunning(st.PID):
-				state = "not running (it died; see " + st.Log + ")"
-			case !st.running():
-				state = fmt.Sprintf("not running (it died; pid %d is another process now; see %s)", st.PID, st.Log)
+			status := "running"
+			switch st.Liveness() {
+			case state.Died:
+				status = "not running (it died; see " + st.Log + ")"
+			case state.PIDReused:
+				status = fmt.Sprintf("not running (it died; pid %d is another process now; see %s)", st.PID, st.Log)
 			}
-			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, state, st.PID, st.Started, RedactDSN(st.DSN))
+			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, status, st.PID, st.Started, RedactDSN(st.DSN))
 			if st.DSNFile != "" {
 				fmt.Fprintf(out, "the DSN with its password is in %s\n", st.DSNFile)
 			}
@@ -396,83 +314,4 @@ func profileLines(profilesDir string) ([]string, error) {
 		}
 	}
 	return lines, nil
-}
-
-func pidRunning(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return pid > 0 && err == nil
-}
-
-// running says whether the state's pid is still the server started here: the process
-// exists and started when the recorded one did, in the same boot. A state file written
-// before the start time was recorded is matched on the server's command line naming its
-// data dir or its dir. A pid the kernel gave to another process since is not the server.
-func (st serverState) running() bool {
-	if !pidRunning(st.PID) {
-		return false
-	}
-	if st.StartTicks != 0 {
-		t, ok := procStartTicks(st.PID)
-		return ok && t == st.StartTicks && (st.BootID == "" || st.BootID == bootID())
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.PID))
-	if err != nil {
-		return false
-	}
-	for _, a := range strings.Split(string(cmdline), "\x00") {
-		// postgres -D DATADIR; mariadbd --defaults-file=DIR/….cnf
-		if (st.DataDir != "" && strings.Contains(a, st.DataDir)) || (st.Dir != "" && strings.Contains(a, st.Dir+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// procStartTicks reads a process's start time, in clock ticks since boot (the 22nd field
-// of /proc/PID/stat).
-func procStartTicks(pid int) (uint64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3, the state
-	if len(f) < 20 {
-		return 0, false
-	}
-	t, err := strconv.ParseUint(f[19], 10, 64)
-	return t, err == nil
-}
-
-// bootID is the kernel's id of this boot ("" when unknown).
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
-}
-
-func readState(path string) (serverState, error) {
-	var st serverState
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", path)
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("%s: %w", path, err)
-	}
-	return st, nil
-}
-
-func writeState(path string, st serverState) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

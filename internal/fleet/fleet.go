@@ -25,6 +25,8 @@
 // the queue with each job's stored runs, for `dbperf queue` and `dbperf serve`. RunAgent
 // (agent.go) runs one job at a time, with heartbeats that move its job's attempted_at,
 // river's rescuer being given the lease as the job's timeout; SIGTERM requeues the job.
+// The environment an agent gives a job's command (EnvJob, …) and what the run records of
+// it (RunEnv) are in jobenv.go; a queued sweep as its waiter sees it is package sweepq.
 package fleet
 
 import (
