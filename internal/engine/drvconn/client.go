@@ -40,7 +40,8 @@ type clientStmt struct {
 	dest []driver.Value
 }
 
-// render renders the statement for args into buf and returns it as a string viewing buf:
+// render renders the statement for args into buf and returns it as a string viewing buf
+// (the session's watch begun: the caller ends it with Done once the statement ran):
 // both drivers copy the query during the call (into the COM_QUERY packet, into a C
 // string) and keep no reference to it, and buf does not change until the next call.
 func (p *clientStmt) render(ctx context.Context, args *engine.Args) (string, error) {
@@ -49,6 +50,7 @@ func (p *clientStmt) render(ctx context.Context, args *engine.Args) (string, err
 	}
 	var err error
 	if p.buf, err = p.q.Render(p.buf[:0], args, p.s.o.BackslashEscapes); err != nil {
+		p.s.watch.Done()
 		return "", err
 	}
 	return textView(p.buf), nil
@@ -61,6 +63,7 @@ func (p *clientStmt) Exec(ctx context.Context, args *engine.Args) (int64, error)
 	if err != nil {
 		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, err)
 	}
+	defer p.s.watch.Done()
 	res, err := p.ec.ExecContext(context.Background(), q, nil)
 	if err != nil {
 		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, p.s.classify(ctxErr(ctx, err)))
@@ -92,6 +95,7 @@ func (p *clientStmt) rows(ctx context.Context, args *engine.Args, first bool) (i
 	if err != nil {
 		return fail(0, err)
 	}
+	defer p.s.watch.Done()
 	rows, err := p.qc.QueryContext(context.Background(), q, nil)
 	if err != nil {
 		return fail(0, p.s.classify(ctxErr(ctx, err)))

@@ -325,6 +325,7 @@ func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
 	if err := p.s.watchCtx(ctx); err != nil {
 		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, err)
 	}
+	defer p.s.watch.Done()
 	if err := p.bind(args); err != nil {
 		return 0, fmt.Errorf("%s exec %s: %w", p.s.o.Engine, p.text, err)
 	}
@@ -361,6 +362,7 @@ func (p *stmt) rows(ctx context.Context, args *engine.Args, first bool) (n, v in
 	if err := p.s.watchCtx(ctx); err != nil {
 		return fail(err)
 	}
+	defer p.s.watch.Done()
 	if err := p.bind(args); err != nil {
 		return fail(err)
 	}

@@ -39,6 +39,7 @@ var cases = []struct {
 	{"StmtErrors", testStmtErrors},
 	{"SessionExec", testSessionExec},
 	{"Cancel", testCancel},
+	{"CancelIdle", testCancelIdle},
 	{"Placeholder", testPlaceholder},
 	{"AutoIncrementPK", testAutoIncrementPK},
 	{"AutoIncrementPK32", testAutoIncrementPK32},
@@ -558,6 +559,41 @@ func testCancel(t *testing.T, e *env) {
 				}
 			})
 		}
+	}
+}
+
+// testCancelIdle: a context that ends after its statements finished (a step's context
+// cancelled, or past its deadline, while the session waits) interrupts nothing: the
+// session's next statement, under another context, runs. Before, a prepared statement's
+// watch shut an idle PostgreSQL connection down, and the next statement found it closed.
+func testCancelIdle(t *testing.T, e *env) {
+	h := e.open(t)
+	s := NewSession(t, h)
+	st := Prepare(t, s, "SELECT 1")
+	for _, end := range []string{"cancel", "deadline"} {
+		var ctx context.Context
+		var cancel context.CancelFunc
+		if end == "cancel" {
+			ctx, cancel = context.WithCancel(context.Background())
+		} else {
+			ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}
+		if n, err := st.Query(ctx, engine.NewArgs()); err != nil || n != 1 {
+			t.Fatalf("%s: SELECT 1 under a live context: %d rows, %v", end, n, err)
+		}
+		if end == "cancel" {
+			cancel()
+		} else {
+			<-ctx.Done()
+		}
+		time.Sleep(50 * time.Millisecond) // the watch's function runs on a goroutine of its own
+		if n, err := st.Query(context.Background(), engine.NewArgs()); err != nil || n != 1 {
+			t.Errorf("%s while idle: the next statement: %d rows, %v", end, n, err)
+		}
+		if _, err := st.Query(ctx, engine.NewArgs()); err == nil {
+			t.Errorf("%s: a statement under the ended context ran", end)
+		}
+		cancel()
 	}
 }
 

@@ -45,6 +45,7 @@ func (p *clientStmt) roundTrip(ctx context.Context, args *engine.Args, first boo
 	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
 		return 0, nil, tag, err
 	}
+	defer p.s.watch.Done()
 	var err error
 	if p.buf, err = p.q.Render(p.buf[:0], args, false); err != nil {
 		return 0, nil, tag, err

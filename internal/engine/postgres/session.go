@@ -179,6 +179,7 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
 		return 0, nil, tag, err
 	}
+	defer p.s.watch.Done()
 	if err := p.encodeArgs(args); err != nil {
 		return 0, nil, tag, err
 	}
