@@ -52,7 +52,8 @@ type Format[V any] struct {
 
 // ReportFormats are the formats of `dbperf report` (the first is the default): text (one
 // run: its report; several: the comparison, coloured with Options.Colour), Markdown, CSV,
-// TSV, JSON and an HTML page. The report's Comparison is the one rendered (every run its
+// TSV, JSON, an HTML page, a pull-request comment (github) and the Bencher Metric Format
+// (bmf). The report's Comparison is the one rendered (every run its
 // own config when nil: report.Report.Compared).
 func ReportFormats() []Format[report.Report] {
 	return []Format[report.Report]{
@@ -76,6 +77,12 @@ func ReportFormats() []Format[report.Report] {
 		}},
 		{Name: "html", Ext: "html", Render: func(w io.Writer, rep report.Report, _ Options) error {
 			return HTML(w, rep)
+		}},
+		{Name: "github", Ext: "md", Render: func(w io.Writer, rep report.Report, _ Options) error {
+			return GitHub(w, rep.Compared())
+		}},
+		{Name: "bmf", Ext: "json", Render: func(w io.Writer, rep report.Report, _ Options) error {
+			return BMF(w, rep.Compared())
 		}},
 	}
 }
