@@ -9,6 +9,7 @@ import (
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/reporttest"
 	"github.com/dbperf/dbperf/internal/stats"
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 func TestCompareTables(t *testing.T) {
@@ -117,5 +118,38 @@ func TestCompareBenchErrors(t *testing.T) {
 	}
 	if _, err := report.CompareBench(rep, groups, 2, report.MetricThroughput); err == nil {
 		t.Error("base 2 of 2 configs: no error")
+	}
+}
+
+// Writers' targets that differ between configs (a concurrency sweep's scale with the
+// clients) get a target row per config, each its own value without a range or a noise
+// mark; the same target in every config keeps one row (issue 42: "200 [100–400] !").
+func TestBackgroundTargetPerConfig(t *testing.T) {
+	var runs []store.Run
+	a, b := report.Group{Name: "c1"}, report.Group{Name: "c2"}
+	for i := range 2 {
+		ra := reporttest.RepeatRun(int64(1+i), "c1", 1, 0, 100)
+		rb := reporttest.RepeatRun(int64(11+i), "c2", 1, 0, 100)
+		for li := range rb.Steps[1].Result.Labels {
+			if l := &rb.Steps[1].Result.Labels[li]; l.Background {
+				l.TargetPerSec, l.Rows = 200, 2*l.Rows
+			}
+		}
+		runs = append(runs, ra, rb)
+		a.RunIDs, b.RunIDs = append(a.RunIDs, ra.ID), append(b.RunIDs, rb.ID)
+	}
+	c := report.Compare(report.Build(runs), []report.Group{a, b}, 0)
+	for _, tc := range []struct {
+		head string
+		want float64
+	}{{"target c1", 100}, {"target c2", 200}} {
+		cell := reporttest.CellAt(t, c, "background", []string{tc.head}, "qp100 insert")
+		if cell.Median != tc.want || cell.Min != cell.Max || cell.Noisy || cell.Class != report.ClassTarget {
+			t.Errorf("%s: %+v class %s", tc.head, cell.Summary, cell.Class)
+		}
+	}
+	_, same := reporttest.Compared()
+	if tg := reporttest.CellAt(t, same, "background", []string{"target"}, "qp100 insert"); tg.Median != 100 {
+		t.Errorf("one target for configs that share it: %+v", tg.Summary)
 	}
 }

@@ -220,18 +220,34 @@ func (c Comparison) backgroundTable() Table {
 	if len(cols) == 0 {
 		return t
 	}
-	target := Row{Head: []string{"target"}, Target: true}
-	for _, col := range cols {
-		var tg []float64
-		for _, g := range c.Groups {
-			tg = append(tg, values(g, func(r RunReport) (float64, bool) {
-				b, ok := r.BackgroundOf(col[0], col[1])
-				return b.TargetPerSec, ok
-			})...)
+	// The target is a setting, not a measurement: one row when every config had the same,
+	// else a row per config (a concurrency sweep's writers scale with the clients; one row
+	// read "200 [100–400] !", issue 42).
+	targetOf := func(gs []GroupReport, head string) (Row, bool) {
+		row, same := Row{Head: []string{head}, Target: true}, true
+		for _, col := range cols {
+			var tg []float64
+			for _, g := range gs {
+				tg = append(tg, values(g, func(r RunReport) (float64, bool) {
+					b, ok := r.BackgroundOf(col[0], col[1])
+					return b.TargetPerSec, ok
+				})...)
+			}
+			cell := cellOf(tg, "rows/s")
+			cell.Class, cell.Noisy = ClassTarget, false
+			same = same && cell.Min == cell.Max
+			row.Cells = append(row.Cells, cell)
 		}
-		cell := cellOf(tg, "rows/s")
-		cell.Class = ClassTarget
-		target.Cells = append(target.Cells, cell)
+		return row, same
+	}
+	targets := []Row{}
+	if all, same := targetOf(c.Groups, "target"); same {
+		targets = append(targets, all)
+	} else {
+		for _, g := range c.Groups {
+			r, _ := targetOf([]GroupReport{g}, "target "+g.Name)
+			targets = append(targets, r)
+		}
 	}
 	for gi, g := range c.Groups {
 		row := Row{Head: []string{g.Name}, Base: gi == c.Base}
@@ -252,6 +268,6 @@ func (c Comparison) backgroundTable() Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Rows = append(t.Rows, target)
+	t.Rows = append(t.Rows, targets...)
 	return t
 }

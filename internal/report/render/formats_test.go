@@ -20,7 +20,7 @@ func TestFormatLists(t *testing.T) {
 		exts      []string
 		wantNames []string
 	}{
-		{"report", Names(ReportFormats()), exts(ReportFormats()), []string{"text", "md", "csv", "tsv", "json", "html"}},
+		{"report", Names(ReportFormats()), exts(ReportFormats()), []string{"text", "md", "csv", "tsv", "json", "html", "github", "bmf"}},
 		{"history", Names(HistoryFormats()), exts(HistoryFormats()), []string{"text", "md", "json", "html"}},
 		{"compare", Names(BenchFormats()), exts(BenchFormats()), []string{"text"}},
 	} {
@@ -33,7 +33,7 @@ func TestFormatLists(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Lookup(ReportFormats(), "pdf"); err == nil || !strings.Contains(err.Error(), "text, md, csv, tsv, json, html") {
+	if _, err := Lookup(ReportFormats(), "pdf"); err == nil || !strings.Contains(err.Error(), "text, md, csv, tsv, json, html, github, bmf") {
 		t.Errorf("Lookup pdf: %v", err)
 	}
 	if f, err := Lookup(HistoryFormats(), "html"); err != nil || f.Name != "html" {
