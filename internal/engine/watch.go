@@ -44,7 +44,8 @@ func (w *ContextWatch) Watch(ctx context.Context, f func()) error {
 		if w.f == nil { // f is the same every time; set once, before any AfterFunc reads it
 			w.f = f
 		}
-		w.cur.Store(&ctx)
+		c := ctx // a copy: taking the parameter's address would move it to the heap on every call
+		w.cur.Store(&c)
 		if ctx.Done() != nil {
 			if w.fire == nil {
 				w.fire = w.onCancel

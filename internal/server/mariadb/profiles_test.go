@@ -280,12 +280,18 @@ func checkFitsAsNobinlog(t *testing.T, p seedProfile, o server.Options) {
 		t.Errorf("MariaDB %s/%s runs %s as\n%s\nnot as nobinlog:\n%s", bins.version, o.StorageEngine, p.name,
 			strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// Left out: nobinlog's MyRocks lines and p's own.
+	// Left out: nobinlog's MyRocks lines and p's own, with a note where another server
+	// has the setting; on a server that has MyRocks as a plugin this run does not load
+	// (10.11 for InnoDB), the loose- line is what loose- is for: no note (issue 42).
 	i := slices.IndexFunc(notes, func(n string) bool { return strings.HasPrefix(n, p.rocksdbOnly+"=") })
-	if i < 0 || len(notes) != len(nobinlogNotes)+1 {
-		t.Fatalf("left out: %q, want nobinlog's %q and %s", notes, nobinlogNotes, p.rocksdbOnly)
+	switch {
+	case i >= 0 && len(notes) == len(nobinlogNotes)+1:
+		t.Logf("MariaDB %s/%s runs %s as nobinlog; left out: %s", bins.version, o.StorageEngine, p.name, notes[i])
+	case i < 0 && len(notes) == len(nobinlogNotes) && bins.basedir == "": // Debian's, with the plugin
+		t.Logf("MariaDB %s/%s runs %s as nobinlog; its MyRocks line left out without a note", bins.version, o.StorageEngine, p.name)
+	default:
+		t.Fatalf("left out: %q, want nobinlog's %q and %s (MariaDB %s)", notes, nobinlogNotes, p.rocksdbOnly, bins.version)
 	}
-	t.Logf("MariaDB %s/%s runs %s as nobinlog; left out: %s", bins.version, o.StorageEngine, p.name, notes[i])
 }
 
 func connString(t *testing.T, ctx context.Context, conn *sql.Conn, q string) string {
