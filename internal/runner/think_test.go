@@ -88,7 +88,14 @@ func TestThinkSpin(t *testing.T) {
 	if !ok || svc <= 0 || svc+us > cycle {
 		t.Errorf("%s = %v (present %v): with the pause %.2f µs longer than the cycle %.2f µs", metrics.MetricServiceUSPerOp, svc, ok, us, cycle)
 	}
+	// A spinning worker's CPU covers its pauses, unless other processes took the CPU it
+	// spun on (a loaded machine preempts it mid-spin): then the comparison says nothing.
+	other, measured := res.Metrics[metrics.MetricOtherCPUPct]
 	if c := res.ClientCPUPerOpUS(); c > 0 && c < 0.8*us {
-		t.Errorf("client CPU %.1f µs/op, less than the spun pause %.1f µs", c, us)
+		if measured && other > metrics.NoisyOtherCPUPct {
+			t.Logf("client CPU %.1f µs/op under the spun pause %.1f µs while other processes took %.0f%% of the CPU: not checked", c, us, other)
+		} else {
+			t.Errorf("client CPU %.1f µs/op, less than the spun pause %.1f µs (other processes %.0f%%)", c, us, other)
+		}
 	}
 }
