@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -61,6 +62,25 @@ func (e *exitError) Unwrap() error { return e.err }
 // badInput marks an error as the user's to fix: exit status 2.
 func badInput(err error) error { return &exitError{code: ExitBadInput, err: err} }
 
+// asExit is err's exit status and message: its exitError, else a domain error's mapped to
+// its status (a *record.StoreFailedError: ExitInterrupted when the run had been
+// interrupted, else ExitStepFailed); false for neither.
+func asExit(err error) (*exitError, bool) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee, true
+	}
+	var sf *record.StoreFailedError
+	if errors.As(err, &sf) {
+		code := ExitStepFailed
+		if sf.Interrupted {
+			code = ExitInterrupted
+		}
+		return &exitError{code: code, err: sf}, true
+	}
+	return nil, false
+}
+
 // Run runs dbperf with args (without the program name) and returns the exit status.
 func Run(ctx context.Context, env Env, args []string) int {
 	root := newRoot(ctx, env)
@@ -72,9 +92,8 @@ func Run(ctx context.Context, env Env, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ee *exitError
 	code := ExitBadInput // cobra's own errors (unknown command or flag) are bad input
-	if errors.As(err, &ee) {
+	if ee, ok := asExit(err); ok {
 		code = ee.code
 	}
 	if code != ExitInterrupted || err.Error() != "" {

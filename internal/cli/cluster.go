@@ -18,6 +18,8 @@ import (
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/netdelay"
+	"github.com/dbperf/dbperf/internal/probe"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
@@ -584,7 +586,7 @@ func (cr *clusterRun) Stop(ctx context.Context, step string) error {
 }
 
 // stepFigures hands over a finished step's node figures, merged into its metrics
-// (runRecord.stepMetrics).
+// (record.Run.StepMetrics).
 func (cr *clusterRun) stepFigures(step string, res *metrics.StepResult) {
 	cr.nameDeaths(step, res)
 	cr.mu.Lock()
@@ -621,12 +623,12 @@ func (cr *clusterRun) nameDeaths(step string, res *metrics.StepResult) {
 
 // attach hooks the cluster into a run: its sampling around every step's load and its
 // figures into every step's metrics. Nothing without a cluster.
-func (cr *clusterRun) attach(rec *runRecord, profs *profilers) {
+func (cr *clusterRun) attach(rec *record.Run, profs *probe.Set) {
 	if cr == nil {
 		return
 	}
-	profs.add("cluster", cr)
-	rec.stepMetrics = cr.stepFigures
+	profs.Add("cluster", cr)
+	rec.StepMetrics = cr.stepFigures
 }
 
 // wrap makes each step's audit the cluster's too (clusterStep): after the workload's own
