@@ -20,8 +20,8 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/report"
-	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -556,24 +556,8 @@ func maxLatency(a, b metrics.Latency) metrics.Latency {
 		P999: max(a.P999, b.P999), P9999: max(a.P9999, b.P9999), Max: max(a.Max, b.Max)}
 }
 
-// partBarrier is a part's runner.Profiler: each step's load starts once every part of the
-// run has reached it, at one instant of the store's clock.
-type partBarrier struct {
-	fl      *fleet.Fleet
-	part    partSpec
-	timeout time.Duration
-}
-
-func (b *partBarrier) Start(ctx context.Context, step string, _ []runner.ProfiledSession) error {
-	// Its error is the step's note as "agents barrier: …" (the profiler's name, run.go),
-	// which the merge reads (apartWhy).
-	return b.fl.Barrier(ctx, b.part.key, step, b.part.i, b.part.n, b.timeout)
-}
-
-func (b *partBarrier) Stop(context.Context, string) error { return nil }
-
 // openPartBarrier opens the queue of cfg's store for a part's barrier.
-func openPartBarrier(ctx context.Context, cfg *config.Run) (*partBarrier, func(), error) {
+func openPartBarrier(ctx context.Context, cfg *config.Run) (*probe.Barrier, func(), error) {
 	ps, err := parsePart(cfg.Part)
 	if err != nil {
 		return nil, nil, badInput(err)
@@ -581,9 +565,9 @@ func openPartBarrier(ctx context.Context, cfg *config.Run) (*partBarrier, func()
 	if !store.IsPostgres(cfg.ResultsPath) {
 		return nil, nil, badInput(errors.New("--part: a part's barrier lives in a PostgreSQL results store"))
 	}
-	fl, err := fleet.Open(ctx, cfg.ResultsPath)
+	b, err := probe.OpenBarrier(ctx, probe.BarrierOptions{DSN: cfg.ResultsPath, Key: ps.key, Part: ps.i, Parts: ps.n, Timeout: 5 * time.Minute})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &partBarrier{fl: fl, part: ps, timeout: 5 * time.Minute}, fl.Close, nil
+	return b, b.Close, nil
 }
