@@ -458,7 +458,8 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
 	// --cpu-profile: the run's perf is launched, sampling, before the server starts, so it
 	// follows the server's processes from their fork (probe.CPUProfiler's comment says why).
-	perfRec, perfErr := probe.Launch(ctx, cpuOptions(cfg))
+	cpuOpts := cpuOptions(cfg)
+	perfRec, perfErr := probe.Launch(ctx, cpuOpts)
 	defer func() {
 		if perfRec != nil {
 			_ = perfRec.Close()
@@ -472,7 +473,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	// From here on everything is written, also after Ctrl-C (record.Run: the store's
 	// writes survive it by storeGrace).
 	opts := newStoreOpts(env, cfg)
-	if note := probe.CPUNote(cpuOptions(cfg)); note != "" {
+	if note := probe.CPUNote(cpuOpts); note != "" {
 		ot.env[probe.EnvCPU] = note
 	}
 	if ps, err := parsePart(cfg.Part); err == nil {
@@ -502,7 +503,7 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	if cfg.CPUProfileDir != "" {
 		err := perfErr
 		if err == nil {
-			cpuProf, err = probe.NewCPU(cpuOptions(cfg), perfRec)
+			cpuProf, err = probe.NewCPU(cpuOpts, perfRec)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
