@@ -10,17 +10,13 @@
 // `report`, `runs`, `compare`, `explain`, `server`, `clean`, `queue`, `agent`, `serve`
 // and `results`. The flags of a run become a config.Run. The files beside them:
 //
-//   - cpuprofile.go: the runner.Profiler of --cpu-profile. One perf recording per run or
-//     sweep (cpuProfiles, with a profiler per target) is launched and sampling before the
-//     managed servers start (launchRunPerf); each step's load is a window of it by time;
-//     all are folded once after the last step and stored with each step
-//     (runRecord.storeCPUProfiles, interleaved.foldProfiles).
+//   - probes.go: the probes of internal/probe a run attaches (--cpu-profile: one perf
+//     recording per run or sweep, launched before the managed servers start, each step's
+//     load a window of it, folded once after the last step; --explain: statements, plans
+//     and waits), and record.go: a run's exit status from its record (internal/record).
 //   - explain.go: `dbperf explain`, the CPU profiles, statements, plans and waits of two
 //     configs (report.LoadExplain).
 //   - clients.go: --clients, one count for run, a list (the concurrency axis) for sweep.
-//   - diag.go: the runner.Profiler of `run --explain` (diagCollector): the statements
-//     snapshot at a step's start and end, the waits sampled at 10 Hz (waitHz), the plans
-//     at its end; and profilers, several hooks run as one.
 //   - queue.go: --queue and --class, `dbperf queue`, `sweep --label L --wait`.
 //   - agent.go: `dbperf agent`. Each job is dbperf itself in a process of its own, with
 //     the store's DSN and the job in its environment.
@@ -61,27 +57,15 @@
 // a block is a run of its own (a run's step names stay unique, so every report, history
 // and the runs list work unchanged); its params carry design, sweep, trial, block and
 // slice (store/params.go), and reports pair runs of two configs by block
-// (report/pairs.go). runOnce is the same pieces used in order: openRunTarget, beginRun,
-// the record's runner.Sequence run over the steps with the record's stepSink,
-// runRecord.finish. The sweep calls Sequence.Step one trial at a time, Sequence.Stop to
+// (report/pairs.go). runOnce is the same pieces used in order: openRunTarget, record.Begin,
+// the record's runner.Sequence run over the steps with its record.StepSink, Run.Finish. The sweep calls Sequence.Step one trial at a time, Sequence.Stop to
 // pass a point's failure to its other runs of the block, and passes Ctrl-C to every run.
 //
 // # Store writes are off the measuring path
 //
-// runRecord (storewrite.go) owns a run's writes, and only those: which steps run and the
-// run's status are its runner.Sequence's. Its stepSink implements runner.StepSink: the
-// writes, the interval writer, progress and the "dbperf: step X failed" line. Each write
-// is retried while transient (transient: SQLite busy or locked, PostgreSQL connection and
-// shutdown classes, network errors) until --store-timeout, each attempt bounded by call
-// even where the driver ignores its context (SQLite waiting on a lock). Its context
-// outlives Ctrl-C by storeGrace (1 s, graceContext). Once a write got no answer within
-// the timeout, the command's other runs (a sweep's many) fail their writes at once
-// (storeOpts.down) rather than each waiting the timeout again. The runner's observer
-// hands intervals to an intervalWriter (an append under a mutex, never a database call
-// under it) whose goroutine writes batches. The record keeps every step, interval and
-// result it wrote, and when the store fails (storeFailed) writes the whole run to a spill
-// file (a SQLite store, with a new origin, since the store's copy is incomplete) for
-// `dbperf results copy`.
+// internal/record owns a run's writes (retries until --store-timeout, the interval
+// writer, the spill file when the store fails: its package comment says how); a failed
+// store is a record.StoreFailedError, exit 1, or 130 after Ctrl-C (asExit).
 //
 // Conventions: an operation's error fails its step (unlike the reference, which ignored
 // them: reference §5.1); a failed step makes the following steps skipped, and the run
@@ -99,6 +83,7 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -146,6 +131,25 @@ func (e *exitError) Unwrap() error { return e.err }
 // badInput marks an error as the user's to fix: exit status 2.
 func badInput(err error) error { return &exitError{code: ExitBadInput, err: err} }
 
+// asExit is err's exit status and message: its exitError, else a domain error's mapped to
+// its status (a *record.StoreFailedError: ExitInterrupted when the run had been
+// interrupted, else ExitStepFailed); false for neither.
+func asExit(err error) (*exitError, bool) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee, true
+	}
+	var sf *record.StoreFailedError
+	if errors.As(err, &sf) {
+		code := ExitStepFailed
+		if sf.Interrupted {
+			code = ExitInterrupted
+		}
+		return &exitError{code: code, err: sf}, true
+	}
+	return nil, false
+}
+
 // Run runs dbperf with args (without the program name) and returns the exit status.
 func Run(ctx context.Context, env Env, args []string) int {
 	root := newRoot(ctx, env)
@@ -157,9 +161,8 @@ func Run(ctx context.Context, env Env, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ee *exitError
 	code := ExitBadInput // cobra's own errors (unknown command or flag) are bad input
-	if errors.As(err, &ee) {
+	if ee, ok := asExit(err); ok {
 		code = ee.code
 	}
 	if code != ExitInterrupted || err.Error() != "" {

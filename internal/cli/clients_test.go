@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -92,7 +93,7 @@ func TestSweepClients(t *testing.T) {
 		t.Fatalf("results: %d runs, %v", len(runs), err)
 	}
 	for _, r := range runs {
-		env := r.Env[envCPUProfile]
+		env := r.Env[probe.EnvCPU]
 		if strings.HasPrefix(env, "none: ") && profile.Available(context.Background()) != nil {
 			continue
 		}
@@ -100,7 +101,7 @@ func TestSweepClients(t *testing.T) {
 			t.Errorf("run %d: env cpu_profile %q", r.ID, env)
 		}
 		for _, s := range r.Steps {
-			if !slices.ContainsFunc(s.Profiles, func(p store.StepProfile) bool { return p.Role == roleClient && p.Samples > 0 }) {
+			if !slices.ContainsFunc(s.Profiles, func(p store.StepProfile) bool { return p.Role == probe.RoleClient && p.Samples > 0 }) {
 				t.Errorf("run %d step %s: stored profiles %v", r.ID, s.Result.Name, s.Profiles)
 			}
 		}

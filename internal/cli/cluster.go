@@ -16,6 +16,8 @@ import (
 	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/probe"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/server"
 )
 
@@ -147,12 +149,12 @@ func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, 
 
 // attachCluster hooks the cluster cr into a run: its sampling around every step's load
 // and its figures into every step's metrics. Nothing without a cluster.
-func attachCluster(cr *cluster.Run, rec *runRecord, profs *profilers) {
+func attachCluster(cr *cluster.Run, rec *record.Run, profs *probe.Set) {
 	if cr == nil {
 		return
 	}
-	profs.add("cluster", cr)
-	rec.stepMetrics = cr.StepFigures
+	profs.Add("cluster", cr)
+	rec.StepMetrics = cr.StepFigures
 }
 
 // sweepLatencies reads dbperf sweep's --node-latency, a list (0,1ms,5ms): the distance

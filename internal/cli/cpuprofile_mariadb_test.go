@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -322,51 +320,4 @@ func foldedNames(t *testing.T, dir string) []string {
 		names = append(names, filepath.Base(f))
 	}
 	return names
-}
-
-// fakeNamer is an engine.ThreadNamer of fixed names, or of an error.
-type fakeNamer struct {
-	names map[int]string
-	err   error
-}
-
-func (f fakeNamer) ServerThreads(context.Context) (map[int]string, error) { return f.names, f.err }
-
-// TestCPUProfileFilterThreads: how a MariaDB server's samples are attributed, without a
-// server: a worker's connection thread is its role, a thread the server names is
-// background:<name>, another keeps the process's name; with the workers' sessions
-// unknown, the unnamed threads are the role server.
-func TestCPUProfileFilterThreads(t *testing.T) {
-	const server, self = 100, 7
-	p := &cpuProfiler{serverPID: server, self: self, titles: map[int]string{server: "/usr/sbin/mariadbd --defaults-file=x"},
-		namer: fakeNamer{names: map[int]string{server: "sql/main", 104: "innodb/page_cleaner_thread", 105: "sql/one_connection"}}}
-	w := &stepWindow{sessions: map[int]string{105: "insert"}}
-	p.threads = map[int]string{}
-	p.readThreads(context.Background())
-	tasks := profile.NewTasks()
-	for _, c := range []struct {
-		absent   string
-		pid, tid int
-		want     string
-	}{
-		{"", self, self + 1, roleClient},
-		{"", 999, 999, ""}, // another process: dropped
-		{"", server, 105, "insert"},
-		{"", server, 104, "background:innodb/page_cleaner_thread"},
-		{"", server, server, "background:sql/main"},
-		{"", server, 103, "background:mariadbd"}, // a thread performance_schema does not list
-		{"performance_schema is off", server, 103, roleServer},
-		{"performance_schema is off", server, 104, "background:innodb/page_cleaner_thread"},
-	} {
-		w.absent = c.absent
-		role, ok := p.filter(w, tasks)(c.pid, c.tid, "mariadbd")
-		if role != c.want || ok != (c.want != "") {
-			t.Errorf("absent %q, pid %d tid %d: %q %v, want %q", c.absent, c.pid, c.tid, role, ok, c.want)
-		}
-	}
-	p.namer, p.threadsErr = fakeNamer{err: errors.New("performance_schema is off")}, nil
-	p.readThreads(context.Background())
-	if p.threadsErr == nil || len(p.threads) != 3 {
-		t.Errorf("a failed read: error %v, threads %v (want the error kept, the names read before kept)", p.threadsErr, p.threads)
-	}
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/progress"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -69,14 +71,14 @@ type trialPoint struct {
 	// profile: the shared workload.Params is resolved again for each point).
 	stored map[string]any
 	// recs[k] stores slice k+1 of the block's steady steps; recs[0] also every other step.
-	recs []*runRecord
+	recs []*record.Run
 	// cpus are the CPUs of the point in this block of a duet ("0", "2-3"), stored with its
 	// runs.
 	cpus string
 	// prof is the point's profiler of the sweep's recording (--cpu-profile) and diag its
 	// server's statement and wait collector (--explain), for the target open; nil without.
-	prof *cpuProfiler
-	diag *diagCollector
+	prof *probe.CPUProfiler
+	diag *probe.Explain
 }
 
 // interleaved is one interleaved comparison: its points, the store, and how it slices.
@@ -99,7 +101,7 @@ type interleaved struct {
 	cpus  []unix.CPUSet
 	procs *runner.Procs
 	// store is how every run of the sweep writes to the store (one timeout, shared).
-	store storeOpts
+	store record.Options
 	// seed is --seed: the duet's CPU assignments are drawn from it (cpuAssignment).
 	seed int64
 	// loadOnce (--load-once): once a block has run every step on every point, the later
@@ -108,8 +110,8 @@ type interleaved struct {
 	// cpu is the sweep's one perf recording (--cpu-profile), launched before the points'
 	// servers start, with a profiler per point's target; records are every run the sweep
 	// began, whose steps' profiles are stored once the recording is folded (foldProfiles).
-	cpu     *cpuProfiles
-	records []*runRecord
+	cpu     *probe.CPU
+	records []*record.Run
 }
 
 // runBlocks runs blocks randomized blocks of the points (Abedi & Brecht, "Conducting
@@ -182,10 +184,10 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		var errs []error
 		for _, p := range i.points {
 			for _, rec := range p.recs {
-				if err := rec.finish(); err != nil {
+				if err := rec.Finish(); err != nil {
 					errs = append(errs, err)
 				}
-				if f := rec.failure(); f != nil {
+				if f := runFailure(rec); f != nil {
 					lastFailed = f
 				}
 			}
@@ -205,7 +207,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 			// Ctrl-C: every run of the block keeps what it measured.
 			for _, q := range i.points {
 				for _, r := range q.recs {
-					r.steps.Stop(metrics.StatusInterrupted, "interrupted")
+					r.Steps.Stop(metrics.StatusInterrupted, "interrupted")
 				}
 			}
 			if err := finish(); err != nil {
@@ -284,7 +286,7 @@ func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) err
 // names where Ctrl-C stopped it ("" when it did not); err is the store's.
 func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string) (interrupted string, err error) {
 	steps := make([]workload.Step, len(tr.points))
-	recs := make([]*runRecord, len(tr.points))
+	recs := make([]*record.Run, len(tr.points))
 	var where []string
 	for j, pj := range tr.points {
 		p := i.points[pj]
@@ -296,9 +298,9 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 			return "", err
 		}
 		if p.prof != nil {
-			p.prof.runID = recs[j].id // the trial's window is stored with its run
+			p.prof.SetRun(recs[j].ID()) // the trial's window is stored with its run
 		}
-		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].id))
+		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].ID()))
 	}
 	what := names[tr.step]
 	if tr.slices > 1 {
@@ -315,7 +317,7 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 	// interrupted one is stored skipped); the sink's error is the store's.
 	errs := make([]error, len(tr.points))
 	if len(tr.points) == 1 {
-		errs[0] = recs[0].steps.Step(ctx, i.points[tr.points[0]].run, tr.step, steps[0], recs[0].sink(i.env.Err, i.prog))
+		errs[0] = recs[0].Steps.Step(ctx, i.points[tr.points[0]].run, tr.step, steps[0], recs[0].Sink(i.env.Err, i.prog))
 	} else {
 		// The duet: every point's trial at once, each on its own CPUs, with no live line
 		// (the points would share it).
@@ -325,7 +327,7 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 			go func() {
 				defer wg.Done()
 				quiet := progress.New(i.env.Out, false, true)
-				errs[j] = recs[j].steps.Step(ctx, i.points[pj].run, tr.step, steps[j], recs[j].sink(i.env.Err, quiet))
+				errs[j] = recs[j].Steps.Step(ctx, i.points[pj].run, tr.step, steps[j], recs[j].Sink(i.env.Err, quiet))
 			}()
 		}
 		wg.Wait()
@@ -335,13 +337,13 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 	}
 	for j, pj := range tr.points {
 		p, rec := i.points[pj], recs[j]
-		switch rec.steps.Status() {
+		switch rec.Steps.Status() {
 		case metrics.StatusInterrupted:
 			interrupted = what + " on " + p.name()
 		case metrics.StatusFailed:
 			// A failed step skips the point's following steps in every run of the block.
 			for _, r := range p.recs {
-				r.steps.Stop(metrics.StatusFailed, rec.steps.Err())
+				r.Steps.Stop(metrics.StatusFailed, rec.Steps.Err())
 			}
 		}
 	}
@@ -349,7 +351,7 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 }
 
 // record is the run that stores slice k (from 0) of point p's block b, begun on first use.
-func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*runRecord, error) {
+func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*record.Run, error) {
 	for len(p.recs) <= k {
 		n := len(p.recs)
 		design := designInterleaved
@@ -375,16 +377,16 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 				}
 			}
 		}
-		rec, err := beginRun(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), i.store)
+		rec, err := record.Begin(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), i.store)
 		if err != nil {
 			return nil, badInput(err)
 		}
 		// An earlier failure of the point in this block applies to the new run too.
-		if n > 0 && p.recs[0].steps.Stopped() {
-			rec.steps.Stop(p.recs[0].steps.Status(), p.recs[0].steps.Err())
+		if n > 0 && p.recs[0].Steps.Stopped() {
+			rec.Steps.Stop(p.recs[0].Steps.Status(), p.recs[0].Steps.Err())
 		}
 		if p.diag != nil {
-			rec.diag = p.diag.take
+			rec.Diag = p.diag.Take
 		}
 		p.recs = append(p.recs, rec)
 		i.records = append(i.records, rec)
@@ -397,20 +399,20 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*run
 // process tree) and its server's statement and wait collector (--explain), as dbperf run
 // attaches them to its one target.
 func (i *interleaved) attachProbes(ctx context.Context, p *trialPoint) {
-	var profs profilers
+	var profs probe.Set
 	p.prof, p.diag = nil, nil
 	if i.cpu != nil {
-		p.prof = i.cpu.profiler(p.target.hw.ServerPID, p.run.Handle)
-		p.target.env[envCPUProfile] = cpuProfileNote(p.cfg)
-		profs.add("cpu profile", p.prof)
+		p.prof = i.cpu.Profiler(p.target.hw.ServerPID, p.run.Handle)
+		p.target.env[probe.EnvCPU] = probe.CPUNote(cpuOptions(p.cfg))
+		profs.Add("cpu profile", p.prof)
 	}
 	if dc := openDiag(ctx, i.env, p.cfg, p.target); dc != nil {
 		p.diag = dc
-		profs.add("explain", dc)
+		profs.Add("explain", dc)
 		pi, ok := p.run.Handle.(engine.ProcessInfo)
-		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
+		profs.Extra = append(profs.Extra, dc.Session(ok && pi.Local()))
 	}
-	if len(profs.ps) > 0 {
+	if profs.Len() > 0 {
 		p.run.Profiler = &profs
 	}
 }
@@ -418,7 +420,7 @@ func (i *interleaved) attachProbes(ctx context.Context, p *trialPoint) {
 // closeTarget closes the point's target and its statement collector.
 func (p *trialPoint) closeTarget() {
 	if p.diag != nil {
-		_ = p.diag.d.Close()
+		_ = p.diag.Close()
 		p.diag = nil
 	}
 	if p.target != nil {
@@ -435,30 +437,19 @@ func (i *interleaved) foldProfiles(ctx context.Context) error {
 	if i.cpu == nil {
 		return nil
 	}
-	defer i.cpu.close()
+	defer i.cpu.Close()
 	if ctx.Err() != nil {
 		fmt.Fprintln(i.env.Err, "dbperf: --cpu-profile: interrupted: the trials' CPU profiles were not folded")
 		return nil
 	}
-	byStep, err := i.cpu.fold(ctx)
+	byStep, err := i.cpu.Fold(ctx)
 	if err != nil {
 		fmt.Fprintf(i.env.Err, "dbperf: --cpu-profile: %v\n", err)
 	}
 	var errs []error
 	for _, rec := range i.records {
-		for _, k := range rec.kept {
-			ps := byStep[windowKey{rec.id, k.name}]
-			if len(ps) == 0 || k.id == 0 {
-				continue
-			}
-			// The run is finished (its block's end): a write of its own, not the run's.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), i.store.timeout)
-			err := i.st.PutStepProfiles(wctx, k.id, ps)
-			cancel()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("storing the CPU profiles of run %d, step %s: %w", rec.id, k.name, err))
-			}
-		}
+		// The run is finished (its block's end): writes of its own, not the run's.
+		errs = append(errs, rec.StoreFoldedProfiles(ctx, byStep))
 	}
 	return errors.Join(errs...)
 }

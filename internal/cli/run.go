@@ -17,8 +17,10 @@ import (
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/hwstat"
+	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/progress"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
@@ -170,7 +172,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.buildID, "build-id", "", "the engine's build or commit, stored with the run (env build_id): dbperf history shows it on the x-axis")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the workload N times (fresh database each time), stored as N runs with the same label (default label: engine and start time)")
 	fl.StringVar(&f.results, "results", "", resultsUsage)
-	fl.Float64Var(&f.storeTimeout, "store-timeout", defaultStoreTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
+	fl.Float64Var(&f.storeTimeout, "store-timeout", record.DefaultTimeout.Seconds(), "seconds a write to the results store may keep failing (retried) before the run stops; its figures are then kept in a spill file for \"dbperf results copy\" (measuring never waits on the store)")
 	fl.BoolVar(&f.quiet, "quiet", false, "print nothing but errors")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "sample on-CPU call stacks with Linux perf during each step's timed load, folded per role: stored with the step in the results store (dbperf explain compares them) and written to DIR/run-<id>/<step>.<role>.folded (docs/profiles.md)")
 	fl.BoolVar(&f.explain, "explain", false, "record per step the server's statement statistics (pg_stat_statements, performance_schema digests), each statement shape's plan and samples of every session's wait: stored with the step for dbperf explain (docs/profiles.md)")
@@ -387,8 +389,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	}
 	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
 	if err != nil {
-		var ee *exitError
-		if created && len(runIDs) == 0 && errors.As(err, &ee) && (ee.code == ExitBadInput || ee.code == ExitInterrupted) {
+		if ee, ok := asExit(err); created && len(runIDs) == 0 && ok && (ee.code == ExitBadInput || ee.code == ExitInterrupted) {
 			// Refused or interrupted before a run began (e.g. more clients than the engine
 			// accepts, Ctrl-C during initdb): leave no results store behind that this
 			// command created.
@@ -457,8 +458,9 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
 	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
 	// --cpu-profile: the run's perf is launched, sampling, before the server starts, so it
-	// follows the server's processes from their fork (cpuProfiler's comment says why).
-	perfRec, perfErr := launchRunPerf(ctx, cfg)
+	// follows the server's processes from their fork (probe.CPUProfiler's comment says why).
+	cpuOpts := cpuOptions(cfg)
+	perfRec, perfErr := probe.Launch(ctx, cpuOpts)
 	defer func() {
 		if perfRec != nil {
 			_ = perfRec.Close()
@@ -469,90 +471,90 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		return 0, "", err
 	}
 	defer ot.close()
-	// From here on everything is written, also after Ctrl-C (runRecord: the store's
+	// From here on everything is written, also after Ctrl-C (record.Run: the store's
 	// writes survive it by storeGrace).
 	opts := newStoreOpts(env, cfg)
-	if note := cpuProfileNote(cfg); note != "" {
-		ot.env[envCPUProfile] = note
+	if note := probe.CPUNote(cpuOpts); note != "" {
+		ot.env[probe.EnvCPU] = note
 	}
 	if ps, err := parts.Parse(cfg.Part); err == nil {
 		ps.SetEnv(ot.env)
 	}
 	dc := openDiag(ctx, env, cfg, ot)
 	if dc != nil {
-		defer dc.d.Close()
+		defer dc.Close()
 	}
-	rec, err := beginRun(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
+	rec, err := record.Begin(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
 	if err != nil {
 		return 0, "", badInput(err)
 	}
 	run := ot.runner(cfg)
-	var profs profilers
+	var profs probe.Set
 	if cfg.Part != "" {
 		// A part of a run over several agents: every step's load starts when all parts
 		// have reached it (first, before any profile starts).
 		b, err := openPartBarrier(ctx, cfg)
 		if err != nil {
-			return rec.id, "", err
+			return rec.ID(), "", err
 		}
 		defer b.Close()
-		profs.add(parts.BarrierName, b)
+		profs.Add(parts.BarrierName, b)
 	}
-	var cpuProf *cpuProfiles
+	var cpuProf *probe.CPU
 	if cfg.CPUProfileDir != "" {
 		err := perfErr
 		if err == nil {
-			cpuProf, err = newCPUProfiles(cfg.CPUProfileDir, cfg.CPUProfileHz, perfRec)
+			cpuProf, err = probe.NewCPU(cpuOpts, perfRec)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else {
 			perfRec = nil // the profiles' now
-			prof := cpuProf.profiler(ot.hw.ServerPID, run.Handle)
-			prof.runID = rec.id
-			profs.add("cpu profile", prof)
-			defer cpuProf.close()
+			prof := cpuProf.Profiler(ot.hw.ServerPID, run.Handle)
+			prof.SetRun(rec.ID())
+			profs.Add("cpu profile", prof)
+			defer cpuProf.Close()
 		}
 	}
 	if dc != nil {
-		profs.add("explain", dc)
-		rec.diag = dc.take
+		profs.Add("explain", dc)
+		rec.Diag = dc.Take
 		pi, ok := run.Handle.(engine.ProcessInfo)
-		profs.extra = append(profs.extra, dc.session(ok && pi.Local()))
+		profs.Extra = append(profs.Extra, dc.Session(ok && pi.Local()))
 	}
 	attachCluster(ot.cluster, rec, &profs)
-	if len(profs.ps) > 0 {
+	if profs.Len() > 0 {
 		run.Profiler = &profs
 	}
 	steps = ot.cluster.Wrap(steps)
 	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
 	// The steps in order, a failed or interrupted one's followers stored skipped
 	// (runner.Sequence); a store that fails ends the run at once.
-	if res := rec.steps.Run(ctx, run, steps, rec.sink(env.Err, prog)); res.SinkErr != nil {
-		return rec.id, "", res.SinkErr
+	if res := rec.Steps.Run(ctx, run, steps, rec.Sink(env.Err, prog)); res.SinkErr != nil {
+		return rec.ID(), "", res.SinkErr
 	}
-	if err := rec.storeCPUProfiles(ctx, env.Err, cpuProf); err != nil {
-		return rec.id, "", err
+	if err := rec.StoreCPUProfiles(ctx, env.Err, cpuProf); err != nil {
+		return rec.ID(), "", err
 	}
-	if err := rec.finish(); err != nil {
-		return rec.id, "", err
+	if err := rec.Finish(); err != nil {
+		return rec.ID(), "", err
 	}
 	if !cfg.Quiet {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.timeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
 		defer cancel()
-		runs, err := st.Results(rctx, []int64{rec.id})
+		runs, err := st.Results(rctx, []int64{rec.ID()})
 		if err != nil {
-			return rec.id, "", err
+			return rec.ID(), "", err
 		}
 		fmt.Fprintln(env.Out)
 		if err := renderReportText(env.Out, report.Build(runs)); err != nil {
-			return rec.id, "", err
+			return rec.ID(), "", err
 		}
 		if cfg.Keep && eng.Meta().Embedded {
 			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, ot.dir)
 		}
 	}
-	return rec.id, rec.status(), rec.failure()
+	return rec.ID(), rec.Status(), runFailure(rec)
 }
 
 // runTarget is an opened engine with everything a run on it stores and measures: its
@@ -774,12 +776,12 @@ func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
 	if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
 		return badInput(fmt.Errorf("--cpu-profile: %w", err))
 	}
-	hz, err := cpuProfileHz(env)
+	hz, err := probe.ParseHz(env.getenv("DBPERF_CPU_PROFILE_HZ"))
 	if err != nil {
 		return badInput(err)
 	}
 	cfg.CPUProfileHz = hz
-	if cfg.CPUProfileCallGraph, err = cpuProfileCallGraph(env, cfg.Engine); err != nil {
+	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), cfg.Engine); err != nil {
 		return badInput(err)
 	}
 	if err := profile.Available(ctx); err != nil {

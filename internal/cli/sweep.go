@@ -17,6 +17,7 @@ import (
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/managed"
+	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/runner"
@@ -659,11 +660,11 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 	var lastFailed error
 	if blocks > 0 {
 		// --cpu-profile: one recording for the sweep, sampling before the points' servers
-		// start (launchRunPerf's reason), folded once after the last block.
-		if rec, err := launchRunPerf(ctx, cfg); err != nil {
+		// start (probe.Launch's reason), folded once after the last block.
+		if rec, err := probe.Launch(ctx, cpuOptions(cfg)); err != nil {
 			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
 		} else if rec != nil {
-			if il.cpu, err = newCPUProfiles(cfg.CPUProfileDir, cfg.CPUProfileHz, rec); err != nil {
+			if il.cpu, err = probe.NewCPU(cpuOptions(cfg), rec); err != nil {
 				_ = rec.Close()
 				return nil, nil, badInput(err)
 			}
@@ -674,8 +675,7 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 			err = perr
 		}
 		if err != nil {
-			var ee *exitError
-			if errors.As(err, &ee) && ee.code == ExitInterrupted {
+			if ee, ok := asExit(err); ok && ee.code == ExitInterrupted {
 				return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted: %w; resume with --label %s --resume", ee.err, prefix)}
 			}
 			return nil, lastFailed, err
@@ -729,8 +729,7 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 				lastFailed = failed
 			}
 			if err != nil {
-				var ee *exitError
-				if errors.As(err, &ee) && ee.code == ExitInterrupted {
+				if ee, ok := asExit(err); ok && ee.code == ExitInterrupted {
 					// ee.err says what the run kept, and where: a spill file's path
 					// when the store failed (issue 40 M3: it was dropped here).
 					return nil, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("sweep interrupted at %s: %w; resume with --label %s --resume", pt.name(), ee.err, prefix)}

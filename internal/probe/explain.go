@@ -1,16 +1,15 @@
-package cli
+package probe
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"io"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
@@ -31,13 +30,13 @@ const maxPlans = 20
 // the step (dbperf's own monitoring and cleanup connections, other clients).
 const roleOther = "other"
 
-// diagCollector is the runner.Profiler of `dbperf run --explain`: around each step's
+// Explain is the runner.Profiler of `dbperf run --explain` (OpenExplain): around each step's
 // load it snapshots the server's statement statistics (engine.Diag.Statements) and
 // samples every session's wait at waitHz; at the step's end it keeps the statements'
 // differences with their plans and the waits counted per role, for the step's store
-// writer (take). It holds the diag's one connection: Start and Stop run on the runner's
+// writer (Take). It holds the diag's one connection: Start and Stop run on the runner's
 // goroutine, the sampler between them on its own.
-type diagCollector struct {
+type Explain struct {
 	d engine.Diag
 	// noStatements, noWaits: the server gives none (the run's env says why once), so
 	// the steps neither ask nor note it.
@@ -61,10 +60,10 @@ type stepDiag struct {
 	waits []store.StepWait
 }
 
-var _ runner.Profiler = (*diagCollector)(nil)
+var _ runner.Profiler = (*Explain)(nil)
 
 // Start snapshots the statements and starts sampling waits.
-func (c *diagCollector) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
+func (c *Explain) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	c.sessions = map[int]string{}
 	for _, s := range sessions {
 		if s.ID != 0 {
@@ -103,7 +102,7 @@ const waitTimeout = 2 * time.Second
 // sample counts every session's wait at waitHz until stop is closed; the first error ends
 // it. A sample is never cancelled half-way (a driver closes a connection whose query is
 // cancelled, and the step's end still needs it): stop waits for the one in flight.
-func (c *diagCollector) sample(ctx context.Context, stop <-chan struct{}) {
+func (c *Explain) sample(ctx context.Context, stop <-chan struct{}) {
 	defer close(c.sampled)
 	t := time.NewTicker(time.Second / waitHz)
 	defer t.Stop()
@@ -130,9 +129,9 @@ func (c *diagCollector) sample(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// halt ends the sampling of waits (at once when the load ends: profilers.Stop halts
+// halt ends the sampling of waits (at once when the load ends: Set.Stop halts
 // every hook before stopping any, so folding a CPU profile is not sampled as idle).
-func (c *diagCollector) halt() {
+func (c *Explain) halt() {
 	if c.stop != nil {
 		c.stop()
 		c.stop = nil
@@ -141,9 +140,9 @@ func (c *diagCollector) halt() {
 }
 
 // Stop ends the sampling, takes the statements' differences and the plans of the most
-// expensive shapes, and keeps them for take. What could not be read is its error (the
+// expensive shapes, and keeps them for Take. What could not be read is its error (the
 // step's note); what could is kept all the same.
-func (c *diagCollector) Stop(ctx context.Context, step string) error {
+func (c *Explain) Stop(ctx context.Context, step string) error {
 	c.halt()
 	var errs []error
 	var sd stepDiag
@@ -177,7 +176,7 @@ func (c *diagCollector) Stop(ctx context.Context, step string) error {
 
 // statements are the shapes the step ran (after minus the start's snapshot), most time
 // first, the first maxPlans with their plans.
-func (c *diagCollector) statements(ctx context.Context, after []engine.Statement) []store.StepStatement {
+func (c *Explain) statements(ctx context.Context, after []engine.Statement) []store.StepStatement {
 	var out []store.StepStatement
 	shapes := map[string]engine.Statement{}
 	for _, a := range after {
@@ -216,8 +215,9 @@ func (c *diagCollector) statements(ctx context.Context, after []engine.Statement
 	return out
 }
 
-// take hands over a stopped step's statements and waits, once.
-func (c *diagCollector) take(step string) ([]store.StepStatement, []store.StepWait) {
+// Take hands over a stopped step's statements and waits, once: the record stores them
+// with the step.
+func (c *Explain) Take(step string) ([]store.StepStatement, []store.StepWait) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sd := c.kept[step]
@@ -225,112 +225,34 @@ func (c *diagCollector) take(step string) ([]store.StepStatement, []store.StepWa
 	return sd.stmts, sd.waits
 }
 
-// profilers runs several runner.Profilers as one, each error named by its profiler (the
-// step's note): a profiler that fails to start is left out of the step and its error is
-// the step's note at the end; the others run.
-type profilers struct {
-	// extra are sessions of dbperf's own that every profiler is told of beside the
-	// step's workers' (the --explain diag's connection, role "dbperf:explain").
-	extra   []runner.ProfiledSession
-	names   []string
-	ps      []runner.Profiler
-	started []bool
-	startE  []error
+// EnvExplain is the run's env entry on what --explain recorded: per kind of data how it
+// was read, or why there is none (OpenExplain's note).
+const EnvExplain = "explain"
+
+// ExplainOptions are the settings of `dbperf run --explain`.
+type ExplainOptions struct {
+	// Enable lets the diag turn on the statistics it reads (engine.DiagOptions.Enable:
+	// a managed server's, which dbperf owns).
+	Enable bool
+	// Warn is where the reason for no statements or waits is said, once.
+	Warn io.Writer
 }
 
-var _ runner.Profiler = (*profilers)(nil)
-
-// add adds a profiler under the name its errors carry.
-func (m *profilers) add(name string, p runner.Profiler) {
-	m.names, m.ps = append(m.names, name), append(m.ps, p)
-}
-
-func (m *profilers) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
-	m.started, m.startE = make([]bool, len(m.ps)), nil
-	if len(m.extra) > 0 {
-		sessions = append(slices.Clip(sessions), m.extra...)
-	}
-	any := false
-	for i, p := range m.ps {
-		if err := p.Start(ctx, step, sessions); err != nil {
-			m.startE = append(m.startE, fmt.Errorf("%s: %w", m.names[i], err))
-			continue
-		}
-		m.started[i], any = true, true
-	}
-	if !any {
-		return joinNote(m.startE)
-	}
-	return nil
-}
-
-// ClientThreads tells the profilers that take them the step's pinned workers' threads
-// (runner.ClientThreader).
-func (m *profilers) ClientThreads(step string, tids []int) {
-	for i, p := range m.ps {
-		if ct, ok := p.(runner.ClientThreader); ok && m.started[i] {
-			ct.ClientThreads(step, tids)
-		}
-	}
-}
-
-// halter is a profiler whose sampling can end before its Stop (diagCollector).
-type halter interface{ halt() }
-
-func (m *profilers) Stop(ctx context.Context, step string) error {
-	for i, p := range m.ps {
-		if h, ok := p.(halter); ok && m.started[i] {
-			h.halt()
-		}
-	}
-	errs := m.startE
-	for i, p := range m.ps {
-		if !m.started[i] {
-			continue
-		}
-		if err := p.Stop(ctx, step); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", m.names[i], err))
-		}
-	}
-	return joinNote(errs)
-}
-
-// joinNote is errors as one line for a step's note ("; " between them), nil for none.
-func joinNote(errs []error) error {
-	var msgs []string
-	for _, err := range errs {
-		if err != nil {
-			msgs = append(msgs, err.Error())
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(msgs, "; "))
-}
-
-// envExplain is the run's env entry on what --explain recorded: per kind of data how it
-// was read, or why there is none.
-const envExplain = "explain"
-
-// openDiag opens the server's diag for `dbperf run --explain` and records in the run's
-// env what it gives (nil without --explain or where the engine has none; the reason is
-// said once and kept in env).
-func openDiag(ctx context.Context, env Env, cfg *config.Run, ot *runTarget) *diagCollector {
-	if !cfg.Explain {
-		return nil
-	}
-	dg, ok := ot.h.(engine.Diagnoser)
+// OpenExplain opens the server's diag of h, an engine named engine, for `dbperf run
+// --explain`, and returns its collector (nil where the engine has none or the server
+// gives neither statements nor waits; the reason is said once on opts.Warn) and the
+// run's env entry (EnvExplain) on what it gives.
+func OpenExplain(ctx context.Context, h engine.Handle, engineName string, opts ExplainOptions) (*Explain, string) {
+	dg, ok := h.(engine.Diagnoser)
 	if !ok {
-		ot.env[envExplain] = "none: " + ot.eng.Meta().Name + " keeps no statement statistics or waits dbperf reads (embedded engines: --cpu-profile names their functions)"
-		fmt.Fprintf(env.Err, "dbperf: --explain: %s\n", ot.env[envExplain])
-		return nil
+		note := "none: " + engineName + " keeps no statement statistics or waits dbperf reads (embedded engines: --cpu-profile names their functions)"
+		fmt.Fprintf(opts.Warn, "dbperf: --explain: %s\n", note)
+		return nil, note
 	}
-	d, err := dg.OpenDiag(ctx, engine.DiagOptions{Enable: cfg.Managed})
+	d, err := dg.OpenDiag(ctx, engine.DiagOptions{Enable: opts.Enable})
 	if err != nil {
-		ot.env[envExplain] = "none: " + err.Error()
-		fmt.Fprintf(env.Err, "dbperf: --explain: %v\n", err)
-		return nil
+		fmt.Fprintf(opts.Warn, "dbperf: --explain: %v\n", err)
+		return nil, "none: " + err.Error()
 	}
 	notes := d.Notes()
 	keys := make([]string, 0, len(notes))
@@ -345,23 +267,29 @@ func openDiag(ctx context.Context, env Env, cfg *config.Run, ot *runTarget) *dia
 		}
 		fmt.Fprintf(&b, "%s: %s", k, notes[k])
 	}
-	ot.env[envExplain] = b.String()
-	dc := &diagCollector{d: d, noStatements: strings.HasPrefix(notes["statements"], "none:"), noWaits: strings.HasPrefix(notes["waits"], "none:")}
+	note := b.String()
+	dc := &Explain{d: d, noStatements: strings.HasPrefix(notes["statements"], "none:"), noWaits: strings.HasPrefix(notes["waits"], "none:")}
 	if dc.noStatements && dc.noWaits {
-		fmt.Fprintf(env.Err, "dbperf: --explain: %s\n", ot.env[envExplain])
+		fmt.Fprintf(opts.Warn, "dbperf: --explain: %s\n", note)
 		_ = d.Close()
-		return nil
+		return nil, note
 	}
 	if !dc.noWaits {
-		ot.env[envExplain] += fmt.Sprintf("; waits sampled %d times a second; the sampling connection's CPU is role %s in CPU profiles", waitHz, roleDiag)
+		note += fmt.Sprintf("; waits sampled %d times a second; the sampling connection's CPU is role %s in CPU profiles", waitHz, RoleExplain)
 	}
-	return dc
+	return dc, note
 }
 
-// roleDiag is the role of the --explain diag's own connection in CPU profiles and waits.
-const roleDiag = "dbperf:explain"
+// RoleExplain is the role of the --explain diag's own connection in CPU profiles and
+// waits.
+const RoleExplain = "dbperf:explain"
 
-// session is the diag's connection as a profiled session of its own role.
-func (c *diagCollector) session(local bool) runner.ProfiledSession {
-	return runner.ProfiledSession{Role: roleDiag, ID: c.d.SessionID(), Local: local}
+// Session is the diag's connection as a profiled session of its own role (local: its
+// server runs on this machine, so its process or thread is in CPU profiles); a Set
+// tells every profiler of it (Set.Extra).
+func (c *Explain) Session(local bool) runner.ProfiledSession {
+	return runner.ProfiledSession{Role: RoleExplain, ID: c.d.SessionID(), Local: local}
 }
+
+// Close closes the diag's connection.
+func (c *Explain) Close() error { return c.d.Close() }

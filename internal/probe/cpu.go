@@ -1,4 +1,4 @@
-package cli
+package probe
 
 import (
 	"bytes"
@@ -15,25 +15,24 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
-// roleClient is the role of dbperf's own process in a CPU profile (an embedded engine's
+// RoleClient is the role of dbperf's own process in a CPU profile (an embedded engine's
 // work included: goroutines move between threads, so its threads name no role).
-const roleClient = "client"
+const RoleClient = "client"
 
-// roleServer is the role of the server's samples when the workers' sessions could not be
+// RoleServer is the role of the server's samples when the workers' sessions could not be
 // told apart (MariaDB without performance_schema): its threads that no title or thread
 // name tells apart, the workers' connections among them, so not "background".
-const roleServer = "server"
+const RoleServer = "server"
 
-// cpuProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR`: one system-wide
+// CPUProfiler is the runner.Profiler of `dbperf run --cpu-profile DIR` for one target: one system-wide
 // perf recording for the run (internal/profile), launched before the server starts
-// (launchRunPerf) and sampling from then on, folded once after the last step (finish):
+// (Launch) and sampling from then on, folded once after the last step (CPU.Fold):
 // each step's load (its window, by time) per role into DIR/run-<id>/<step>.<role>.folded
 // and into the results store with the step: a worker's session's server process or thread by the
 // worker's role, the server's other processes and threads as background:<name> (a
@@ -46,13 +45,13 @@ const roleServer = "server"
 // process's mappings), its exit and `perf script` (about a second per fold) between
 // steps changed the next step by 2–4% on the tiny scale's half-second steps, though the
 // sampling itself, by an external perf at 49 Hz over the whole run, changed none of them
-// by more than 1%. Why launched before the server starts (launchRunPerf): launched
+// by more than 1%. Why launched before the server starts (Launch): launched
 // after it, however long before the first step, the first step (l.i0) still lost 3–5%;
 // launched before it, 1% (docs/profiles.md, "Overhead"). It is never disabled between
 // steps: perf's disable stops its tracking of new processes too (the next step's
 // backends, forked meanwhile, would have neither parent nor mappings), and a step's
 // samples are told from the others' by time (stepWindow).
-type cpuProfiler struct {
+type CPUProfiler struct {
 	serverPID int // 0: no server process is profiled (embedded engine, remote server)
 	self      int
 	namer     engine.ThreadNamer // nil: the server's threads are not named (PostgreSQL, embedded, remote)
@@ -96,34 +95,34 @@ type stepWindow struct {
 const pollEvery = 250 * time.Millisecond
 
 var (
-	_ runner.Profiler       = (*cpuProfiler)(nil)
-	_ runner.ClientThreader = (*cpuProfiler)(nil)
+	_ runner.Profiler       = (*CPUProfiler)(nil)
+	_ runner.ClientThreader = (*CPUProfiler)(nil)
 )
 
-// cpuProfiles is one perf recording and the profilers whose steps' windows it holds: a
+// CPU is one perf recording and the profilers whose steps' windows it holds: a
 // run's one (dbperf run --cpu-profile), or one per point of an interleaved or duet sweep,
 // the points' servers told apart by their process trees and their workers (a duet's run
-// at once) by thread. It is folded once, at the end (fold).
-type cpuProfiles struct {
+// at once) by thread. It is folded once, at the end (Fold).
+type CPU struct {
 	dir   string // DIR: each run's files go to DIR/run-<id>
 	hz    int    // perf's sampling rate per CPU: profile.DefaultHz, or $DBPERF_CPU_PROFILE_HZ
 	rec   *profile.Recording
-	profs []*cpuProfiler
+	profs []*CPUProfiler
 }
 
-// newCPUProfiles takes rec, the recording (launchRunPerf), which it ends (fold, close),
-// and makes dir.
-func newCPUProfiles(dir string, hz int, rec *profile.Recording) (*cpuProfiles, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// NewCPU takes rec, the recording (Launch), which it ends (Fold, Close), and makes
+// opts.Dir; its profiles are sampled at opts.Hz.
+func NewCPU(opts CPUOptions, rec *profile.Recording) (*CPU, error) {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
-	return &cpuProfiles{dir: dir, hz: hz, rec: rec}, nil
+	return &CPU{dir: opts.Dir, hz: opts.Hz, rec: rec}, nil
 }
 
-// profiler is a new profiler of the recording for one target: serverPID its server's
+// Profiler is a new profiler of the recording for one target: serverPID its server's
 // process (0: none), h its engine handle (a server's engine.ThreadNamer names its threads).
-func (c *cpuProfiles) profiler(serverPID int, h engine.Handle) *cpuProfiler {
-	p := &cpuProfiler{serverPID: serverPID, self: os.Getpid(), titles: map[int]string{}, threads: map[int]string{}}
+func (c *CPU) Profiler(serverPID int, h engine.Handle) *CPUProfiler {
+	p := &CPUProfiler{serverPID: serverPID, self: os.Getpid(), titles: map[int]string{}, threads: map[int]string{}}
 	if tn, ok := h.(engine.ThreadNamer); ok && serverPID != 0 {
 		p.namer = tn
 	}
@@ -131,16 +130,45 @@ func (c *cpuProfiles) profiler(serverPID int, h engine.Handle) *cpuProfiler {
 	return p
 }
 
-// windowKey is a window's step in a run.
-type windowKey struct {
-	runID int64
-	step  string
+// WindowKey is a window's step in a run: the key of Fold's profiles.
+type WindowKey struct {
+	RunID int64
+	Step  string
 }
 
-// cpuProfileHz is the sampling rate: $DBPERF_CPU_PROFILE_HZ (1–10000: to see rare
-// background work in short steps, at a higher overhead) or profile.DefaultHz.
-func cpuProfileHz(env Env) (int, error) {
-	v := env.getenv("DBPERF_CPU_PROFILE_HZ")
+// SetRun makes the next steps' windows the run id's: the run's, or in a sweep the run of
+// the trial about to start (set before each trial).
+func (p *CPUProfiler) SetRun(id int64) { p.runID = id }
+
+// CPUOptions are the settings of one command's CPU profiles (dbperf run or sweep
+// --cpu-profile DIR), read once by the command.
+type CPUOptions struct {
+	// Dir is DIR: each run's files go to DIR/run-<id>; "" without --cpu-profile.
+	Dir string
+	// Hz is perf's sampling rate per CPU (ParseHz).
+	Hz int
+	// CallGraph is perf's call-graph mode (ParseCallGraph); "" for Engine's default
+	// (DefaultCallGraph).
+	CallGraph string
+	// Engine is the engine's name (its default call graph).
+	Engine string
+	// Off is why there are no profiles though DIR was given (perf unavailable), for the
+	// run's env.
+	Off string
+}
+
+// callGraph is the options' call-graph mode: CallGraph, or the engine's default.
+func (o CPUOptions) callGraph() string {
+	if o.CallGraph == "" {
+		return DefaultCallGraph(o.Engine)
+	}
+	return o.CallGraph
+}
+
+// ParseHz is the sampling rate of v, $DBPERF_CPU_PROFILE_HZ (1–10000: to see rare
+// background work in short steps, at a higher overhead), or profile.DefaultHz when v is
+// empty.
+func ParseHz(v string) (int, error) {
 	if v == "" {
 		return profile.DefaultHz, nil
 	}
@@ -151,7 +179,7 @@ func cpuProfileHz(env Env) (int, error) {
 	return hz, nil
 }
 
-// cpuProfileDefaultCallGraph is perf's call-graph mode for a run on engine when
+// DefaultCallGraph is perf's call-graph mode for a run on engine when
 // $DBPERF_CPU_PROFILE_CALLGRAPH does not say: DWARF for the servers, frame pointers for
 // the embedded engines (dbperf is Go, which keeps frame pointers).
 //
@@ -176,7 +204,7 @@ func cpuProfileHz(env Env) (int, error) {
 // sample (docs/profiles.md, "Overhead"). DBPERF_CPU_PROFILE_CALLGRAPH=fp records as
 // before; dwarf,32768 halves MariaDB's data, its index build's stacks then stopping
 // above the ALTER TABLE.
-func cpuProfileDefaultCallGraph(engine string) string {
+func DefaultCallGraph(engine string) string {
 	switch engine {
 	case "postgres":
 		return "dwarf,16384"
@@ -186,13 +214,12 @@ func cpuProfileDefaultCallGraph(engine string) string {
 	return "fp"
 }
 
-// cpuProfileCallGraph is perf's call-graph mode for a run on engine:
-// $DBPERF_CPU_PROFILE_CALLGRAPH (fp, dwarf or dwarf,N: profile.CheckCallGraph) or
-// cpuProfileDefaultCallGraph.
-func cpuProfileCallGraph(env Env, engine string) (string, error) {
-	v := env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH")
+// ParseCallGraph is perf's call-graph mode for a run on engine: v,
+// $DBPERF_CPU_PROFILE_CALLGRAPH (fp, dwarf or dwarf,N: profile.CheckCallGraph), or
+// DefaultCallGraph when v is empty.
+func ParseCallGraph(v, engine string) (string, error) {
 	if v == "" {
-		return cpuProfileDefaultCallGraph(engine), nil
+		return DefaultCallGraph(engine), nil
 	}
 	if err := profile.CheckCallGraph(v); err != nil {
 		return "", fmt.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH: %w", err)
@@ -200,21 +227,17 @@ func cpuProfileCallGraph(env Env, engine string) (string, error) {
 	return v, nil
 }
 
-// launchRunPerf launches the run's perf for --cpu-profile (nil without it), sampling at
-// once: before the server starts (runOnce), for the run's cpuProfiler.
-func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, error) {
-	if cfg.CPUProfileDir == "" {
+// Launch launches the run's or sweep's perf for --cpu-profile (nil without it: opts.Dir
+// empty), sampling at once: before the server starts, for the CPU profilers (NewCPU).
+func Launch(ctx context.Context, opts CPUOptions) (*profile.Recording, error) {
+	if opts.Dir == "" {
 		return nil, nil
 	}
-	cg := cfg.CPUProfileCallGraph
-	if cg == "" {
-		cg = cpuProfileDefaultCallGraph(cfg.Engine)
-	}
 	// perf.data may not fill the temporary directory: a DWARF recording grows by up to
-	// 3 MiB a second per busy CPU (cpuProfileDefaultCallGraph), so a long sweep of a
-	// machine of many CPUs could. perf stops at half the space free when it starts, and
-	// the fold says so (fold).
-	rec, err := profile.Launch(ctx, profile.Options{Hz: cfg.CPUProfileHz, CallGraph: cg,
+	// 3 MiB a second per busy CPU (DefaultCallGraph), so a long sweep of a machine of
+	// many CPUs could. perf stops at half the space free when it starts, and the fold
+	// says so (Fold).
+	rec, err := profile.Launch(ctx, profile.Options{Hz: opts.Hz, CallGraph: opts.callGraph(),
 		MaxSize: profile.FreeSpace(os.TempDir()) / 2})
 	if err != nil {
 		return nil, err
@@ -228,7 +251,7 @@ func launchRunPerf(ctx context.Context, cfg *config.Run) (*profile.Recording, er
 
 // Start begins the step's window in the run's recording and the polling of the server's
 // process titles.
-func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
+func (p *CPUProfiler) Start(ctx context.Context, step string, sessions []runner.ProfiledSession) error {
 	w := &stepWindow{step: step, runID: p.runID, sessions: map[int]string{}}
 	var reasons []string
 	for _, s := range sessions {
@@ -268,7 +291,7 @@ func (p *cpuProfiler) Start(ctx context.Context, step string, sessions []runner.
 }
 
 // readTitles reads the titles of the server's processes not yet named.
-func (p *cpuProfiler) readTitles() {
+func (p *CPUProfiler) readTitles() {
 	if p.serverPID == 0 {
 		return
 	}
@@ -289,7 +312,7 @@ func (p *cpuProfiler) readTitles() {
 
 // readThreads adds the server's thread names not yet known (the namer's); the first
 // failure is kept for the step's note.
-func (p *cpuProfiler) readThreads(ctx context.Context) {
+func (p *CPUProfiler) readThreads(ctx context.Context) {
 	if p.namer == nil {
 		return
 	}
@@ -310,10 +333,10 @@ func (p *cpuProfiler) readThreads(ctx context.Context) {
 }
 
 // Stop ends the step's window at the end of its load and reads the titles and thread
-// names of its processes; the step's samples are folded by finish. Its error, the
+// names of its processes; the step's samples are folded by CPU.Fold. Its error, the
 // step's note, says once why the workers' roles are absent, or why the server's threads
 // are not named.
-func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
+func (p *CPUProfiler) Stop(ctx context.Context, step string) error {
 	w := p.cur
 	w.to = profile.Now()
 	p.cur = nil
@@ -326,7 +349,7 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 	switch {
 	case w.absent != "":
 		// The thread names failed too, most likely for the same reason: said once.
-		errs = append(errs, fmt.Errorf("roles absent, the server's samples are role %s: %s", roleServer, w.absent))
+		errs = append(errs, fmt.Errorf("roles absent, the server's samples are role %s: %s", RoleServer, w.absent))
 	case p.threadsErr != nil:
 		errs = append(errs, fmt.Errorf("the server's threads are not named: %w", p.threadsErr))
 	}
@@ -335,7 +358,7 @@ func (p *cpuProfiler) Stop(ctx context.Context, step string) error {
 
 // ClientThreads keeps the pinned workers' threads of the step running (a duet's point):
 // only they are its client role (runner.ClientThreader).
-func (p *cpuProfiler) ClientThreads(step string, tids []int) {
+func (p *CPUProfiler) ClientThreads(step string, tids []int) {
 	if p.cur == nil || len(tids) == 0 {
 		return
 	}
@@ -345,15 +368,15 @@ func (p *cpuProfiler) ClientThreads(step string, tids []int) {
 	}
 }
 
-// fold ends the recording and folds it, once, per window and role: one file per step and
+// Fold ends the recording and folds it, once, per window and role: one file per step and
 // role (DIR/run-<id>/<step>.<role>.folded), and the profiles by run and step for the
 // store. Without a step recorded it only removes perf's files. A profile that cannot be
 // written is left out and named in the error.
-func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfile, error) {
+func (c *CPU) Fold(ctx context.Context) (map[WindowKey][]store.StepProfile, error) {
 	if c.rec == nil {
 		return nil, nil
 	}
-	defer c.close()
+	defer c.Close()
 	tasks := profile.NewTasks()
 	var ws []profile.Window
 	var wins []*stepWindow
@@ -371,7 +394,7 @@ func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfi
 		return nil, err
 	}
 	var errs []error
-	out := map[windowKey][]store.StepProfile{}
+	out := map[WindowKey][]store.StepProfile{}
 	unwinding := map[int64]map[string]profile.Unwinding{} // by run and role
 	for i, w := range wins {
 		ps := pss[i]
@@ -399,7 +422,7 @@ func (c *cpuProfiles) fold(ctx context.Context) (map[windowKey][]store.StepProfi
 				errs = append(errs, fmt.Errorf("write %s: %w", name, err))
 			}
 		}
-		out[windowKey{w.runID, w.step}] = kept
+		out[WindowKey{RunID: w.runID, Step: w.step}] = kept
 	}
 	if c.rec.SizeLimited() {
 		errs = append(errs, fmt.Errorf("perf stopped recording at its size limit (%d MiB, half the space free in %s when it started): the later steps' profiles are partial or missing; DBPERF_CPU_PROFILE_CALLGRAPH=fp records far less",
@@ -443,8 +466,9 @@ func unwindNote(runID int64, callGraph string, byRole map[string]profile.Unwindi
 		runID, callGraph, strings.Join(bad, ", "), hint)
 }
 
-// close ends the recording unfolded (an interrupted run), removing perf's files.
-func (c *cpuProfiles) close() {
+// Close ends the recording unfolded (an interrupted run), removing perf's files; after
+// Fold it does nothing.
+func (c *CPU) Close() {
 	if c.rec != nil {
 		_ = c.rec.Close()
 		c.rec = nil
@@ -494,13 +518,13 @@ func foldedCapped(p *profile.Profile, maxBytes int) ([]byte, int) {
 // the thread's name (namer), else the process's title or command name. When the
 // workers' sessions are unknown (absent), a sample neither a thread name nor a title
 // names is the role server: it may be a worker's.
-func (p *cpuProfiler) filter(w *stepWindow, tasks *profile.Tasks) profile.Filter {
+func (p *CPUProfiler) filter(w *stepWindow, tasks *profile.Tasks) profile.Filter {
 	return func(pid, tid int, comm string) (string, bool) {
 		if pid == p.self {
 			if w.clients != nil && !w.clients[tid] {
 				return "", false // another point's worker, or dbperf's own runtime
 			}
-			return roleClient, true
+			return RoleClient, true
 		}
 		if p.serverPID == 0 || !tasks.Descends(pid, p.serverPID) {
 			return "", false
@@ -520,7 +544,7 @@ func (p *cpuProfiler) filter(w *stepWindow, tasks *profile.Tasks) profile.Filter
 		}
 		name := profile.ProcessName(title, comm)
 		if w.absent != "" && name == comm {
-			return roleServer, true
+			return RoleServer, true
 		}
 		return "background:" + name, true
 	}
@@ -536,25 +560,21 @@ func fileSafe(s string) string {
 	}, s)
 }
 
-// envCPUProfile is the run's env entry on its CPU profiles: where they go and how they
-// are sampled, or why there are none.
-const envCPUProfile = "cpu_profile"
+// EnvCPU is the run's env entry on its CPU profiles: where they go and how they are
+// sampled, or why there are none (CPUNote).
+const EnvCPU = "cpu_profile"
 
-// cpuProfileNote is the run's env entry on its CPU profiles ("" without --cpu-profile).
-func cpuProfileNote(cfg *config.Run) string {
+// CPUNote is the run's env entry on its CPU profiles ("" without --cpu-profile).
+func CPUNote(opts CPUOptions) string {
 	switch {
-	case cfg.CPUProfileOff != "":
-		return "none: " + cfg.CPUProfileOff
-	case cfg.CPUProfileDir != "":
-		dir, err := filepath.Abs(cfg.CPUProfileDir)
+	case opts.Off != "":
+		return "none: " + opts.Off
+	case opts.Dir != "":
+		dir, err := filepath.Abs(opts.Dir)
 		if err != nil {
-			dir = cfg.CPUProfileDir
+			dir = opts.Dir
 		}
-		cg := cfg.CPUProfileCallGraph
-		if cg == "" {
-			cg = cpuProfileDefaultCallGraph(cfg.Engine)
-		}
-		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph %s during each step's load, folded per role", dir, cfg.CPUProfileHz, cg)
+		return fmt.Sprintf("%s/run-<id> and the results store: perf record -a -F %d --call-graph %s during each step's load, folded per role", dir, opts.Hz, opts.callGraph())
 	}
 	return ""
 }
