@@ -26,7 +26,8 @@ import (
 // estimate is at least the report's threshold (stats.DefaultThreshold) of its role's CPU
 // per operation (a change that cannot move the role by 2% is no finding), and the
 // sampling-noise test says beyond. A role is changed when its own interval excludes 0 and
-// its estimate is beyond the threshold of its base.
+// its estimate is beyond the threshold of its base and of the step's CPU per operation
+// (all roles'), so a change too small to move the step is no finding.
 
 // unitKey names a unit: a block of a sweep's trials ("b3"), or a run ("run 12").
 type unitKey = string
@@ -179,6 +180,12 @@ func shift(b, n []float64, paired bool) stats.Shift {
 func addIntervals(es *ExplainStep, bs, ns *stepCPU, baseRuns, newRuns []store.Run, o ExplainOptions) {
 	bu, nu := unitsOf(baseRuns, es.Step, o.Role), unitsOf(newRuns, es.Step, o.Role)
 	bk, nk, paired := unitPairs(bu, nu)
+	// A role's change must be able to move the step's CPU per operation (all roles') by
+	// the threshold: a background writer's few nanoseconds per query doubling is no finding.
+	total := 0.0
+	for _, r := range es.Roles {
+		total += r.Base
+	}
 	for i := range es.Roles {
 		er := &es.Roles[i]
 		role := er.Role
@@ -186,7 +193,7 @@ func addIntervals(es *ExplainStep, bs, ns *stepCPU, baseRuns, newRuns []store.Ru
 		er.Shift = shift(perUnit(bu, bk, role, func(r *roleCPU) float64 { return r.sec }),
 			perUnit(nu, nk, role, func(r *roleCPU) float64 { return r.sec }), paired)
 		floor := stats.DefaultThreshold * er.Base
-		er.Changed = er.Shift.Excludes0() && math.Abs(er.Shift.Estimate) >= floor
+		er.Changed = er.Shift.Excludes0() && math.Abs(er.Shift.Estimate) >= max(floor, stats.DefaultThreshold*total)
 		fnShift := func(fn string, self bool) stats.Shift {
 			get := func(r *roleCPU) float64 {
 				if self {

@@ -128,3 +128,41 @@ func TestExplainBeneath(t *testing.T) {
 		t.Errorf("summary %+v", e.Summary)
 	}
 }
+
+// A role whose CPU per op doubles in every block but is a sliver of the step's (a
+// background writer's few µs against the queries' hundreds) is no finding: its change
+// cannot move the step's CPU per operation by the threshold. The same doubling of a
+// role that carries the step is one.
+func TestExplainRoleTooSmallToMatter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	runs := func(id0 int64, deleteSamples int) []store.Run {
+		var out []store.Run
+		for b := range 12 {
+			r := explainRun(t, id0+int64(b), "qp100", 1000, 1000, map[string]string{
+				"query":  fmt.Sprintf("main;exec_simple_query;PortalRun %d\n", 400+rng.IntN(8)),
+				"delete": fmt.Sprintf("main;ExecDelete;heap_delete %d\n", deleteSamples+rng.IntN(2)),
+			})
+			r.Params = map[string]any{"sweep": "s", "trial": fmt.Sprintf("b%d/s1", b+1)}
+			out = append(out, r)
+		}
+		return out
+	}
+	e, err := BuildExplain(Group{Name: "a"}, Group{Name: "b"}, runs(1, 3), runs(100, 6), ExplainOptions{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.Steps[0].Roles {
+		if r.Role == "delete" && (r.Changed || !r.Shift.Excludes0()) {
+			t.Errorf("delete: changed %v, interval %+v: want an interval excluding 0 but no finding", r.Changed, r.Shift)
+		}
+	}
+	e, err = BuildExplain(Group{Name: "a"}, Group{Name: "b"}, runs(1, 300), runs(100, 600), ExplainOptions{Top: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.Steps[0].Roles {
+		if r.Role == "delete" && !r.Changed {
+			t.Errorf("delete carrying half the step, doubled: not called changed (%+v)", r.Shift)
+		}
+	}
+}
