@@ -1,0 +1,200 @@
+package script
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Params are the script workload's parameters: the scripts (-f, -b), the setup file,
+// pgbench's initialization, the transactions' time and rate. Resolve reads and parses
+// the scripts, so a bad script is refused (file:line: what is wrong) before anything
+// runs; the parsed scripts are kept for Plan.
+type Params struct {
+	workload.ParamsBase
+	// Files are -f FILE[@WEIGHT], Builtins -b NAME[@WEIGHT], in the order given.
+	Files, Builtins []string
+	// Setup is a script run once before the timed step (--setup).
+	Setup string
+	// PgbenchInit builds pgbench's tables as `pgbench -i -s ScaleFactor` does.
+	PgbenchInit bool
+	// ScaleFactor is pgbench's -s: the tables' size and the scripts' :scale.
+	ScaleFactor int64
+	// Time is how long the run step runs (--time, else the scale's).
+	Time time.Duration
+	// Rate is the target transactions per second over all clients (0: as fast as they
+	// can), on the runner's absolute schedule, latency measured from it.
+	Rate float64
+
+	// scaleGiven: --scale-factor was given (else the built-in scripts read :scale from
+	// pgbench_branches, as pgbench does, when the run builds no tables).
+	scaleGiven bool
+	prog       *Program
+	setup      *Program
+}
+
+var _ workload.Params = (*Params)(nil)
+
+// NewParams returns the parameters with no scale applied.
+func (*Workload) NewParams() workload.Params { return &Params{} }
+
+// Preset returns the parameters of a scale preset: pgbench's scale factor and the run
+// step's time.
+func Preset(scale string) (*Params, error) {
+	p := &Params{ParamsBase: workload.ParamsBase{Scale: scale}}
+	switch scale {
+	case "tiny":
+		p.ScaleFactor, p.Time = 1, time.Second
+	case "small":
+		p.ScaleFactor, p.Time = 1, 10*time.Second
+	case "medium":
+		p.ScaleFactor, p.Time = 10, 60*time.Second
+	case "large":
+		p.ScaleFactor, p.Time = 100, 300*time.Second
+	default:
+		p.ScaleFactor, p.Time = 1, 10*time.Second
+		return p, workload.StandardScales().Unknown(scale)
+	}
+	return p, nil
+}
+
+// AddFlags registers the workload's flags.
+func (p *Params) AddFlags(fl *workload.FlagSet) {
+	f := p.BindFlags(fl)
+	f.StringArrayP(&p.Files, "file", "f", "a script in pgbench's language, FILE or FILE@WEIGHT (repeatable; scripts are chosen per transaction by weight)")
+	f.StringArrayP(&p.Builtins, "builtin", "b", "one of pgbench's built-in scripts ("+builtinNames()+"), NAME or NAME@WEIGHT (repeatable; default tpcb-like when no -f or -b)")
+	f.String(&p.Setup, "setup", "", "a script run once, by one client, in the init step before the timed run")
+	f.Bool(&p.PgbenchInit, "pgbench-init", false, "create and fill pgbench_accounts, _branches, _tellers and _history as `pgbench -i` does, in the init step")
+	f.Int64(&p.ScaleFactor, "scale-factor", 0, "pgbench's scale factor (-s): 100,000 accounts each, and the scripts' :scale (default: the scale's)")
+	f.Float64(&p.Rate, "rate", 0, "target transactions per second over all clients, latency measured from the schedule; 0 = as fast as they can")
+}
+
+// Resolve applies the scale preset, --time and the flags given, then reads, parses and
+// checks the scripts, and validates.
+func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
+	var pr workload.Problems
+	pr.Join(workload.ApplyScale(p, cfg, Preset))
+	if cfg.Time > 0 {
+		p.Time = cfg.Time
+	}
+	pr.Join(p.ApplyFlags(set))
+	p.scaleGiven = set("scale-factor")
+	if err := p.load(os.ReadFile); err != nil {
+		pr.Join(err)
+	}
+	pr.Join(p.Validate(cfg))
+	return pr.Err()
+}
+
+// load reads and parses the scripts and the setup file.
+func (p *Params) load(read func(string) ([]byte, error)) error {
+	vars := newVarTable()
+	var scripts []*Script
+	add := func(name, text string, weight int) error {
+		s, err := Parse(name, text, vars)
+		if err != nil {
+			return err
+		}
+		s.Weight = weight
+		scripts = append(scripts, s)
+		return nil
+	}
+	builtins := p.Builtins
+	if len(p.Files) == 0 && len(builtins) == 0 {
+		builtins = []string{"tpcb-like"}
+	}
+	for _, b := range builtins {
+		name, w, err := splitWeight(b)
+		if err != nil {
+			return fmt.Errorf("-b: %w", err)
+		}
+		full, text, ok := builtin(name)
+		if !ok {
+			return fmt.Errorf("-b: no built-in script %q: pgbench has %s", name, builtinNames())
+		}
+		if err := add("builtin:"+full, text, w); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.Files {
+		name, w, err := splitWeight(f)
+		if err != nil {
+			return fmt.Errorf("-f: %w", err)
+		}
+		text, err := read(name)
+		if err != nil {
+			return fmt.Errorf("-f: %w", err)
+		}
+		if err := add(name, string(text), w); err != nil {
+			return err
+		}
+	}
+	prog, err := compile(scripts, vars)
+	if err != nil {
+		return err
+	}
+	p.prog = prog
+	if p.Setup != "" {
+		text, err := read(p.Setup)
+		if err != nil {
+			return fmt.Errorf("--setup: %w", err)
+		}
+		svars := newVarTable()
+		s, err := Parse(p.Setup, string(text), svars)
+		if err != nil {
+			return err
+		}
+		if p.setup, err = compile([]*Script{s}, svars); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usesBuiltin: a built-in script is among the scripts (they read :scale).
+func (p *Params) usesBuiltin() bool {
+	if p.prog == nil {
+		return false
+	}
+	return slices.ContainsFunc(p.prog.Scripts, func(s *Script) bool { return len(s.Name) > 8 && s.Name[:8] == "builtin:" })
+}
+
+// Validate checks every parameter, every problem at once.
+func (p *Params) Validate(cfg *config.Run) error {
+	var pr workload.Problems
+	if p.ScaleFactor < 1 || p.ScaleFactor > math.MaxInt64/100_000 {
+		pr.Add("--scale-factor must be a whole number ≥ 1, got %d", p.ScaleFactor)
+	}
+	if p.Time <= 0 {
+		pr.Add("--time must be a positive number of seconds, got %g", p.Time.Seconds())
+	}
+	if p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) {
+		pr.Add("--rate must be a number of transactions per second ≥ 0 (0: as fast as they can), got %g", p.Rate)
+	}
+	if cfg.Clients < 1 {
+		pr.Add("--clients must be at least 1, got %d", cfg.Clients)
+	}
+	if p.prog == nil && len(pr) == 0 {
+		pr.Add("no scripts: give -f FILE or -b NAME")
+	}
+	pr.Steps(cfg, stepNames(), Name+" has")
+	return pr.Err()
+}
+
+// Stored are the resolved parameters stored with the run.
+func (p *Params) Stored() map[string]any {
+	extra := map[string]any{"time_sec": p.Time.Seconds()}
+	if p.prog != nil {
+		var names []string
+		for _, s := range p.prog.Scripts {
+			names = append(names, fmt.Sprintf("%s@%d", s.Name, s.Weight))
+		}
+		extra["scripts"] = names
+	}
+	return workload.Stored(p, extra)
+}

@@ -1,0 +1,220 @@
+// Package script is `dbperf run script`: a workload from the user's own files in
+// pgbench's script language, so that the scripts people already have run unchanged on
+// PostgreSQL, SQLite and MariaDB, with everything dbperf measures. In the flow it is a
+// workload family: the catalog lists it, Params.Resolve reads and parses the scripts
+// (a bad script is refused with its file and line before anything runs), Plan makes the
+// steps, and the runner runs them.
+//
+// Steps: init (pgbench -i's tables with --pgbench-init, and the --setup script), then
+// run: --clients clients, each with its own session, running transactions — one
+// execution of a script chosen by weight — for --time, or at --rate. A transaction is
+// the step's operation, so its throughput is TPS.
+//
+// Files: parse.go (the script language: SQL commands and meta-commands), expr.go and
+// value.go (\set's expressions with pgbench's semantics), prng.go (pgbench's random
+// generators and hash functions, from its PRNG), builtin.go (pgbench's built-in
+// scripts), client.go (one client: statements prepared once per session, :variables
+// bound as parameters), init.go (pgbench -i), params.go (flags and validation).
+//
+// The hot path is one client's transaction: its commands are parsed once, its SQL
+// commands prepared once per session, its expressions evaluated on unboxed values and
+// its variables bound into a reused engine.Args, so a transaction allocates nothing
+// but what the engine does (a double or a non-integer \gset value, rendered as text).
+package script
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/workload"
+)
+
+// Name is the workload's name on the command line.
+const Name = "script"
+
+// version is bumped whenever the generated data or statements change.
+const version = 1
+
+// Steps and groups.
+const (
+	stepInit = "init"
+	stepRun  = "run"
+
+	groupLoad = "load"
+	groupRun  = "run"
+
+	labelTx     = "transaction"
+	labelInsert = "insert"
+)
+
+func stepNames() []string { return []string{stepInit, stepRun} }
+
+// Workload is the script workload.
+type Workload struct{}
+
+// New returns the script workload.
+func New() *Workload { return &Workload{} }
+
+var _ workload.Workload = (*Workload)(nil)
+
+// Meta names the workload and its steps.
+func (*Workload) Meta() workload.Meta {
+	return workload.Meta{Name: Name, Version: version, Kind: engine.KindSQL,
+		Steps:   stepNames(),
+		Summary: "your own pgbench scripts (-f FILE@W, -b tpcb-like|simple-update|select-only), TPS per step",
+		Examples: []string{
+			"--pgbench-init --scale-factor 1 -b tpcb-like --clients 2 --time 10",
+			"--engine postgres --managed --pgbench-init --scale-factor 2 -b tpcb-like -b select-only@4 --clients 2 --time 10",
+			"--engine mariadb --managed --pgbench-init -b select-only --rate 500 --time 10",
+		},
+		SweepExamples: []string{
+			"--engine postgres --versions 13,15 --pgbench-init -b tpcb-like --time 10",
+		},
+		Groups: []workload.StepGroup{
+			{Name: groupLoad, Title: "load (pgbench -i, --setup)"},
+			{Name: groupRun, Title: "transactions"},
+		}}
+}
+
+// Plan returns the init step (with --pgbench-init or --setup, or when --steps names it)
+// and the run step.
+func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
+	prm, err := workload.PlanParams[*Params](Name, cfg, params)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{p: *prm, seed: cfg.Seed, clients: cfg.Clients}
+	pl.seeds = deriveSeeds(cfg.Seed, cfg.Clients)
+	want := func(step string) bool { return len(cfg.Steps) == 0 || slices.Contains(cfg.Steps, step) }
+	var steps []workload.Step
+	if want(stepInit) && (prm.PgbenchInit || prm.Setup != "" || slices.Contains(cfg.Steps, stepInit)) {
+		// An init step asked for by name alone builds pgbench's tables.
+		pl.init = prm.PgbenchInit || prm.Setup == ""
+		steps = append(steps, &initStep{StepBase: workload.NewStepBase(stepInit, groupLoad), p: pl})
+	}
+	if want(stepRun) {
+		pl.scaleKnown = prm.scaleGiven || pl.init || !prm.usesBuiltin()
+		steps = append(steps, &runStep{StepBase: workload.NewStepBase(stepRun, groupRun), p: pl})
+	}
+	return steps, nil
+}
+
+// plan is what the steps of one run share.
+type plan struct {
+	p       Params
+	seed    int64
+	clients int
+	seeds   seeds
+	// init: the init step builds pgbench's tables; scaleKnown: :scale is the scale
+	// factor (else the run step counts pgbench_branches, as pgbench does).
+	init, scaleKnown bool
+}
+
+func (pl *plan) clientSeeds(id int, scale int64) clientSeeds {
+	return clientSeeds{fn: pl.seeds.clients[id], choose: pl.seeds.choose + uint64(id),
+		defaultSeed: pl.seeds.defaultSeed, randomSeed: pl.seed, scale: scale}
+}
+
+// runStep runs the transactions.
+type runStep struct {
+	workload.StepBase
+	p     *plan
+	scale int64
+	// clients keep their variables and random streams across the Loads of a step run
+	// as slices (workload.Steady).
+	clients []*client
+	retries atomic.Int64
+}
+
+var (
+	_ workload.Step   = (*runStep)(nil)
+	_ workload.Steady = (*runStep)(nil)
+	_ workload.Noter  = (*runStep)(nil)
+)
+
+// SteadyTime is the run's time.
+func (s *runStep) SteadyTime() time.Duration { return s.p.p.Time }
+
+// Prepare finds :scale when it comes from the tables, as pgbench does for its built-in
+// scripts: the number of pgbench_branches.
+func (s *runStep) Prepare(ctx context.Context, hh engine.Handle) error {
+	s.scale = s.p.p.ScaleFactor
+	if s.p.scaleKnown {
+		return nil
+	}
+	h, err := engine.AsSQL(hh)
+	if err != nil {
+		return err
+	}
+	sess, err := h.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("script %s: %w", s.Name(), err)
+	}
+	defer sess.Close()
+	n, err := queryInt(ctx, sess, "SELECT count(*) FROM pgbench_branches")
+	if err != nil {
+		return fmt.Errorf("script %s: the built-in scripts' :scale is the count of pgbench_branches (run with --pgbench-init, or give --scale-factor): %w", s.Name(), err)
+	}
+	if n < 1 {
+		return fmt.Errorf("script %s: pgbench_branches is empty: run with --pgbench-init", s.Name())
+	}
+	s.scale = n
+	return nil
+}
+
+// Load has one group of --clients clients.
+func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, error) {
+	d, err := workload.SQLDialect(hh)
+	if err != nil {
+		return workload.Load{}, err
+	}
+	prog := s.p.p.prog
+	g := workload.Group{Label: labelTx, Role: "query", Unit: workload.UnitOps, ReadOnly: prog.ReadOnly()}
+	if s.p.p.Rate > 0 {
+		g.Rate = s.p.p.Rate / float64(s.p.clients)
+	}
+	for id := range s.p.clients {
+		if id >= len(s.clients) {
+			s.clients = append(s.clients, newClient(prog, id, s.p.clientSeeds(id, s.scale), &s.retries))
+		}
+		c := s.clients[id]
+		c.d = d
+		c.setScale(s.scale)
+		g.Workers = append(g.Workers, c)
+	}
+	kind := "write"
+	if g.ReadOnly {
+		kind = "read"
+	}
+	return workload.Load{Kind: kind, Primary: labelTx, Groups: []workload.Group{g}, Duration: s.p.p.Time}, nil
+}
+
+// Verify checks nothing: a script's effects are its own.
+func (s *runStep) Verify(context.Context, engine.Handle) (string, error) { return "", nil }
+
+// Note says how many transactions were run again after a conflict.
+func (s *runStep) Note() string {
+	if n := s.retries.Load(); n > 0 {
+		return strconv.FormatInt(n, 10) + " transactions rolled back and run again after a conflict with another client's (deadlock, serialization failure, busy database), with the same random values, as pgbench --max-tries does"
+	}
+	return ""
+}
+
+// queryInt prepares, runs and closes a one-integer query.
+func queryInt(ctx context.Context, s engine.Session, q string) (int64, error) {
+	st, err := s.Prepare(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	v, _, err := st.QueryInt(ctx, nil)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	return v, err
+}
