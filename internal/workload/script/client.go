@@ -104,6 +104,10 @@ type client struct {
 	timer  *time.Timer
 	inTx   bool
 	rb     engine.Stmt
+	sess   engine.Session
+	// lazy: statements are prepared when they first run, not in Init (a setup script
+	// creating the tables it then fills).
+	lazy bool
 }
 
 // clientSeeds are what a client starts from.
@@ -138,8 +142,9 @@ func (c *client) setScale(scale int64) {
 	}
 }
 
-// Init prepares every SQL command of every script on s: server-side, but transaction
-// control (BEGIN, COMMIT, …) as text, as sysbench sends it. BEGIN takes the engine's
+// Init prepares every SQL command of every script on s (one that cannot be prepared yet
+// is prepared when it first runs): server-side, but transaction control (BEGIN, COMMIT,
+// …) as text, as sysbench sends it. BEGIN takes the engine's
 // write lock where a transaction must (SQLite: BEGIN IMMEDIATE), so that concurrent
 // writers queue instead of failing.
 func (c *client) Init(ctx context.Context, s engine.Session) error {
@@ -150,6 +155,7 @@ func (c *client) Init(ctx context.Context, s engine.Session) error {
 }
 
 func (c *client) prepare(ctx context.Context, s engine.Session) error {
+	c.sess = s
 	c.stmts = make([][]engine.Stmt, len(c.prog.Scripts))
 	c.gsetNames = make([][][]string, len(c.prog.Scripts))
 	c.gsetSlots = make([][][]int, len(c.prog.Scripts))
@@ -158,31 +164,15 @@ func (c *client) prepare(ctx context.Context, s engine.Session) error {
 		c.stmts[si] = make([]engine.Stmt, len(sc.cmds))
 		c.gsetNames[si] = make([][]string, len(sc.cmds))
 		c.gsetSlots[si] = make([][]int, len(sc.cmds))
+		if c.lazy {
+			continue
+		}
 		for ci := range sc.cmds {
-			cmd := &sc.cmds[ci]
-			if cmd.kind != cSQL {
-				continue
+			if sc.cmds[ci].kind == cSQL {
+				// A statement on a table an earlier command creates cannot be prepared
+				// yet: it is prepared when it first runs, as pgbench -M prepared does.
+				c.stmts[si][ci], _ = c.prepareCmd(ctx, &sc.cmds[ci])
 			}
-			q := cmd.text(c.d)
-			var st engine.Stmt
-			var err error
-			switch cmd.sql {
-			case sqlBegin, sqlEnd:
-				if cmd.sql == sqlBegin && isPlainBegin(q) {
-					q = c.d.BeginWrite()
-				}
-				st, err = s.PrepareClient(ctx, q)
-			default:
-				st, err = s.Prepare(ctx, q)
-			}
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", sc.Name, cmd.line, err)
-			}
-			if _, ok := st.(engine.RowQuerier); cmd.sql == sqlGset && !ok {
-				_ = st.Close()
-				return fmt.Errorf("%s:%d: \\gset: the engine cannot return a row's values", sc.Name, cmd.line)
-			}
-			c.stmts[si][ci] = st
 		}
 	}
 	var err error
@@ -190,6 +180,30 @@ func (c *client) prepare(ctx context.Context, s engine.Session) error {
 		return fmt.Errorf("script: prepare ROLLBACK: %w", err)
 	}
 	return nil
+}
+
+// prepareCmd prepares one SQL command on the client's session.
+func (c *client) prepareCmd(ctx context.Context, cmd *command) (engine.Stmt, error) {
+	q := cmd.text(c.d)
+	var st engine.Stmt
+	var err error
+	switch cmd.sql {
+	case sqlBegin, sqlEnd:
+		if cmd.sql == sqlBegin && isPlainBegin(q) {
+			q = c.d.BeginWrite()
+		}
+		st, err = c.sess.PrepareClient(ctx, q)
+	default:
+		st, err = c.sess.Prepare(ctx, q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := st.(engine.RowQuerier); cmd.sql == sqlGset && !ok {
+		_ = st.Close()
+		return nil, errors.New("\\gset: the engine cannot return a row's values")
+	}
+	return st, nil
 }
 
 // isPlainBegin: BEGIN [TRANSACTION|WORK], which the engine's BeginWrite may replace.
@@ -376,6 +390,13 @@ func (c *client) exec(ctx context.Context, si, ci int, cmd *command) (int64, err
 		return 0, err
 	}
 	st := c.stmts[si][ci]
+	if st == nil {
+		var err error
+		if st, err = c.prepareCmd(ctx, cmd); err != nil {
+			return 0, err
+		}
+		c.stmts[si][ci] = st
+	}
 	switch cmd.sql {
 	case sqlQuery:
 		return st.Query(ctx, &c.args)

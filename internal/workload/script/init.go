@@ -188,7 +188,7 @@ func (w *initWorker) setup(ctx context.Context) (int64, error) {
 	pl := w.s.p
 	var retries atomic.Int64
 	c := newClient(pl.p.setup, 0, pl.clientSeeds(0, pl.p.ScaleFactor), &retries)
-	c.d = w.d
+	c.d, c.lazy = w.d, true
 	if err := c.Init(ctx, w.sess); err != nil {
 		return 0, fmt.Errorf("script %s: --setup: %w", w.s.Name(), err)
 	}

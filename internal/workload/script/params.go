@@ -36,6 +36,7 @@ type Params struct {
 	scaleGiven bool
 	prog       *Program
 	setup      *Program
+	loadFailed bool // the scripts were refused (Resolve said why)
 }
 
 var _ workload.Params = (*Params)(nil)
@@ -86,6 +87,7 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	p.scaleGiven = set("scale-factor")
 	if err := p.load(os.ReadFile); err != nil {
 		pr.Join(err)
+		p.loadFailed = true
 	}
 	pr.Join(p.Validate(cfg))
 	return pr.Err()
@@ -179,7 +181,7 @@ func (p *Params) Validate(cfg *config.Run) error {
 	if cfg.Clients < 1 {
 		pr.Add("--clients must be at least 1, got %d", cfg.Clients)
 	}
-	if p.prog == nil && len(pr) == 0 {
+	if p.prog == nil && !p.loadFailed {
 		pr.Add("no scripts: give -f FILE or -b NAME")
 	}
 	pr.Steps(cfg, stepNames(), Name+" has")

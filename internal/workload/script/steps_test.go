@@ -1,0 +1,186 @@
+package script
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/engine/sqlite"
+	"github.com/dbperf/dbperf/internal/metrics"
+	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/workload"
+	"github.com/dbperf/dbperf/internal/workload/workloadtest"
+)
+
+// These tests run the workload's steps through the runner against real SQLite.
+
+func openSQLite(t *testing.T) engine.SQL {
+	t.Helper()
+	h, err := sqlite.New().Open(context.Background(), engine.Target{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h.(engine.SQL)
+}
+
+type quiet struct{}
+
+func (quiet) StepStarted(string, workload.Load) {}
+func (quiet) Interval(string, metrics.Interval) {}
+
+func runStepOn(h engine.SQL, s workload.Step) metrics.StepResult {
+	return (&runner.Runner{Handle: h, Interval: time.Second}).Run(context.Background(), s, quiet{})
+}
+
+func mustRun(t *testing.T, h engine.SQL, s workload.Step) metrics.StepResult {
+	t.Helper()
+	res := runStepOn(h, s)
+	if res.Status != metrics.StatusOK {
+		t.Fatalf("%s: %s: %s (audit %s)", s.Name(), res.Status, res.Error, res.Audit.Detail)
+	}
+	return res
+}
+
+func queryOne(t *testing.T, h engine.SQL, q string) int64 {
+	t.Helper()
+	s, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n, err := queryInt(context.Background(), s, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func write(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestScriptSQLite runs a setup script and a script of every meta-command on SQLite:
+// \gset reads a row into variables, \if/\elif/\else pick the branch from them, \sleep
+// waits; what the transactions wrote shows that each took the right branch.
+func TestScriptSQLite(t *testing.T) {
+	dir := t.TempDir()
+	setup := write(t, dir, "setup.sql", `CREATE TABLE kv (k int PRIMARY KEY, v int);
+CREATE TABLE log (k int, v int, branch text, c int);
+\set n 1
+INSERT INTO kv VALUES (1, 10), (2, 20), (3, 30), (4, 40), (5, 50), (6, 60), (7, 70), (8, 80), (9, 90), (10, 100);
+`)
+	script := write(t, dir, "t.sql", `\set k random(1, 10)
+SELECT v AS val, k * 1.5 AS half FROM kv WHERE k = :k \gset r_
+\sleep 1 us
+\if :r_val > 60
+  INSERT INTO log VALUES (:k, :r_val, 'big', :client_id);
+\elif :r_val > 20 and :r_half >= 4.5
+  INSERT INTO log VALUES (:k, :r_val, 'mid', :client_id);
+\else
+  \set small 1
+  INSERT INTO log VALUES (:k, :r_val, 'small', :client_id);
+\endif
+`)
+	steps := workloadtest.Plan(t, New(), "--setup", setup, "-f", script, "--clients", "2", "--time", "0.3")
+	if names := workloadtest.Names(steps); strings.Join(names, ",") != "init,run" {
+		t.Fatalf("steps %v", names)
+	}
+	h := openSQLite(t)
+	mustRun(t, h, steps[0])
+	res := mustRun(t, h, steps[1])
+	n := queryOne(t, h, "SELECT count(*) FROM log")
+	if n == 0 || n != res.Labels[0].Events {
+		t.Fatalf("%d rows logged for %d transactions", n, res.Labels[0].Events)
+	}
+	if bad := queryOne(t, h, `SELECT count(*) FROM log WHERE v != k * 10 OR branch != CASE WHEN v > 60 THEN 'big' WHEN v > 20 THEN 'mid' ELSE 'small' END`); bad != 0 {
+		t.Errorf("%d transactions took the wrong branch", bad)
+	}
+	if c := queryOne(t, h, "SELECT count(DISTINCT c) FROM log"); c != 2 {
+		t.Errorf("%d distinct :client_id, want 2", c)
+	}
+}
+
+// TestTPCBSQLite builds pgbench's tables and runs the built-in TPC-B-like script with
+// two clients: the balances of accounts, tellers and branches all add up to the deltas
+// in the history, one row per transaction, as they must after pgbench.
+func TestTPCBSQLite(t *testing.T) {
+	steps := workloadtest.Plan(t, New(), "--pgbench-init", "--scale-factor", "1", "-b", "tpcb-like", "-b", "select-only@2", "--clients", "2", "--time", "0.5")
+	h := openSQLite(t)
+	init := mustRun(t, h, steps[0])
+	if !strings.Contains(init.Audit.Detail, "pgbench_accounts 100000 rows") {
+		t.Errorf("init audit: %q", init.Audit.Detail)
+	}
+	res := mustRun(t, h, steps[1])
+	hist := queryOne(t, h, "SELECT count(*) FROM pgbench_history")
+	if hist == 0 || hist >= res.Labels[0].Events {
+		t.Errorf("%d history rows for %d transactions (a third of them select-only)", hist, res.Labels[0].Events)
+	}
+	sum := queryOne(t, h, "SELECT coalesce(sum(delta), 0) FROM pgbench_history")
+	for _, q := range []string{"SELECT sum(abalance) FROM pgbench_accounts", "SELECT sum(tbalance) FROM pgbench_tellers", "SELECT sum(bbalance) FROM pgbench_branches"} {
+		if got := queryOne(t, h, q); got != sum {
+			t.Errorf("%s: %d, history's deltas add up to %d", q, got, sum)
+		}
+	}
+	// Without --pgbench-init the built-in scripts read :scale from pgbench_branches.
+	run := workloadtest.Plan(t, New(), "-b", "select-only", "--time", "0.2")
+	if len(run) != 1 || run[0].Name() != stepRun {
+		t.Fatalf("steps %v", workloadtest.Names(run))
+	}
+	mustRun(t, h, run[0])
+	if s := run[0].(*runStep).scale; s != 1 {
+		t.Errorf(":scale %d, want 1 (pgbench_branches' rows)", s)
+	}
+}
+
+// TestRejectedStatement: a statement the engine rejects fails the step, naming the
+// script's file and line; so does a runtime error of an expression.
+func TestRejectedStatement(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ script, want string }{
+		{"\\set a 1\n\nSELECT * FROM no_such_table WHERE a = :a;\n", "bad.sql:3: "},
+		{"SELECT 1;\nSELECT 1 FROM (SELECT 1) AS x WHERE 1 = :b;\n\\set b 1 / 0\n", "bad.sql:2: undefined variable \"b\""},
+		{"\\set b 1 / 0\n", "bad.sql:1: \\set b: division by zero"},
+		{"SELECT 1 AS one \\gset\nSELECT :one;\nSELECT 1 WHERE 1 = 0 \\gset\n", "bad.sql:3: \\gset: expected one row, got 0"},
+		{"BEGIN;\nSELECT 1;\n", "the script ended inside a transaction"},
+	} {
+		steps := workloadtest.Plan(t, New(), "-f", write(t, dir, "bad.sql", tc.script), "--time", "0.2")
+		res := runStepOn(openSQLite(t), steps[0])
+		if res.Status != metrics.StatusFailed || !strings.Contains(res.Error, tc.want) {
+			t.Errorf("%q: %s %q, want an error with %q", tc.script, res.Status, res.Error, tc.want)
+		}
+	}
+}
+
+// TestParamsProblems: bad flags and scripts are refused before anything runs.
+func TestParamsProblems(t *testing.T) {
+	dir := t.TempDir()
+	bad := write(t, dir, "bad.sql", "\\if 1\nSELECT 1;\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", bad}, bad + ":1: \\if without a matching \\endif"},
+		{[]string{"-f", filepath.Join(dir, "none.sql")}, "-f: open "},
+		{[]string{"-b", "nosuch"}, `-b: no built-in script "nosuch"`},
+		{[]string{"-b", "tpcb-like@x"}, `-b: invalid weight "x"`},
+		{[]string{"-b", "tpcb-like@0"}, "every script has weight 0"},
+		{[]string{"--scale-factor", "0"}, "--scale-factor must be a whole number ≥ 1"},
+		{[]string{"--rate", "-1"}, "--rate must be"},
+		{[]string{"--steps", "load"}, `--steps: unknown step "load"`},
+	} {
+		_, err := workloadtest.Resolve[*Params](t, New(), workloadtest.Tiny(), tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
