@@ -18,14 +18,22 @@ type Program struct {
 	Scripts []*Script
 	vars    *varTable
 	total   int // the sum of the weights
+	// defines are the -D NAME=VALUE variables, set in every client before the
+	// predefined ones, which they override.
+	defines map[string]value
 }
 
-// compile checks the scripts' variables and weights and returns them as a Program.
-func compile(scripts []*Script, vars *varTable) (*Program, error) {
-	if err := checkVariables(scripts, predefined()); err != nil {
+// compile checks the scripts' variables and weights and returns them as a Program;
+// defines are -D's variables.
+func compile(scripts []*Script, vars *varTable, defines map[string]value) (*Program, error) {
+	defined := predefined()
+	for n := range defines {
+		defined = append(defined, n)
+	}
+	if err := checkVariables(scripts, defined); err != nil {
 		return nil, err
 	}
-	p := &Program{Scripts: scripts, vars: vars}
+	p := &Program{Scripts: scripts, vars: vars, defines: defines}
 	for _, s := range scripts {
 		p.total += s.Weight
 	}
@@ -124,8 +132,16 @@ func newClient(prog *Program, id int, sd clientSeeds, retries *atomic.Int64) *cl
 		vars: make([]value, len(prog.vars.names))}
 	c.e = env{vars: c.vars, names: prog.vars.names, rng: &c.rng}
 	set := func(name string, v int64) {
+		if _, given := prog.defines[name]; given {
+			return // -D wins, as in pgbench
+		}
 		if s, ok := prog.vars.slots[name]; ok {
 			c.vars[s] = intVal(v)
+		}
+	}
+	for name, v := range prog.defines {
+		if s, ok := prog.vars.slots[name]; ok {
+			c.vars[s] = v
 		}
 	}
 	set("scale", sd.scale)
@@ -137,6 +153,9 @@ func newClient(prog *Program, id int, sd clientSeeds, retries *atomic.Int64) *cl
 
 // setScale sets :scale (once the run step knows it).
 func (c *client) setScale(scale int64) {
+	if _, given := c.prog.defines["scale"]; given {
+		return
+	}
 	if s, ok := c.prog.vars.slots["scale"]; ok {
 		c.vars[s] = intVal(scale)
 	}
@@ -453,13 +472,18 @@ func (c *client) gset(si, ci int, prefix string) {
 		case c.row.Null[i]:
 			c.vars[s] = value{k: kNull}
 		default:
-			if v, ok := parseInt(b); ok {
-				c.vars[s] = intVal(v)
-			} else {
-				c.vars[s] = value{k: kText, s: string(b)}
-			}
+			c.vars[s] = textValue(b)
 		}
 	}
+}
+
+// textValue is the value of a text (a \gset column, a -D value): an integer when it is
+// one, else text, typed when an expression reads it. An integer allocates nothing.
+func textValue(b []byte) value {
+	if v, ok := parseInt(b); ok {
+		return intVal(v)
+	}
+	return value{k: kText, s: string(b)}
 }
 
 // parseInt parses a canonical decimal integer (no sign but '-', no leading zeros)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/config"
@@ -27,6 +28,8 @@ type Params struct {
 	ScaleFactor int64
 	// Time is how long the run step runs (--time, else the scale's).
 	Time time.Duration
+	// Defines are -D NAME=VALUE: variables every client starts with.
+	Defines []string
 	// Rate is the target transactions per second over all clients (0: as fast as they
 	// can), on the runner's absolute schedule, latency measured from it.
 	Rate float64
@@ -72,6 +75,7 @@ func (p *Params) AddFlags(fl *workload.FlagSet) {
 	f.String(&p.Setup, "setup", "", "a script run once, by one client, in the init step before the timed run")
 	f.Bool(&p.PgbenchInit, "pgbench-init", false, "create and fill pgbench_accounts, _branches, _tellers and _history as `pgbench -i` does, in the init step")
 	f.Int64(&p.ScaleFactor, "scale-factor", 0, "pgbench's scale factor (-s): 100,000 accounts each, and the scripts' :scale (default: the scale's)")
+	f.StringArrayP(&p.Defines, "define", "D", "a variable every client starts with, NAME=VALUE (repeatable; overrides :scale, :client_id, … as in pgbench)")
 	f.Float64(&p.Rate, "rate", 0, "target transactions per second over all clients, latency measured from the schedule; 0 = as fast as they can")
 }
 
@@ -95,6 +99,14 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 
 // load reads and parses the scripts and the setup file.
 func (p *Params) load(read func(string) ([]byte, error)) error {
+	defines := map[string]value{}
+	for _, d := range p.Defines {
+		name, val, ok := strings.Cut(d, "=")
+		if !ok || !validName(name) {
+			return fmt.Errorf("-D %q: want NAME=VALUE, NAME a variable name", d)
+		}
+		defines[name] = textValue([]byte(val))
+	}
 	vars := newVarTable()
 	var scripts []*Script
 	add := func(name, text string, weight int) error {
@@ -136,7 +148,7 @@ func (p *Params) load(read func(string) ([]byte, error)) error {
 			return err
 		}
 	}
-	prog, err := compile(scripts, vars)
+	prog, err := compile(scripts, vars, defines)
 	if err != nil {
 		return err
 	}
@@ -151,7 +163,7 @@ func (p *Params) load(read func(string) ([]byte, error)) error {
 		if err != nil {
 			return err
 		}
-		if p.setup, err = compile([]*Script{s}, svars); err != nil {
+		if p.setup, err = compile([]*Script{s}, svars, defines); err != nil {
 			return err
 		}
 	}

@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 		vars := newVarTable()
 		s, err := Parse("bad.sql", tc.script, vars)
 		if err == nil {
-			_, err = compile([]*Script{s}, vars)
+			_, err = compile([]*Script{s}, vars, nil)
 		}
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.script, err, tc.want)
@@ -174,7 +174,7 @@ func TestGsetDefines(t *testing.T) {
 	vars := newVarTable()
 	s, err := Parse("g.sql", "select 1 as one \\gset p_\nselect :p_one;\n", vars)
 	if err == nil {
-		_, err = compile([]*Script{s}, vars)
+		_, err = compile([]*Script{s}, vars, nil)
 	}
 	if err != nil {
 		t.Fatal(err)

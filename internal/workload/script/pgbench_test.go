@@ -53,7 +53,7 @@ func compileTexts(t *testing.T, texts ...string) *Program {
 		}
 		scripts = append(scripts, s)
 	}
-	p, err := compile(scripts, vars)
+	p, err := compile(scripts, vars, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,3 +184,19 @@ func TestParamsProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestDefines: -D NAME=VALUE sets a variable every client starts with, and overrides a
+// predefined one, as pgbench's -D does.
+func TestDefines(t *testing.T) {
+	dir := t.TempDir()
+	script := write(t, dir, "d.sql", "CREATE TABLE IF NOT EXISTS d (a int, s text, sc int);\nINSERT INTO d VALUES (:a, :s, :scale);\n")
+	steps := workloadtest.Plan(t, New(), "-f", script, "-D", "a=42", "-D", "s=hello", "-D", "scale=7", "--time", "0.1")
+	h := openSQLite(t)
+	mustRun(t, h, steps[0])
+	if n := queryOne(t, h, "SELECT count(*) FROM d WHERE a = 42 AND s = 'hello' AND sc = 7"); n == 0 || n != queryOne(t, h, "SELECT count(*) FROM d") {
+		t.Errorf("%d rows with the -D values", n)
+	}
+	if _, err := workloadtest.Resolve[*Params](t, New(), workloadtest.Tiny(), "-f", script, "-D", "1x=2"); err == nil || !strings.Contains(err.Error(), `-D "1x=2": want NAME=VALUE`) {
+		t.Errorf("-D 1x=2: %v", err)
+	}
+}
