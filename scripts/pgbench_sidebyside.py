@@ -167,6 +167,13 @@ def fmt(t, digits=3):
     return "%.*g (%.*g–%.*g)" % (digits, m, digits, lo, digits, hi)
 
 
+def fmt_tps(t):
+    m, lo, hi = t
+    if m is None:
+        return "–"
+    return "%.0f (%.0f–%.0f)" % (m, lo, hi)
+
+
 def render(a, version, sums, n):
     lines = [
         "| script | client | TPS, median (min–max) | client CPU µs/transaction, median (min–max) |",
@@ -175,8 +182,8 @@ def render(a, version, sums, n):
     for script in SCRIPTS:
         s = sums[script]
         lines += [
-            "| %s | pgbench -M prepared (whole process) | %s | %s |" % (script, fmt(s["pgbench_tps"]), fmt(s["pgbench_us"])),
-            "| %s | dbperf run script (whole process) | %s | %s |" % (script, fmt(s["dbperf_tps"]), fmt(s["dbperf_us"])),
+            "| %s | pgbench -M prepared (whole process) | %s | %s |" % (script, fmt_tps(s["pgbench_tps"]), fmt(s["pgbench_us"])),
+            "| %s | dbperf run script (whole process) | %s | %s |" % (script, fmt_tps(s["dbperf_tps"]), fmt(s["dbperf_us"])),
             "| %s | dbperf run script (the step's own figure) | | %s |" % (script, fmt(s["dbperf_step_us"])),
             "| %s | **dbperf ÷ pgbench** | **%s** | **%s** |" % (script, fmt(s["tps_ratio"], 2), fmt(s["cpu_ratio"], 2)),
         ]

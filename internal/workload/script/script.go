@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -195,8 +196,53 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 	return workload.Load{Kind: kind, Primary: labelTx, Groups: []workload.Group{g}, Duration: s.p.p.Time}, nil
 }
 
-// Verify checks nothing: a script's effects are its own.
-func (s *runStep) Verify(context.Context, engine.Handle) (string, error) { return "", nil }
+// Verify checks pgbench's tables after pgbench's built-in scripts on tables this run
+// built: every transaction that changed a balance added its delta to the history, so
+// the accounts' balances add up to the history's deltas, and without simple-update
+// (which changes no teller or branch) so do the tellers' and the branches'. A script of
+// the user's has effects of its own: nothing is checked.
+func (s *runStep) Verify(ctx context.Context, hh engine.Handle) (string, error) {
+	if !s.p.init || s.p.p.setup != nil {
+		return "", nil
+	}
+	tellers := true
+	for _, sc := range s.p.p.prog.Scripts {
+		switch sc.Name {
+		case "builtin:simple-update":
+			tellers = false
+		case "builtin:tpcb-like", "builtin:select-only":
+		default:
+			return "", nil
+		}
+	}
+	h, err := engine.AsSQL(hh)
+	if err != nil {
+		return "", err
+	}
+	sess, err := h.NewSession(ctx)
+	if err != nil {
+		return "", fmt.Errorf("script %s: %w", s.Name(), err)
+	}
+	defer sess.Close()
+	sums := []string{"pgbench_history.delta", "pgbench_accounts.abalance"}
+	if tellers {
+		sums = append(sums, "pgbench_tellers.tbalance", "pgbench_branches.bbalance")
+	}
+	var want int64
+	for i, col := range sums {
+		table, c, _ := strings.Cut(col, ".")
+		n, err := queryInt(ctx, sess, "SELECT coalesce(sum("+c+"), 0) FROM "+table)
+		if err != nil {
+			return "", fmt.Errorf("script %s: sum of %s: %w", s.Name(), col, err)
+		}
+		if i == 0 {
+			want = n
+		} else if n != want {
+			return "", fmt.Errorf("script %s: sum(%s) is %d, but the history's deltas add up to %d: a transaction's writes were lost or doubled", s.Name(), col, n, want)
+		}
+	}
+	return fmt.Sprintf("the balances of %s add up to the history's deltas (%d)", strings.Join(sums[1:], ", "), want), nil
+}
 
 // Note says how many transactions were run again after a conflict.
 func (s *runStep) Note() string {

@@ -121,6 +121,9 @@ func TestTPCBSQLite(t *testing.T) {
 		t.Errorf("init audit: %q", init.Audit.Detail)
 	}
 	res := mustRun(t, h, steps[1])
+	if !strings.Contains(res.Audit.Detail, "pgbench_branches.bbalance add up to the history's deltas") {
+		t.Errorf("run audit: %q", res.Audit.Detail)
+	}
 	hist := queryOne(t, h, "SELECT count(*) FROM pgbench_history")
 	if hist == 0 || hist >= res.Labels[0].Events {
 		t.Errorf("%d history rows for %d transactions (a third of them select-only)", hist, res.Labels[0].Events)
@@ -130,6 +133,18 @@ func TestTPCBSQLite(t *testing.T) {
 		if got := queryOne(t, h, q); got != sum {
 			t.Errorf("%s: %d, history's deltas add up to %d", q, got, sum)
 		}
+	}
+	// A lost write fails the audit.
+	sess, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Exec(context.Background(), "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1"); err != nil {
+		t.Fatal(err)
+	}
+	_ = sess.Close()
+	if _, err := steps[1].Verify(context.Background(), h); err == nil || !strings.Contains(err.Error(), "sum(pgbench_tellers.tbalance) is") {
+		t.Errorf("audit after a changed teller: %v", err)
 	}
 	// Without --pgbench-init the built-in scripts read :scale from pgbench_branches.
 	run := workloadtest.Plan(t, New(), "-b", "select-only", "--time", "0.2")
