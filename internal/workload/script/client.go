@@ -107,12 +107,14 @@ type client struct {
 	e      env
 	rng    prng // the script functions' stream (pgbench's cs_func_rs)
 	choose prng // the script choice's
-	args   engine.Args
-	row    engine.Row
-	timer  *time.Timer
-	inTx   bool
-	rb     engine.Stmt
-	sess   engine.Session
+	// throttle draws the gaps of the --rate schedule (pgbench's ts_throttle_rs).
+	throttle prng
+	args     engine.Args
+	row      engine.Row
+	timer    *time.Timer
+	inTx     bool
+	rb       engine.Stmt
+	sess     engine.Session
 	// lazy: statements are prepared when they first run, not in Init (a setup script
 	// creating the tables it then fills).
 	lazy bool
@@ -120,15 +122,15 @@ type client struct {
 
 // clientSeeds are what a client starts from.
 type clientSeeds struct {
-	fn, choose  uint64
-	defaultSeed int64
-	randomSeed  int64
-	scale       int64
+	fn, choose, throttle uint64
+	defaultSeed          int64
+	randomSeed           int64
+	scale                int64
 }
 
 func newClient(prog *Program, id int, sd clientSeeds, retries *atomic.Int64) *client {
 	c := &client{prog: prog, id: id, retries: retries,
-		rng: newPRNG(sd.fn), choose: newPRNG(sd.choose),
+		rng: newPRNG(sd.fn), choose: newPRNG(sd.choose), throttle: newPRNG(sd.throttle),
 		vars: make([]value, len(prog.vars.names))}
 	c.e = env{vars: c.vars, names: prog.vars.names, rng: &c.rng}
 	set := func(name string, v int64) {

@@ -119,6 +119,7 @@ type plan struct {
 
 func (pl *plan) clientSeeds(id int, scale int64) clientSeeds {
 	return clientSeeds{fn: pl.seeds.clients[id], choose: pl.seeds.choose + uint64(id),
+		throttle:    pl.seeds.throttle + uint64(id),
 		defaultSeed: pl.seeds.defaultSeed, randomSeed: pl.seed, scale: scale}
 }
 
@@ -177,9 +178,6 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 	}
 	prog := s.p.p.prog
 	g := workload.Group{Label: labelTx, Role: "query", Unit: workload.UnitOps, ReadOnly: prog.ReadOnly()}
-	if s.p.p.Rate > 0 {
-		g.Rate = s.p.p.Rate / float64(s.p.clients)
-	}
 	for id := range s.p.clients {
 		if id >= len(s.clients) {
 			s.clients = append(s.clients, newClient(prog, id, s.p.clientSeeds(id, s.scale), &s.retries))
@@ -188,6 +186,17 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 		c.d = d
 		c.setScale(s.scale)
 		g.Workers = append(g.Workers, c)
+	}
+	if s.p.p.Rate > 0 {
+		// pgbench's --rate: each client's transactions arrive as a Poisson process, the
+		// gaps drawn in whole microseconds as pgbench's getPoissonRand draws them.
+		g.Rate = s.p.p.Rate / float64(s.p.clients)
+		center := 1e6 / g.Rate
+		clients := s.clients
+		g.Gaps = func(i int) func() time.Duration {
+			r := &clients[i].throttle
+			return func() time.Duration { return time.Duration(poisson(r, center)) * time.Microsecond }
+		}
 	}
 	kind := "write"
 	if g.ReadOnly {

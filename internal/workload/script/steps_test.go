@@ -215,3 +215,36 @@ func TestDefines(t *testing.T) {
 		t.Errorf("-D 1x=2: %v", err)
 	}
 }
+
+// TestRatePoisson: with --rate the clients' schedules are Poisson processes: the gaps
+// vary (not one fixed interval) and average the rate's.
+func TestRatePoisson(t *testing.T) {
+	steps := workloadtest.Plan(t, New(), "-f", write(t, t.TempDir(), "s.sql", "SELECT 1;\n"), "--rate", "1000", "--clients", "2", "--time", "0.5")
+	h := openSQLite(t)
+	l, err := steps[0].Load(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := l.Groups[0]
+	if g.Rate != 500 || g.Gaps == nil {
+		t.Fatalf("rate %v, gaps %v", g.Rate, g.Gaps != nil)
+	}
+	gap := g.Gaps(1)
+	var sum time.Duration
+	seen := map[time.Duration]bool{}
+	for range 10000 {
+		d := gap()
+		sum += d
+		seen[d] = true
+	}
+	if mean := sum / 10000; mean < 1900*time.Microsecond || mean > 2100*time.Microsecond || len(seen) < 1000 {
+		t.Errorf("mean gap %v (want ~2ms), %d distinct gaps", mean, len(seen))
+	}
+	res := mustRun(t, h, steps[0])
+	if n := res.Labels[0].Events; n < 350 || n > 650 {
+		t.Errorf("%d transactions in 0.5 s at 1000/s", n)
+	}
+	if !res.Labels[0].HasResponse {
+		t.Error("no response time from the schedule")
+	}
+}
