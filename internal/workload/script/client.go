@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -540,6 +539,3 @@ func (c *client) Close() error {
 	}
 	return workload.CloseStmts(all...)
 }
-
-// String names the client for errors.
-func (c *client) String() string { return "client " + strconv.Itoa(c.id) }

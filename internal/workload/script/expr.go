@@ -662,6 +662,8 @@ type env struct {
 	vars  []value
 	names []string // slot → name, for errors
 	rng   *prng
+	// debug, when set, receives each value debug() returns (pgbench prints it).
+	debug func(value)
 }
 
 func (e *env) eval(n *node) (value, error) {
@@ -858,6 +860,9 @@ func (e *env) apply(o op, a []value) (value, error) {
 		}
 		return value{}, fmt.Errorf("abs of %s", a[0].typeName())
 	case opDebug:
+		if e.debug != nil {
+			e.debug(a[0])
+		}
 		return a[0], nil
 	case opDouble, opSqrt, opLn, opExp:
 		d, err := a[0].toDouble()

@@ -74,17 +74,6 @@ type varUse struct {
 	line int
 }
 
-// Statements is the number of SQL commands of the script.
-func (s *Script) Statements() int {
-	n := 0
-	for _, c := range s.cmds {
-		if c.kind == cSQL {
-			n++
-		}
-	}
-	return n
-}
-
 // parseError is a problem of a script: its file and line, and what is wrong.
 func parseError(name string, line int, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))

@@ -2,6 +2,7 @@ package script
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -138,5 +139,52 @@ func TestPgbenchWeights(t *testing.T) {
 	}
 	if got, want := strings.Join(ys, ","), "1,5,5,5,1,2,10,5,7"; got != want {
 		t.Errorf("random(1, 10): %s, pgbench %s", got, want)
+	}
+}
+
+// TestPgbenchBranches runs testdata/branches.sql — \gset with and without a prefix,
+// \if/\elif/\else/\endif, CASE, \sleep — on SQLite for six transactions, client 0 of
+// seed 77, and compares every debug() value with what pgbench 15 printed running it on
+// PostgreSQL with --random-seed=77: the same branches taken with the same values.
+func TestPgbenchBranches(t *testing.T) {
+	text, err := os.ReadFile("testdata/branches.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := os.ReadFile("testdata/branches.pgbench-seed77.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, line := range strings.Split(strings.TrimSpace(string(ref)), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			_, v, _ := strings.Cut(line, "): ")
+			want = append(want, v)
+		}
+	}
+	prog := compileTexts(t, string(text))
+	sd := deriveSeeds(77, 1)
+	var retries atomic.Int64
+	c := newClient(prog, 0, clientSeeds{fn: sd.clients[0], choose: sd.choose, defaultSeed: sd.defaultSeed, randomSeed: 77, scale: 1}, &retries)
+	h := openSQLite(t)
+	c.d = h.Dialect()
+	s, err := h.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := c.Init(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	c.e.debug = func(v value) { got = append(got, debugText(v)) }
+	for range 6 {
+		if _, err := c.Op(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("debug values:\n%s\npgbench:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
