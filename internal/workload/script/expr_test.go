@@ -2,6 +2,7 @@ package script
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -155,5 +156,35 @@ func TestParseInt(t *testing.T) {
 		if ok != want || ok && value.String(intVal(v)) != in {
 			t.Errorf("%q: %d %v, want ok=%v", in, v, ok, want)
 		}
+	}
+}
+
+// TestNoAllocs: evaluating a transaction's \set expressions (pgbench's tpcb-like: random
+// over :scale) and binding its variables allocate nothing.
+func TestNoAllocs(t *testing.T) {
+	_, text, _ := builtin("tpcb-like")
+	prog := compileTexts(t, text)
+	var retries atomic.Int64
+	c := newClient(prog, 0, clientSeeds{fn: 1, scale: 10}, &retries)
+	cmds := prog.Scripts[0].cmds
+	allocs := testing.AllocsPerRun(1000, func() {
+		for i := range cmds {
+			cmd := &cmds[i]
+			switch cmd.kind {
+			case cSet:
+				v, err := c.e.eval(cmd.expr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.vars[cmd.slot] = v
+			case cSQL:
+				if err := c.bind(cmd); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per transaction", allocs)
 	}
 }
