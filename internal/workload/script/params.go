@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,12 +29,17 @@ type Params struct {
 	ScaleFactor int64
 	// Time is how long the run step runs (--time, else the scale's).
 	Time time.Duration
+	// Steps are --step NAME:CLIENTS[:SECONDS[:RATE]]: timed steps of their own, in
+	// order, instead of the run step.
+	Steps []string
 	// Defines are -D NAME=VALUE: variables every client starts with.
 	Defines []string
 	// Rate is the target transactions per second over all clients (0: as fast as they
 	// can), on the runner's absolute schedule, latency measured from it.
 	Rate float64
 
+	// steps are --step's, parsed (nil: the run step).
+	steps []timedStep
 	// scaleGiven: --scale-factor was given (else the built-in scripts read :scale from
 	// pgbench_branches, as pgbench does, when the run builds no tables).
 	scaleGiven bool
@@ -75,6 +81,7 @@ func (p *Params) AddFlags(fl *workload.FlagSet) {
 	f.String(&p.Setup, "setup", "", "a script run once, by one client, in the init step before the timed run")
 	f.Bool(&p.PgbenchInit, "pgbench-init", false, "create and fill pgbench_accounts, _branches, _tellers and _history as `pgbench -i` does, in the init step")
 	f.Int64(&p.ScaleFactor, "scale-factor", 0, "pgbench's scale factor (-s): 100,000 accounts each, and the scripts' :scale (default: the scale's)")
+	f.StringArrayP(&p.Steps, "step", "", "a timed step of its own, NAME:CLIENTS[:SECONDS[:RATE]] (repeatable, in order; replaces the run step; SECONDS default --time, RATE default --rate)")
 	f.StringArrayP(&p.Defines, "define", "D", "a variable every client starts with, NAME=VALUE (repeatable; overrides :scale, :client_id, … as in pgbench)")
 	f.Float64(&p.Rate, "rate", 0, "target transactions per second over all clients, latency measured from the schedule; 0 = as fast as they can")
 }
@@ -89,6 +96,10 @@ func (p *Params) Resolve(cfg *config.Run, set func(string) bool) error {
 	}
 	pr.Join(p.ApplyFlags(set))
 	p.scaleGiven = set("scale-factor")
+	pr.Join(p.parseSteps(set("clients")))
+	for _, sp := range p.steps {
+		cfg.Clients = max(cfg.Clients, sp.clients) // the most sessions a step opens
+	}
 	if err := p.load(os.ReadFile); err != nil {
 		pr.Join(err)
 		p.loadFailed = true
@@ -196,7 +207,84 @@ func (p *Params) Validate(cfg *config.Run) error {
 	if p.prog == nil && !p.loadFailed {
 		pr.Add("no scripts: give -f FILE or -b NAME")
 	}
-	pr.Steps(cfg, stepNames(), Name+" has")
+	names := []string{stepInit}
+	for _, sp := range p.timedSteps(cfg) {
+		names = append(names, sp.name)
+	}
+	pr.Steps(cfg, names, Name+" has")
+	return pr.Err()
+}
+
+// timedStep is one timed step: its name, clients, time and rate.
+type timedStep struct {
+	name    string
+	clients int
+	time    time.Duration
+	rate    float64
+}
+
+// timedSteps are the timed steps: --step's, else run with --clients, --time and --rate.
+func (p *Params) timedSteps(cfg *config.Run) []timedStep {
+	if len(p.steps) > 0 {
+		return p.steps
+	}
+	return []timedStep{{name: stepRun, clients: cfg.Clients, time: p.Time, rate: p.Rate}}
+}
+
+// parseSteps parses --step NAME:CLIENTS[:SECONDS[:RATE]]; with clients (--clients given)
+// it is a problem, since every step names its own.
+func (p *Params) parseSteps(clients bool) error {
+	p.steps = nil
+	if len(p.Steps) == 0 {
+		return nil
+	}
+	var pr workload.Problems
+	if clients {
+		pr.Add("--step and --clients both given: each --step names its clients")
+	}
+	for _, arg := range p.Steps {
+		f := strings.Split(arg, ":")
+		sp := timedStep{name: f[0], time: p.Time, rate: p.Rate}
+		bad := func(format string, args ...any) {
+			pr.Add("--step %q: "+format, append([]any{arg}, args...)...)
+		}
+		switch {
+		case len(f) < 2 || len(f) > 4:
+			bad("want NAME:CLIENTS[:SECONDS[:RATE]]")
+			continue
+		case !validName(strings.ReplaceAll(strings.ReplaceAll(sp.name, "-", "_"), ".", "_")):
+			bad("a step's name is letters, digits, '_', '-' and '.'")
+			continue
+		case sp.name == stepInit:
+			bad("init is the load step's name")
+			continue
+		}
+		for _, o := range p.steps {
+			if o.name == sp.name {
+				bad("step %s is named twice", sp.name)
+			}
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 1 {
+			bad("CLIENTS must be a whole number ≥ 1")
+		}
+		sp.clients = n
+		if len(f) > 2 {
+			secs, err := strconv.ParseFloat(f[2], 64)
+			if err != nil || !(secs > 0) {
+				bad("SECONDS must be a number > 0")
+			}
+			sp.time = workload.Seconds(secs)
+		}
+		if len(f) > 3 {
+			r, err := strconv.ParseFloat(f[3], 64)
+			if err != nil || r < 0 || math.IsInf(r, 0) {
+				bad("RATE must be a number of transactions per second ≥ 0")
+			}
+			sp.rate = r
+		}
+		p.steps = append(p.steps, sp)
+	}
 	return pr.Err()
 }
 

@@ -73,6 +73,7 @@ func (*Workload) Meta() workload.Meta {
 			"--pgbench-init --scale-factor 1 -b tpcb-like --clients 2 --time 10",
 			"--engine postgres --managed --pgbench-init --scale-factor 2 -b tpcb-like -b select-only@4 --clients 2 --time 10",
 			"--engine mariadb --managed --pgbench-init -b select-only --rate 500 --time 10",
+			"--pgbench-init -b select-only --step c1:1:5 --step c4:4:5 --step paced:2:5:1000",
 		},
 		SweepExamples: []string{
 			"--engine postgres --versions 13,15 --pgbench-init -b tpcb-like --time 10",
@@ -84,14 +85,18 @@ func (*Workload) Meta() workload.Meta {
 }
 
 // Plan returns the init step (with --pgbench-init or --setup, or when --steps names it)
-// and the run step.
+// and the timed steps: run, or those of --step.
 func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step, error) {
 	prm, err := workload.PlanParams[*Params](Name, cfg, params)
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{p: *prm, seed: cfg.Seed, clients: cfg.Clients}
-	pl.seeds = deriveSeeds(cfg.Seed, cfg.Clients)
+	specs := prm.timedSteps(cfg)
+	most := 0
+	for _, sp := range specs {
+		most = max(most, sp.clients)
+	}
+	pl := &plan{p: *prm, seed: cfg.Seed, seeds: deriveSeeds(cfg.Seed, most)}
 	want := func(step string) bool { return len(cfg.Steps) == 0 || slices.Contains(cfg.Steps, step) }
 	var steps []workload.Step
 	if want(stepInit) && (prm.PgbenchInit || prm.Setup != "" || slices.Contains(cfg.Steps, stepInit)) {
@@ -99,19 +104,20 @@ func (*Workload) Plan(cfg *config.Run, params workload.Params) ([]workload.Step,
 		pl.init = prm.PgbenchInit || prm.Setup == ""
 		steps = append(steps, &initStep{StepBase: workload.NewStepBase(stepInit, groupLoad), p: pl})
 	}
-	if want(stepRun) {
-		pl.scaleKnown = prm.scaleGiven || pl.init || !prm.usesBuiltin()
-		steps = append(steps, &runStep{StepBase: workload.NewStepBase(stepRun, groupRun), p: pl})
+	pl.scaleKnown = prm.scaleGiven || pl.init || !prm.usesBuiltin()
+	for _, sp := range specs {
+		if want(sp.name) {
+			steps = append(steps, &runStep{StepBase: workload.NewStepBase(sp.name, groupRun), p: pl, spec: sp})
+		}
 	}
 	return steps, nil
 }
 
 // plan is what the steps of one run share.
 type plan struct {
-	p       Params
-	seed    int64
-	clients int
-	seeds   seeds
+	p     Params
+	seed  int64
+	seeds seeds
 	// init: the init step builds pgbench's tables; scaleKnown: :scale is the scale
 	// factor (else the run step counts pgbench_branches, as pgbench does).
 	init, scaleKnown bool
@@ -123,10 +129,11 @@ func (pl *plan) clientSeeds(id int, scale int64) clientSeeds {
 		defaultSeed: pl.seeds.defaultSeed, randomSeed: pl.seed, scale: scale}
 }
 
-// runStep runs the transactions.
+// runStep runs the transactions: the run step, or one of --step's.
 type runStep struct {
 	workload.StepBase
 	p     *plan
+	spec  timedStep
 	scale int64
 	// clients keep their variables and random streams across the Loads of a step run
 	// as slices (workload.Steady).
@@ -141,7 +148,7 @@ var (
 )
 
 // SteadyTime is the run's time.
-func (s *runStep) SteadyTime() time.Duration { return s.p.p.Time }
+func (s *runStep) SteadyTime() time.Duration { return s.spec.time }
 
 // Prepare finds :scale when it comes from the tables, as pgbench does for its built-in
 // scripts: the number of pgbench_branches.
@@ -178,7 +185,7 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 	}
 	prog := s.p.p.prog
 	g := workload.Group{Label: labelTx, Role: "query", Unit: workload.UnitOps, ReadOnly: prog.ReadOnly()}
-	for id := range s.p.clients {
+	for id := range s.spec.clients {
 		if id >= len(s.clients) {
 			s.clients = append(s.clients, newClient(prog, id, s.p.clientSeeds(id, s.scale), &s.retries))
 		}
@@ -187,10 +194,10 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 		c.setScale(s.scale)
 		g.Workers = append(g.Workers, c)
 	}
-	if s.p.p.Rate > 0 {
+	if s.spec.rate > 0 {
 		// pgbench's --rate: each client's transactions arrive as a Poisson process, the
 		// gaps drawn in whole microseconds as pgbench's getPoissonRand draws them.
-		g.Rate = s.p.p.Rate / float64(s.p.clients)
+		g.Rate = s.spec.rate / float64(s.spec.clients)
 		center := 1e6 / g.Rate
 		clients := s.clients
 		g.Gaps = func(i int) func() time.Duration {
@@ -202,7 +209,7 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 	if g.ReadOnly {
 		kind = "read"
 	}
-	return workload.Load{Kind: kind, Primary: labelTx, Groups: []workload.Group{g}, Duration: s.p.p.Time}, nil
+	return workload.Load{Kind: kind, Primary: labelTx, Groups: []workload.Group{g}, Duration: s.spec.time}, nil
 }
 
 // Verify checks pgbench's tables after pgbench's built-in scripts on tables this run

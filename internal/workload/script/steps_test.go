@@ -248,3 +248,56 @@ func TestRatePoisson(t *testing.T) {
 		t.Error("no response time from the schedule")
 	}
 }
+
+// TestUserSteps: --step makes timed steps of their own, each with its clients, time and
+// rate, after the init step.
+func TestUserSteps(t *testing.T) {
+	cfg, p := workloadtest.MustResolve[*Params](t, New(), "--pgbench-init", "-b", "select-only", "--time", "0.3",
+		"--step", "c1:1", "--step", "c3:3:0.2", "--step", "paced:2:0.3:400")
+	if cfg.Clients != 3 {
+		t.Errorf("clients %d, want the most of any step, 3", cfg.Clients)
+	}
+	steps, err := New().Plan(cfg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(workloadtest.Names(steps), ","); got != "init,c1,c3,paced" {
+		t.Fatalf("steps %s", got)
+	}
+	h := openSQLite(t)
+	mustRun(t, h, steps[0])
+	for i, want := range []struct {
+		clients int
+		secs    float64
+		rate    float64
+	}{{1, 0.3, 0}, {3, 0.2, 0}, {2, 0.3, 400}} {
+		st := steps[i+1]
+		l, err := st.Load(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := l.Groups[0]; len(g.Workers) != want.clients || l.Duration.Seconds() != want.secs || g.Rate*float64(want.clients) != want.rate {
+			t.Errorf("%s: %d clients, %v, rate %v", st.Name(), len(g.Workers), l.Duration, g.Rate)
+		}
+		mustRun(t, h, st)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--step", "a"}, `--step "a": want NAME:CLIENTS[:SECONDS[:RATE]]`},
+		{[]string{"--step", "a:0"}, `--step "a:0": CLIENTS must be a whole number ≥ 1`},
+		{[]string{"--step", "a:1:0"}, `--step "a:1:0": SECONDS must be a number > 0`},
+		{[]string{"--step", "a:1:1:-1"}, `--step "a:1:1:-1": RATE must be`},
+		{[]string{"--step", "init:1"}, `init is the load step's name`},
+		{[]string{"--step", "a b:1"}, `a step's name is letters`},
+		{[]string{"--step", "a:1", "--step", "a:2"}, `step a is named twice`},
+		{[]string{"--step", "a:1", "--clients", "2"}, `--step and --clients both given`},
+		{[]string{"--step", "a:1", "--steps", "run"}, `--steps: unknown step "run"`},
+	} {
+		_, err := workloadtest.Resolve[*Params](t, New(), workloadtest.Tiny(), tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
