@@ -70,6 +70,27 @@ func (c *command) readOnly() bool {
 	return false
 }
 
+// display is the command as a report shows it: a meta-command's line, a SQL command with
+// its :variables, on one line, at most 60 characters.
+func (c *command) display(vars *varTable) string {
+	t := c.src
+	if c.kind == cSQL {
+		var b strings.Builder
+		for i, p := range c.parts {
+			if i > 0 {
+				b.WriteString(":" + vars.names[c.params[i-1]])
+			}
+			b.WriteString(p)
+		}
+		t = b.String()
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	if len(t) > 60 {
+		t = t[:57] + "..."
+	}
+	return t
+}
+
 // text is the command's SQL with the dialect's placeholders.
 func (c *command) text(d engine.Dialect) string {
 	if len(c.parts) == 1 {
@@ -114,6 +135,9 @@ type client struct {
 	inTx     bool
 	rb       engine.Stmt
 	sess     engine.Session
+	// perCmd, with --report-per-command, counts each command's runs and time, per
+	// [script][command] (pgbench -r); nil: commands are not timed.
+	perCmd [][]cmdStat
 	// lazy: statements are prepared when they first run, not in Init (a setup script
 	// creating the tables it then fills).
 	lazy bool
@@ -226,6 +250,22 @@ func (c *client) prepareCmd(ctx context.Context, cmd *command) (engine.Stmt, err
 	return st, nil
 }
 
+// cmdStat is one command's runs and their time (--report-per-command).
+type cmdStat struct {
+	n, ns int64
+}
+
+// timeCommands makes the client time each command it runs.
+func (c *client) timeCommands() {
+	if c.perCmd != nil {
+		return
+	}
+	c.perCmd = make([][]cmdStat, len(c.prog.Scripts))
+	for i, s := range c.prog.Scripts {
+		c.perCmd[i] = make([]cmdStat, len(s.cmds))
+	}
+}
+
 // isPlainBegin: BEGIN [TRANSACTION|WORK], which the engine's BeginWrite may replace.
 func isPlainBegin(q string) bool {
 	f := strings.Fields(strings.ToUpper(strings.TrimSuffix(strings.TrimSpace(q), ";")))
@@ -308,6 +348,11 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 	}
 	for pc := 0; pc < len(cmds); {
 		cmd := &cmds[pc]
+		var t0 time.Time
+		at := pc
+		if c.perCmd != nil {
+			t0 = time.Now()
+		}
 		switch cmd.kind {
 		case cSQL:
 			n, err := c.exec(ctx, si, pc, cmd)
@@ -345,9 +390,7 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 			}
 			if v.truth() {
 				pc++
-				continue
-			}
-			if pc, err = c.branch(cmds, cmd.next); err != nil {
+			} else if pc, err = c.branch(cmds, cmd.next); err != nil {
 				return fail(&cmds[pc], err)
 			}
 		case cElif, cElse:
@@ -355,6 +398,11 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 			pc = cmd.end + 1
 		case cEndif:
 			pc++
+		}
+		if c.perCmd != nil {
+			st := &c.perCmd[si][at]
+			st.n++
+			st.ns += int64(time.Since(t0))
 		}
 	}
 	if c.inTx {

@@ -32,6 +32,8 @@ type Params struct {
 	// Steps are --step NAME:CLIENTS[:SECONDS[:RATE]]: timed steps of their own, in
 	// order, instead of the run step.
 	Steps []string
+	// PerCommand reports each command's mean time in the run step's note (pgbench -r).
+	PerCommand bool
 	// Defines are -D NAME=VALUE: variables every client starts with.
 	Defines []string
 	// Rate is the target transactions per second over all clients (0: as fast as they
@@ -82,6 +84,7 @@ func (p *Params) AddFlags(fl *workload.FlagSet) {
 	f.Bool(&p.PgbenchInit, "pgbench-init", false, "create and fill pgbench_accounts, _branches, _tellers and _history as `pgbench -i` does, in the init step")
 	f.Int64(&p.ScaleFactor, "scale-factor", 0, "pgbench's scale factor (-s): 100,000 accounts each, and the scripts' :scale (default: the scale's)")
 	f.StringArrayP(&p.Steps, "step", "", "a timed step of its own, NAME:CLIENTS[:SECONDS[:RATE]] (repeatable, in order; replaces the run step; SECONDS default --time, RATE default --rate)")
+	f.Bool(&p.PerCommand, "report-per-command", false, "time every command and report each one's mean in the step's note, as pgbench -r (two clock reads per command)")
 	f.StringArrayP(&p.Defines, "define", "D", "a variable every client starts with, NAME=VALUE (repeatable; overrides :scale, :client_id, … as in pgbench)")
 	f.Float64(&p.Rate, "rate", 0, "target transactions per second over all clients, latency measured from the schedule; 0 = as fast as they can")
 }

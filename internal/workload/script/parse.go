@@ -35,6 +35,8 @@ const (
 type command struct {
 	kind cmdKind
 	line int // 1-based, where the command starts
+	// src is the command as the script has it (a meta-command's line), for reports.
+	src string
 
 	// SQL: the text split at its variables (parts[i] precedes variable i), the
 	// variables' slots, how it is sent, and \gset's prefix.
@@ -240,7 +242,7 @@ func (sc *scanner) meta(vars *varTable, s *Script) (command, error) {
 	fail := func(format string, args ...any) (command, error) {
 		return command{}, parseError(sc.name, line, format, args...)
 	}
-	cmd := command{line: line, sleepSlot: -1}
+	cmd := command{line: line, sleepSlot: -1, src: text}
 	expr := func(src string) error {
 		n, used, err := parseExpr(src, vars)
 		if err != nil {

@@ -191,6 +191,9 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 		}
 		c := s.clients[id]
 		c.d = d
+		if s.p.p.PerCommand {
+			c.timeCommands()
+		}
 		c.setScale(s.scale)
 		g.Workers = append(g.Workers, c)
 	}
@@ -260,12 +263,42 @@ func (s *runStep) Verify(ctx context.Context, hh engine.Handle) (string, error) 
 	return fmt.Sprintf("the balances of %s add up to the history's deltas (%d)", strings.Join(sums[1:], ", "), want), nil
 }
 
-// Note says how many transactions were run again after a conflict.
+// Note says how many transactions were run again after a conflict and, with
+// --report-per-command, each command's mean time.
 func (s *runStep) Note() string {
+	var notes []string
 	if n := s.retries.Load(); n > 0 {
-		return strconv.FormatInt(n, 10) + " transactions rolled back and run again after a conflict with another client's (deadlock, serialization failure, busy database), with the same random values, as pgbench --max-tries does"
+		notes = append(notes, strconv.FormatInt(n, 10)+" transactions rolled back and run again after a conflict with another client's (deadlock, serialization failure, busy database), with the same random values, as pgbench --max-tries does")
 	}
-	return ""
+	if s.p.p.PerCommand {
+		notes = append(notes, s.perCommand())
+	}
+	return strings.Join(notes, "; ")
+}
+
+// perCommand is pgbench -r's report: each command's mean time in ms over the step, per
+// script, from every client's counts.
+func (s *runStep) perCommand() string {
+	var b strings.Builder
+	b.WriteString("mean ms per command (pgbench -r):")
+	vars := s.p.p.prog.vars
+	for si, sc := range s.p.p.prog.Scripts {
+		for ci := range sc.cmds {
+			var st cmdStat
+			for _, c := range s.clients {
+				if c.perCmd != nil {
+					st.n += c.perCmd[si][ci].n
+					st.ns += c.perCmd[si][ci].ns
+				}
+			}
+			mean := 0.0
+			if st.n > 0 {
+				mean = float64(st.ns) / float64(st.n) / 1e6
+			}
+			fmt.Fprintf(&b, " %s:%d %.3f %s;", sc.Name, sc.cmds[ci].line, mean, sc.cmds[ci].display(vars))
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }
 
 // queryInt prepares, runs and closes a one-integer query.

@@ -301,3 +301,19 @@ func TestUserSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestPerCommand: --report-per-command reports every command's mean time, as pgbench -r.
+func TestPerCommand(t *testing.T) {
+	script := write(t, t.TempDir(), "p.sql", "\\set a random(1, 10)\n\\if :a > 5\nSELECT :a;\n\\else\nSELECT 2 * :a;\n\\endif\n")
+	steps := workloadtest.Plan(t, New(), "-f", script, "--report-per-command", "--time", "0.2")
+	res := mustRun(t, openSQLite(t), steps[0])
+	note := steps[0].(*runStep).Note()
+	for _, want := range []string{"mean ms per command (pgbench -r):", "p.sql:1 ", `\set a random(1, 10)`, "p.sql:3 ", "SELECT :a;", "p.sql:5 ", "SELECT 2 * :a;", "p.sql:6 "} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q: no %q", note, want)
+		}
+	}
+	if res.Labels[0].Events == 0 {
+		t.Error("no transactions")
+	}
+}
