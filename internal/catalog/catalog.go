@@ -25,6 +25,7 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/dbbench"
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
+	"github.com/dbperf/dbperf/internal/workload/script"
 	"github.com/dbperf/dbperf/internal/workload/sysbench"
 )
 
@@ -34,6 +35,7 @@ func Workloads() []workload.Workload {
 		insertbench.New(),
 		sysbench.New(),
 		dbbench.New(),
+		script.New(),
 	}
 }
 

@@ -10,7 +10,8 @@
 // run --explain`; Statement, WaitCPU and WaitIdle); ThreadNamer (threads.go: the server's
 // thread ids mapped to names for the background roles of CPU profiles); ConnObserver,
 // carried in an operation's context; ClientQuery (statements prepared on the client only,
-// Session.PrepareClient); ErrConflict and ErrDuplicateKey, errors a workload may retry.
+// Session.PrepareClient); RowQuerier (row.go: a statement's first row as text, for
+// pgbench's \gset); ErrConflict and ErrDuplicateKey, errors a workload may retry.
 // A key-value engine implements KV, with KVSession and KVOptions.
 //
 // The dialect is about the engine: Dialect has placeholders, types, DDL forms and

@@ -10,11 +10,18 @@ import "time"
 // that are dropped and counted as missed. Written by hand: no maintained library offers an
 // absolute schedule with a bounded catch-up. It is pure (the caller passes the time) so its
 // behaviour is tested with an injected clock.
+//
+// A Poisson pacer (NewPoissonPacer) schedules ops as a Poisson process instead, as
+// pgbench's --rate does: each slot follows the one before by a gap the workload draws
+// from its own seeded stream (workload.Group.Gaps), with the same backlog rule.
 type Pacer struct {
 	start   time.Time
 	rate    float64 // ops per second
 	backlog time.Duration
 	i       int64 // index of the next slot
+	// gap, for a Poisson pacer, draws the gap before the next slot, due at next.
+	gap  func() time.Duration
+	next time.Time
 }
 
 // DefaultBacklog is how far behind schedule a limiter may be and still catch up (spec
@@ -26,6 +33,27 @@ func NewPacer(start time.Time, rate float64, backlog time.Duration) *Pacer {
 	return &Pacer{start: start, rate: rate, backlog: backlog}
 }
 
+// NewPoissonPacer schedules ops from start with the gaps gap draws: the first at
+// start+gap(), each next one a gap() after the one before.
+func NewPoissonPacer(start time.Time, gap func() time.Duration, backlog time.Duration) *Pacer {
+	return &Pacer{start: start, backlog: backlog, gap: gap, next: start.Add(gap())}
+}
+
+// nextPoisson is Next for a Poisson pacer: slots more than the backlog behind now are
+// dropped, one by one.
+func (p *Pacer) nextPoisson(now time.Time) (intended time.Time, wait time.Duration, missed int64) {
+	intended = p.next
+	for now.Sub(intended) > p.backlog {
+		missed++
+		intended = intended.Add(p.gap())
+	}
+	p.next = intended.Add(p.gap())
+	if d := intended.Sub(now); d > 0 {
+		wait = d
+	}
+	return intended, wait, missed
+}
+
 func (p *Pacer) slot(i int64) time.Time {
 	return p.start.Add(time.Duration(float64(i) * float64(time.Second) / p.rate))
 }
@@ -34,6 +62,9 @@ func (p *Pacer) slot(i int64) time.Time {
 // before it (0 when it is due or overdue) and how many overdue slots were dropped because
 // they were more than the backlog behind. It consumes the slot it returns.
 func (p *Pacer) Next(now time.Time) (intended time.Time, wait time.Duration, missed int64) {
+	if p.gap != nil {
+		return p.nextPoisson(now)
+	}
 	intended = p.slot(p.i)
 	if lag := now.Sub(intended); lag > p.backlog {
 		// Drop the slots older than the backlog: keep the first slot ≥ now − backlog.

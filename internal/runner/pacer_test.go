@@ -78,3 +78,31 @@ func BenchmarkPacerNext(b *testing.B) {
 		p.Next(t0.Add(time.Duration(i) * time.Millisecond))
 	}
 }
+
+// TestPoissonPacer: a Poisson pacer's slots follow each other by the gaps drawn, a slow
+// op delays the next without shifting the schedule, and slots more than the backlog old
+// are dropped and counted.
+func TestPoissonPacer(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := time.Millisecond
+	gaps := []time.Duration{10 * ms, 30 * ms, 5 * ms, 400 * ms, 700 * ms, 100 * ms, 200 * ms, 50 * ms, 50 * ms}
+	i := 0
+	p := NewPoissonPacer(t0, func() time.Duration { g := gaps[i%len(gaps)]; i++; return g }, time.Second)
+	for n, c := range []struct {
+		now, intended, wait time.Duration
+		missed              int64
+	}{
+		{0, 10 * ms, 10 * ms, 0},
+		{12 * ms, 40 * ms, 28 * ms, 0},
+		{100 * ms, 45 * ms, 0, 0}, // late: run at once
+		// Slots at 445, 1145 and 1245 ms are more than 1 s before 2300 ms: dropped.
+		{2300 * ms, 1445 * ms, 0, 3},
+		{2301 * ms, 1495 * ms, 0, 0},
+	} {
+		intended, wait, missed := p.Next(t0.Add(c.now))
+		if got := intended.Sub(t0); got != c.intended || wait != c.wait || missed != c.missed {
+			t.Fatalf("call %d at %v: got intended %v wait %v missed %d, want %v %v %d",
+				n, c.now, got, wait, missed, c.intended, c.wait, c.missed)
+		}
+	}
+}

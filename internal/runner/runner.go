@@ -412,7 +412,10 @@ func closeWorkers(ws []*worker) {
 // kept up.
 func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.Duration, doneCh chan<- struct{}, errCh chan<- error) {
 	var pacer *Pacer
-	if w.group.Rate > 0 {
+	switch {
+	case w.group.Rate > 0 && w.group.Gaps != nil:
+		pacer = NewPoissonPacer(start, w.group.Gaps(w.id-1), DefaultBacklog)
+	case w.group.Rate > 0:
 		pacer = NewPacer(start, w.group.Rate, DefaultBacklog)
 	}
 	timer := time.NewTimer(time.Hour)

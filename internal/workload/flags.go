@@ -125,6 +125,15 @@ func (f *Flags) StringSlice(dst *[]string, name string, def []string, usage stri
 	bindVar(f, f.fs.StringSliceVar, dst, name, def, usage, slices.Clone)
 }
 
+// StringArrayP is a repeatable flag with a one-letter shorthand (-f A -f B), setting
+// *dst to its values in order, commas kept (pgbench's -f FILE@WEIGHT).
+func (f *Flags) StringArrayP(dst *[]string, name, shorthand, usage string) {
+	reg := func(p *[]string, name string, def []string, usage string) {
+		f.fs.StringArrayVarP(p, name, shorthand, def, usage)
+	}
+	bindVar(f, reg, dst, name, nil, usage, slices.Clone)
+}
+
 // StringToInt is a flag of key=int pairs (a=1,b=2) setting *dst to a copy of them.
 func (f *Flags) StringToInt(dst *map[string]int, name string, def map[string]int, usage string) {
 	bindVar(f, f.fs.StringToIntVar, dst, name, def, usage, maps.Clone)

@@ -264,6 +264,11 @@ type Group struct {
 	Workers []Worker
 	// Rate is the scheduled ops per second of each worker; 0 = closed loop.
 	Rate float64
+	// Gaps, on a rate-limited group, makes each worker's schedule a Poisson process (as
+	// pgbench's --rate) instead of evenly spaced slots: Gaps(i) is worker i's (0-based)
+	// stream of gaps between scheduled starts, mean 1/Rate, drawn from the workload's
+	// seeded randomness. Nil: slot n at start + n/Rate.
+	Gaps func(worker int) func() time.Duration
 	// StatementsPerOp is how many statements one Op sends (0 means 1): a sysbench
 	// transaction's BEGIN … COMMIT, 16 in read-only. The label's statement count (its
 	// count for UnitOps: queries per second as sysbench counts them) grows by it per op

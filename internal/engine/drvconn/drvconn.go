@@ -39,8 +39,9 @@ import (
 )
 
 var (
-	_ engine.Session = (*Session)(nil)
-	_ engine.Stmt    = (*stmt)(nil)
+	_ engine.Session    = (*Session)(nil)
+	_ engine.Stmt       = (*stmt)(nil)
+	_ engine.RowQuerier = (*stmt)(nil)
 )
 
 // Options say how a driver's connection is used.
@@ -258,6 +259,8 @@ type stmt struct {
 	vals  []driver.Value
 	named []driver.NamedValue
 	dest  []driver.Value
+	// text1 is QueryRow's buffer for one column's text.
+	text1 []byte
 }
 
 // bind converts args into the statement's reused argument slices.
@@ -407,6 +410,72 @@ func readRows(rows driver.Rows, dest *[]driver.Value, first bool) (n, v int64, o
 		return n, 0, false, err
 	}
 	return n, v, ok, nil
+}
+
+// QueryRow runs the statement, reads every row and keeps the first one's columns as
+// text in row (engine.RowQuerier): integers and floats as the engines print them.
+func (p *stmt) QueryRow(ctx context.Context, args *engine.Args, row *engine.Row) (int64, error) {
+	fail := func(n int64, err error) (int64, error) {
+		return n, fmt.Errorf("%s query %s: %w", p.s.o.Engine, p.text, err)
+	}
+	if err := p.s.watchCtx(ctx); err != nil {
+		return fail(0, err)
+	}
+	if err := p.bind(args); err != nil {
+		return fail(0, err)
+	}
+	rows, err := p.query()
+	if err != nil {
+		return fail(0, p.s.classify(ctxErr(ctx, err)))
+	}
+	cols := rows.Columns()
+	row.Reset(len(cols))
+	row.Names = append(row.Names, cols...)
+	if cap(p.dest) < len(cols) {
+		p.dest = make([]driver.Value, len(cols))
+	}
+	d := p.dest[:len(cols)]
+	var n int64
+	for {
+		err := rows.Next(d)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			_ = rows.Close()
+			return fail(n, p.s.classify(ctxErr(ctx, err)))
+		}
+		if n == 0 {
+			for i, v := range d {
+				p.text1 = appendText(p.text1[:0], v)
+				row.Set(i, p.text1, v == nil)
+			}
+		}
+		n++
+	}
+	if err := rows.Close(); err != nil {
+		return fail(n, err)
+	}
+	return n, nil
+}
+
+// appendText appends a column value's text to b (nothing for NULL).
+func appendText(b []byte, v driver.Value) []byte {
+	switch v := v.(type) {
+	case nil:
+		return b
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case []byte:
+		return append(b, v...)
+	case string:
+		return append(b, v...)
+	}
+	return fmt.Append(b, v)
 }
 
 // Close releases the statement. It may be called more than once.

@@ -36,6 +36,7 @@ var cases = []struct {
 	{"Sessions", testSessions},
 	{"Stmt", testStmt},
 	{"StmtReuse", testStmtReuse},
+	{"QueryRow", testQueryRow},
 	{"StmtErrors", testStmtErrors},
 	{"SessionExec", testSessionExec},
 	{"Cancel", testCancel},
@@ -370,6 +371,45 @@ func testStmt(t *testing.T, e *env) {
 }
 
 // testStmtReuse: a statement and a reused Args stay correct over many executions.
+// testQueryRow: a prepared statement returns its first row's columns as text with their
+// names (engine.RowQuerier), NULL as NULL, and the number of rows.
+func testQueryRow(t *testing.T, e *env) {
+	h := e.open(t)
+	s := NewSession(t, h)
+	d := h.Dialect()
+	createTable(t, s, d, "ct_row", "id int PRIMARY KEY", "a bigint", "b varchar(100)")
+	MustExec(t, s, "INSERT INTO ct_row (id, a, b) VALUES (1, -42, 'x y'), (2, NULL, NULL), (3, 7, '')")
+	st := Prepare(t, s, "SELECT a AS aa, b AS bb FROM ct_row WHERE id >= "+d.Placeholder(1)+" ORDER BY id")
+	rq, ok := st.(engine.RowQuerier)
+	if !ok {
+		t.Fatalf("%T is not an engine.RowQuerier", st)
+	}
+	var row engine.Row
+	for _, c := range []struct {
+		from, rows int64
+		want       string
+	}{{1, 3, "aa=-42 bb=x y"}, {2, 2, "aa=NULL bb=NULL"}, {3, 1, "aa=7 bb="}, {4, 0, ""}} {
+		n, err := rq.QueryRow(context.Background(), engine.NewArgs(c.from), &row)
+		if err != nil {
+			t.Fatalf("id >= %d: %v", c.from, err)
+		}
+		var got []string
+		for i := range row.Values {
+			if n == 0 {
+				break
+			}
+			v := string(row.Values[i])
+			if row.Null[i] {
+				v = "NULL"
+			}
+			got = append(got, row.Names[i]+"="+v)
+		}
+		if n != c.rows || strings.Join(got, " ") != c.want || strings.Join(row.Names, ",") != "aa,bb" {
+			t.Errorf("id >= %d: %d rows, %q (names %v); want %d rows, %q", c.from, n, got, row.Names, c.rows, c.want)
+		}
+	}
+}
+
 func testStmtReuse(t *testing.T, e *env) {
 	h := e.open(t)
 	s := NewSession(t, h)

@@ -18,8 +18,9 @@ import (
 )
 
 var (
-	_ engine.Session = (*session)(nil)
-	_ engine.Stmt    = (*stmt)(nil)
+	_ engine.Session    = (*session)(nil)
+	_ engine.Stmt       = (*stmt)(nil)
+	_ engine.RowQuerier = (*stmt)(nil)
 )
 
 // session is one connection owned by one worker. Prepared statements run on pgx's
@@ -161,6 +162,8 @@ type stmt struct {
 	// resultFormats asks for every result column in binary: no column is decoded, and
 	// binary is what the server sends cheapest for integer and timestamp columns.
 	resultFormats []int16
+	// names are the result columns' names (QueryRow), set on first use.
+	names []string
 }
 
 // roundTrip executes the statement with args: it writes the Bind, Execute and Sync
@@ -175,7 +178,7 @@ type stmt struct {
 // between statements, and it still reads (and keeps its state from) every message.
 //
 // There is no per-call context watcher; the session's watch interrupts it.
-func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
+func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool, row *engine.Row) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
 	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
 		return 0, nil, tag, err
 	}
@@ -189,8 +192,12 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 			ps.put(p.query, p.sd.ParamOIDs, p.values, p.formats)
 		}
 	}
+	formats := p.resultFormats
+	if row != nil {
+		formats = textFormats
+	}
 	bind := pgproto3.Bind{PreparedStatement: p.sd.Name, ParameterFormatCodes: p.formats,
-		Parameters: p.values, ResultFormatCodes: p.resultFormats}
+		Parameters: p.values, ResultFormatCodes: formats}
 	msg, err := bind.Encode(p.msg[:0])
 	if err != nil {
 		return 0, nil, tag, err
@@ -204,7 +211,61 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (ro
 		_ = p.s.conn.Close(context.Background())
 		return 0, nil, tag, err
 	}
+	if row != nil {
+		n, tag, err := receiveRow(pc, row)
+		return n, nil, tag, err
+	}
 	return receive(pc, first, &p.first)
+}
+
+// textFormats asks for every result column in text (QueryRow).
+var textFormats = []int16{pgtype.TextFormatCode}
+
+// receiveRow reads a statement's results up to ReadyForQuery as receive does, keeping
+// the first row's values (text) in row.
+func receiveRow(pc *pgconn.PgConn, row *engine.Row) (rows int64, tag pgconn.CommandTag, err error) {
+	var stmtErr error
+	for {
+		m, err := pc.ReceiveMessage(context.Background())
+		if err != nil {
+			return rows, tag, err
+		}
+		switch m := m.(type) {
+		case *pgproto3.DataRow:
+			if rows == 0 {
+				for i, v := range m.Values {
+					if i < len(row.Values) {
+						row.Set(i, v, v == nil)
+					}
+				}
+			}
+			rows++
+		case *pgproto3.CommandComplete:
+			tag = pgconn.NewCommandTag(string(m.CommandTag))
+		case *pgproto3.ErrorResponse:
+			stmtErr = pgconn.ErrorResponseToPgError(m)
+		case *pgproto3.ReadyForQuery:
+			return rows, tag, stmtErr
+		}
+	}
+}
+
+// QueryRow runs the statement with its results in text and keeps the first row
+// (engine.RowQuerier).
+func (p *stmt) QueryRow(ctx context.Context, args *engine.Args, row *engine.Row) (int64, error) {
+	if p.names == nil {
+		p.names = make([]string, len(p.sd.Fields))
+		for i, f := range p.sd.Fields {
+			p.names[i] = f.Name
+		}
+	}
+	row.Reset(len(p.names))
+	row.Names = append(row.Names, p.names...)
+	n, _, _, err := p.roundTrip(ctx, args, false, row)
+	if err != nil {
+		return n, fmt.Errorf("postgres query %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
+	}
+	return n, nil
 }
 
 // receive reads a statement's results up to ReadyForQuery: the rows (counted, not decoded;
@@ -236,7 +297,7 @@ func receive(pc *pgconn.PgConn, first bool, firstBuf *[]byte) (rows int64, first
 
 // Exec runs the statement and returns the rows it changed (the command tag's count).
 func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
-	_, _, tag, err := p.roundTrip(ctx, args, false)
+	_, _, tag, err := p.roundTrip(ctx, args, false, nil)
 	if err != nil {
 		return 0, fmt.Errorf("postgres exec %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
@@ -247,7 +308,7 @@ func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
 // decoding them (the fetch is measured, as the reference's fetchall, without the client
 // cost of building Go values), and returns the number of rows.
 func (p *stmt) Query(ctx context.Context, args *engine.Args) (int64, error) {
-	n, _, _, err := p.roundTrip(ctx, args, false)
+	n, _, _, err := p.roundTrip(ctx, args, false, nil)
 	if err != nil {
 		return n, fmt.Errorf("postgres query %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
@@ -257,7 +318,7 @@ func (p *stmt) Query(ctx context.Context, args *engine.Args) (int64, error) {
 // QueryInt runs a one-row, one-integer-column query; NULL or no row gives valid=false.
 // The value is decoded by pgx's type map from the column's type (int2/4/8, numeric, …).
 func (p *stmt) QueryInt(ctx context.Context, args *engine.Args) (int64, bool, error) {
-	n, raw, _, err := p.roundTrip(ctx, args, true)
+	n, raw, _, err := p.roundTrip(ctx, args, true, nil)
 	if err != nil {
 		return 0, false, fmt.Errorf("postgres query %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
