@@ -338,15 +338,18 @@ func TestStoreGone(t *testing.T) {
 	}
 
 	// Ctrl-C while the store does not answer: out within 2 s (storeGrace, then a spill).
+	// A store of its own: in the first one the latest run may still be the spill copied
+	// above, whose qr100 would let the lock come before this run began.
+	results1 := filepath.Join(dir, "ctrlc.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	done = make(chan struct{})
 	go func() {
 		defer close(done)
 		code, _, stderr = runCLICtx(ctx, env, "run", "insertbench", "--scale", "tiny", "--rows", "20000",
-			"--steps", "l.i0,l.x,qr100", "--time", "30", "--report-interval", "0.5", "--results", results, "--quiet")
+			"--steps", "l.i0,l.x,qr100", "--time", "30", "--report-interval", "0.5", "--results", results1, "--quiet")
 	}()
-	waitForStoredStep(t, results, "qr100", 1, done)
-	unlock = lock()
+	waitForStoredStep(t, results1, "qr100", 1, done)
+	unlock = lockStore(results1)
 	time.Sleep(time.Second)
 	start := time.Now()
 	cancel()
