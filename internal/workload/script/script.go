@@ -184,7 +184,7 @@ func (s *runStep) Load(_ context.Context, hh engine.Handle) (workload.Load, erro
 		return workload.Load{}, err
 	}
 	prog := s.p.p.prog
-	g := workload.Group{Label: labelTx, Role: "query", Unit: workload.UnitOps, ReadOnly: prog.ReadOnly()}
+	g := workload.Group{Label: labelTx, Role: "transaction", Unit: workload.UnitOps, ReadOnly: prog.ReadOnly()}
 	for id := range s.spec.clients {
 		if id >= len(s.clients) {
 			s.clients = append(s.clients, newClient(prog, id, s.p.clientSeeds(id, s.scale), &s.retries))
