@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -518,7 +517,7 @@ func interleavedBlocksDone(ctx context.Context, st *store.Store, labels []string
 		}
 		bad := map[int]bool{}
 		for _, r := range runs {
-			b, ok := intParam(r.Params[paramBlock])
+			b, ok := store.IntParam(r.Params[paramBlock])
 			if !ok {
 				continue
 			}
@@ -543,23 +542,6 @@ func interleavedBlocksDone(ctx context.Context, st *store.Store, labels []string
 		}
 	}
 	return done, maxBlock, nil
-}
-
-// intParam reads a stored integer parameter (the store decodes JSON numbers as
-// json.Number; float64 and int for params not yet stored).
-func intParam(v any) (int, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := n.Int64()
-		return int(i), err == nil
-	case float64:
-		return int(n), true
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	}
-	return 0, false
 }
 
 // duetCPUs splits the CPUs dbperf may run on into n equal sets, one per point of a duet;

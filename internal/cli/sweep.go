@@ -16,6 +16,7 @@ import (
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/progress"
@@ -683,7 +684,7 @@ func sweepInterleaved(ctx context.Context, env Env, cfg *config.Run, wl workload
 	}
 	var groups []report.Group
 	for _, p := range points {
-		ids, err := finishedRuns(ctx, st, p.label)
+		ids, err := sweepq.FinishedRuns(ctx, st, p.label)
 		if err != nil {
 			return nil, lastFailed, err
 		}
@@ -704,7 +705,7 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 		var ids []int64
 		var err error
 		if sw.resume {
-			if ids, err = finishedRuns(ctx, st, pt.label); err != nil {
+			if ids, err = sweepq.FinishedRuns(ctx, st, pt.label); err != nil {
 				return nil, lastFailed, err
 			}
 		}
@@ -742,22 +743,6 @@ func sweepSequential(ctx context.Context, env Env, cfg *config.Run, wl workload.
 		}
 	}
 	return groups, lastFailed, nil
-}
-
-// finishedRuns are the ids of label's runs that finished ok.
-func finishedRuns(ctx context.Context, st *store.Store, label string) ([]int64, error) {
-	sums, err := st.Runs(ctx, store.RunFilter{Label: label})
-	if err != nil {
-		return nil, err
-	}
-	var ids []int64
-	for _, s := range sums {
-		if s.Status == store.RunOK {
-			ids = append(ids, s.ID)
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
 }
 
 // dedupe drops empty and repeated values, keeping the first of each.

@@ -1,5 +1,7 @@
 package store
 
+import "encoding/json"
+
 // The stored keys of a sweep's runs (Run.Params), written by dbperf sweep and read by
 // the reports (pairing, history, mismatches, notes): defined here once, the store being
 // what the writer and the readers share.
@@ -28,4 +30,22 @@ const (
 // series leave them out.
 func SweepParams() []string {
 	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce}
+}
+
+// IntParam reads a stored integer parameter: the store decodes JSON numbers as
+// json.Number; float64, int and int64 are params not yet stored. ok is false for anything
+// else.
+func IntParam(v any) (int, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	case float64:
+		return int(n), true
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	}
+	return 0, false
 }

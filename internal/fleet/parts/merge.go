@@ -1,7 +1,6 @@
 package parts
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,7 +49,7 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		if local < 0 && h == host {
 			local = i
 		}
-		n, _ := intParam(p.Params["clients"])
+		n, _ := store.IntParam(p.Params["clients"])
 		clients += n
 		desc = append(desc, fmt.Sprintf("part %d: run %d, %d clients on %s (agent %s)", i+1, p.ID, n, h, p.Env[store.EnvAgent]))
 		if p.StartedAt.Before(m.StartedAt) {
@@ -241,21 +240,4 @@ func mergeIntervals(parts []store.Run, s, local int) []metrics.Interval {
 func maxLatency(a, b metrics.Latency) metrics.Latency {
 	return metrics.Latency{P50: max(a.P50, b.P50), P90: max(a.P90, b.P90), P99: max(a.P99, b.P99),
 		P999: max(a.P999, b.P999), P9999: max(a.P9999, b.P9999), Max: max(a.Max, b.Max)}
-}
-
-// intParam reads a stored integer parameter (the store decodes JSON numbers as
-// json.Number; float64 and int for params not yet stored).
-func intParam(v any) (int, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := n.Int64()
-		return int(i), err == nil
-	case float64:
-		return int(n), true
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	}
-	return 0, false
 }
