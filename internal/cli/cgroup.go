@@ -66,7 +66,7 @@ func (f *serverLimitFlags) apply(cfg *config.Run, changed func(string) bool) []e
 func managedOptions(cfg *config.Run, engine string) managed.Options {
 	return managed.Options{
 		Engine: engine, Version: cfg.EngineVersion, Profile: cfg.Profile,
-		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, StorageEngine: cfg.StorageEngine,
+		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, MavenURL: cfg.MavenURL, StorageEngine: cfg.StorageEngine,
 		Limits:      server.Limits{Memory: cfg.ServerMemory, CPUs: cfg.ServerCPUs},
 		ReadCgroups: readCgroups, Keep: cfg.Keep,
 	}

@@ -52,6 +52,7 @@ type runFlags struct {
 	profile        string
 	profilesDir    string
 	cacheDir       string
+	mavenURL       string
 	storageEngine  string
 	repeat         int
 	storeTimeout   float64
@@ -187,6 +188,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	fl.StringVar(&f.dsn, "dsn", "", "use your running server: postgres://user[:pass]@host:port/db or mysql://user[:pass]@tcp(host:port)/db (the password is never printed or stored)")
 	fl.StringVar(&f.engineVersion, "engine-version", "", "managed server version, e.g. 15 (Debian's) or 13 (after \"dbperf server install postgres@13\")")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "where installed server versions live (default $DBPERF_CACHE_DIR or the user cache dir)")
+	fl.StringVar(&f.mavenURL, "maven-url", "", "the Maven repository a --engine-version not installed yet comes from (default Maven Central): a mirror, offline")
 	fl.StringVar(&f.storageEngine, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb (MyRocks)")
 	f.limits.add(fl)
 	f.cluster.add(fl)
@@ -237,7 +239,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 		Label: f.label, Repeat: f.repeat, ResultsPath: results, Quiet: f.quiet,
 		WorkDir: f.workdir, Keep: f.keep,
 		Managed: f.managed, DSN: f.dsn, EngineVersion: f.engineVersion, Profile: f.profile,
-		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, StorageEngine: f.storageEngine,
+		ProfilesDir: f.profilesDir, CacheDir: f.cacheDir, MavenURL: f.mavenURL, StorageEngine: f.storageEngine,
 		Scale: f.scale, BuildID: f.buildID, CPUProfileDir: f.cpuProfile, Explain: f.explain,
 		ClientOffset: f.clientOffset, Part: f.part, NoDeepIdle: f.noDeepIdle,
 	}

@@ -297,7 +297,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 		// a version that cannot be had is refused before anything is measured or stored.
 		var perr []error
 		for _, v := range sp.versions {
-			if err := managed.Ensure(ctx, managed.Options{Engine: sp.cfg.Engine, Version: v, CacheDir: sp.cfg.CacheDir}); err != nil {
+			if err := managed.Ensure(ctx, managed.Options{Engine: sp.cfg.Engine, Version: v, CacheDir: sp.cfg.CacheDir, MavenURL: sp.cfg.MavenURL}); err != nil {
 				perr = append(perr, fmt.Errorf("--versions %s: %w", v, err))
 			}
 		}

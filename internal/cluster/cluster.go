@@ -120,7 +120,7 @@ func Start(ctx context.Context, o Options) (*Run, error) {
 	if !ok {
 		return nil, fmt.Errorf("--cluster: dbperf cannot start a cluster of %s", o.Engine)
 	}
-	if err := server.Ensure(ctx, o.Server, o.Node.CacheDir, o.Node.Version); err != nil {
+	if err := server.EnsureFrom(ctx, o.Server, o.Node.MavenURL, o.Node.CacheDir, o.Node.Version); err != nil {
 		return nil, err
 	}
 	r := &Run{opts: o, figures: map[string]map[string]float64{}}

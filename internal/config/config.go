@@ -72,6 +72,8 @@ type Run struct {
 	KVProfile string
 	// CacheDir holds downloaded server versions.
 	CacheDir string
+	// MavenURL is the Maven repository versions are installed from ("" = Maven Central).
+	MavenURL string
 	// StorageEngine is MariaDB's storage engine: innodb or rocksdb ("" = innodb).
 	StorageEngine string
 	// ServerMemory limits a managed server's memory, page cache included, in bytes (0 =

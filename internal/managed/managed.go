@@ -37,8 +37,9 @@ type Options struct {
 	// built-in ones.
 	Profile     string
 	ProfilesDir string
-	// CacheDir is where server versions are installed.
-	CacheDir string
+	// CacheDir is where server versions are installed; MavenURL the repository they come
+	// from ("" = Maven Central).
+	CacheDir, MavenURL string
 	// StorageEngine is the engine's storage engine (MariaDB: innodb, rocksdb).
 	StorageEngine string
 	// Limits are the server's memory and CPUs (zero: none).
@@ -64,7 +65,7 @@ func (o Options) cgroups() (*server.Cgroups, error) {
 func (o Options) Server(base string) server.Options {
 	so := server.Options{
 		WorkDir: base, Version: o.Version, Profile: o.Profile,
-		ProfilesDir: o.ProfilesDir, CacheDir: o.CacheDir, StorageEngine: o.StorageEngine,
+		ProfilesDir: o.ProfilesDir, CacheDir: o.CacheDir, MavenURL: o.MavenURL, StorageEngine: o.StorageEngine,
 		Limits: o.Limits,
 	}
 	if o.Limits.Set() {
@@ -82,7 +83,7 @@ func Ensure(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	return server.Ensure(ctx, srv, o.CacheDir, o.Version)
+	return server.EnsureFrom(ctx, srv, o.MavenURL, o.CacheDir, o.Version)
 }
 
 // A Server is a run's managed server, started by Start.
@@ -100,7 +101,7 @@ func Start(ctx context.Context, o Options, base string) (*Server, error) {
 		return nil, err
 	}
 	so := o.Server(base)
-	if err := server.Ensure(ctx, srv, so.CacheDir, so.Version); err != nil {
+	if err := server.EnsureFrom(ctx, srv, so.MavenURL, so.CacheDir, so.Version); err != nil {
 		return nil, err
 	}
 	in, err := srv.Start(ctx, so)

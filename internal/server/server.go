@@ -85,6 +85,9 @@ type Options struct {
 	ProfilesDir string
 	// CacheDir holds downloaded server versions.
 	CacheDir string
+	// MavenURL is the Maven repository a version not installed yet comes from
+	// (DefaultMavenBase when ""): a mirror, offline (--maven-url).
+	MavenURL string
 	// StorageEngine is the server's default storage engine, for engines that have several
 	// (MariaDB: "innodb", the default, or "rocksdb"); "" is the engine's default.
 	StorageEngine string
@@ -158,6 +161,9 @@ func EnsureFrom(ctx context.Context, e Engine, baseURL, cacheDir, version string
 			return nil
 		}
 	}
+	if baseURL == "" {
+		baseURL = DefaultMavenBase
+	}
 	if _, err := e.Install(ctx, baseURL, cacheDir, version); err != nil {
 		var installed []string
 		for _, v := range have {
@@ -167,7 +173,7 @@ func EnsureFrom(ctx context.Context, e Engine, baseURL, cacheDir, version string
 		if len(installed) > 0 {
 			here = strings.Join(installed, ", ")
 		}
-		return fmt.Errorf("%s %s is not installed and installing it failed: %w; installed here: %s; to go on: use an installed version (--engine-version), install it from a mirror you can reach (dbperf server install %s@%s --maven-url URL --cache-dir %s), or copy %s from a host that has %s %s (dbperf server list there says where)",
+		return fmt.Errorf("%s %s is not installed and installing it failed: %w; installed here: %s; to go on: use an installed version (--engine-version), install it from a mirror you can reach (--maven-url URL, or dbperf server install %s@%s --maven-url URL --cache-dir %s), or copy %s from a host that has %s %s (dbperf server list there says where)",
 			e.Name(), version, err, here, e.Name(), version, cacheDir, cacheDir, e.Name(), version)
 	}
 	return nil
