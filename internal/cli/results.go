@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -80,26 +81,9 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				return badInput(err)
 			}
 			defer dst.Close()
-			var copied, present, running int
-			for _, id := range ids { // one run at a time: a store of thousands never sits in memory
-				runs, err := src.Results(ctx, []int64{id})
-				if err != nil {
-					return err
-				}
-				r := runs[0]
-				if r.Status == store.RunRunning {
-					running++
-					continue
-				}
-				_, added, err := dst.Import(ctx, r)
-				if err != nil {
-					return fmt.Errorf("copy run %d: %w (nothing of it was written, the runs before it are in %s: copy again to finish)", r.ID, err, dst.Path())
-				}
-				if added {
-					copied++
-				} else {
-					present++
-				}
+			copied, present, running, err := copyRuns(ctx, src, dst, ids)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", copied, src.Path(), dst.Path(), present)
 			if running > 0 {
@@ -112,6 +96,32 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 	cmd.Flags().StringVar(&from, "from", "", "the store to copy from (a SQLite file, postgres://…, or @FILE: the first line of FILE)")
 	cmd.Flags().StringVar(&to, "to", "", "the store to copy into, created when missing (a SQLite file, postgres://…, or @FILE)")
 	return cmd
+}
+
+// copyRuns copies the runs ids of src into dst, one at a time (a store of thousands never
+// sits in memory), each whole or not at all; runs still running are left out and counted.
+func copyRuns(ctx context.Context, src, dst *store.Store, ids []int64) (copied, present, running int, err error) {
+	for _, id := range ids {
+		runs, err := src.Results(ctx, []int64{id})
+		if err != nil {
+			return copied, present, running, err
+		}
+		r := runs[0]
+		if r.Status == store.RunRunning {
+			running++
+			continue
+		}
+		_, added, err := dst.Import(ctx, r)
+		if err != nil {
+			return copied, present, running, fmt.Errorf("copy run %d: %w (nothing of it was written, the runs before it are in %s: copy again to finish)", r.ID, err, dst.Path())
+		}
+		if added {
+			copied++
+		} else {
+			present++
+		}
+	}
+	return copied, present, running, nil
 }
 
 // same reports whether two stores are the same: the same file, or the same DSN.

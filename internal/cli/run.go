@@ -504,26 +504,12 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 	}
 	var cpuProf *probe.CPU
 	if cfg.CPUProfileDir != "" {
-		err := perfErr
-		if err == nil {
-			cpuProf, err = probe.NewCPU(cpuOpts, perfRec)
-		}
-		if err != nil {
-			fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
-		} else {
+		if cpuProf = attachCPUProfile(env, cpuOpts, perfRec, perfErr, ot, run, rec, &profs); cpuProf != nil {
 			perfRec = nil // the profiles' now
-			prof := cpuProf.Profiler(ot.hw.ServerPID, run.Handle)
-			prof.SetRun(rec.ID())
-			profs.Add("cpu profile", prof)
 			defer cpuProf.Close()
 		}
 	}
-	if dc != nil {
-		profs.Add("explain", dc)
-		rec.Diag = dc.Take
-		pi, ok := run.Handle.(engine.ProcessInfo)
-		profs.Extra = append(profs.Extra, dc.Session(ok && pi.Local()))
-	}
+	attachExplain(dc, run, rec, &profs)
 	attachCluster(ot.cluster, rec, &profs)
 	if profs.Len() > 0 {
 		run.Profiler = &profs
@@ -542,21 +528,61 @@ func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload
 		return rec.ID(), "", err
 	}
 	if !cfg.Quiet {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
-		defer cancel()
-		runs, err := st.Results(rctx, []int64{rec.ID()})
-		if err != nil {
+		if err := printRun(ctx, env, cfg, eng, st, rec.ID(), opts.Timeout, ot.dir); err != nil {
 			return rec.ID(), "", err
-		}
-		fmt.Fprintln(env.Out)
-		if err := renderReportText(env.Out, report.Build(runs)); err != nil {
-			return rec.ID(), "", err
-		}
-		if cfg.Keep && eng.Meta().Embedded {
-			fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, ot.dir)
 		}
 	}
 	return rec.ID(), rec.Status(), runFailure(rec)
+}
+
+// attachCPUProfile makes the run's CPU profiler from its perf recording (launched before
+// the server started) and adds it to profs; nil, said once on stderr, when perf could not
+// record.
+func attachCPUProfile(env Env, opts probe.CPUOptions, perfRec *profile.Recording, perfErr error, ot *runTarget, run *runner.Runner,
+	rec *record.Run, profs *probe.Set) *probe.CPU {
+	err := perfErr
+	var cpuProf *probe.CPU
+	if err == nil {
+		cpuProf, err = probe.NewCPU(opts, perfRec)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
+		return nil
+	}
+	prof := cpuProf.Profiler(ot.hw.ServerPID, run.Handle)
+	prof.SetRun(rec.ID())
+	profs.Add("cpu profile", prof)
+	return cpuProf
+}
+
+// attachExplain adds --explain's collector to profs and its statements to the record;
+// nothing without one.
+func attachExplain(dc *probe.Explain, run *runner.Runner, rec *record.Run, profs *probe.Set) {
+	if dc == nil {
+		return
+	}
+	profs.Add("explain", dc)
+	rec.Diag = dc.Take
+	pi, ok := run.Handle.(engine.ProcessInfo)
+	profs.Extra = append(profs.Extra, dc.Session(ok && pi.Local()))
+}
+
+// printRun prints the stored run's report (and where an embedded engine's files were kept).
+func printRun(ctx context.Context, env Env, cfg *config.Run, eng engine.Engine, st *store.Store, id int64, timeout time.Duration, dir string) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	runs, err := st.Results(rctx, []int64{id})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Out)
+	if err := renderReportText(env.Out, report.Build(runs)); err != nil {
+		return err
+	}
+	if cfg.Keep && eng.Meta().Embedded {
+		fmt.Fprintf(env.Out, "\nkept the %s files in %s\n", cfg.Engine, dir)
+	}
+	return nil
 }
 
 // runTarget is an opened engine with everything a run on it stores and measures: its
