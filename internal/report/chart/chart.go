@@ -40,6 +40,12 @@ type Series struct {
 	// X and Y hold the coordinates of the points; they must have the same
 	// length, at least 1, and hold only finite numbers.
 	X, Y []float64
+	// Group, when set, gives the line its group's colour (series of one group, such as a
+	// config's runs, share one) and puts the group, not Name, in the legend, once.
+	// Kind, when set, gives the line its kind's dash pattern (p50 solid, p99 dashed) and
+	// puts each kind in the legend once, in grey. A chart of many runs then has a legend
+	// entry per config and per kind rather than per line.
+	Group, Kind string
 }
 
 // Ref is a horizontal reference line (e.g. a target rate, or 1.0 on a relative

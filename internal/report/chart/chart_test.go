@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"encoding/xml"
 	"errors"
 	"flag"
@@ -331,6 +332,37 @@ func TestBarsIntervalsAndMarks(t *testing.T) {
 		if _, err := bad.SVG(); err == nil {
 			t.Errorf("%+v: no error", bad.Groups[0])
 		}
+	}
+}
+
+// Series with a Group and a Kind: the legend names each group once and each kind once,
+// not every line (issue 42: 8 runs drew 16 legend entries in repeating colours).
+func TestLineGroupsAndKinds(t *testing.T) {
+	var series []Series
+	for _, g := range []string{"base", "new"} {
+		for run := range 4 {
+			for _, k := range []string{"p50", "p99"} {
+				series = append(series, Series{Name: fmt.Sprintf("%s run %d %s", g, run, k), Group: g, Kind: k,
+					X: []float64{1, 2, 3}, Y: []float64{1, 2, float64(run + 1)}})
+			}
+		}
+	}
+	s, err := Line{Title: "latency", Series: series}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := checkInline(t, s)
+	count := map[string]int{}
+	for _, txt := range doc.texts {
+		count[txt]++
+	}
+	for _, want := range []string{"base", "new", "p50", "p99"} {
+		if count[want] != 1 {
+			t.Errorf("legend %q %d times, want once (texts %q)", want, count[want], doc.texts)
+		}
+	}
+	if doc.hasText("base run 0 p50") {
+		t.Errorf("a line's own name in the legend: %q", doc.texts)
 	}
 }
 

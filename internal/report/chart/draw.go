@@ -76,13 +76,33 @@ func newLegend() plot.Legend {
 func drawLine(c Line, w, h float64) (string, error) {
 	p := newPlot(c.Title, c.XLabel, c.YLabel)
 	leg := newLegend()
+	groups, kinds := map[string]int{}, map[string]int{}
+	var kindOrder []string
 	for i, s := range c.Series {
 		xys := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			xys[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
 		}
 		var thumbs []plot.Thumbnailer
-		ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(lineWidth), Dashes: seriesDashes(i)}
+		ci, dashes, newGroup := i, seriesDashes(i), false
+		if s.Group != "" {
+			g, ok := groups[s.Group]
+			if !ok {
+				g, newGroup = len(groups), true
+				groups[s.Group] = g
+			}
+			ci, dashes = g, nil
+		}
+		if s.Kind != "" {
+			k, ok := kinds[s.Kind]
+			if !ok {
+				k = len(kinds)
+				kinds[s.Kind] = k
+				kindOrder = append(kindOrder, s.Kind)
+			}
+			dashes = kindDashes(k)
+		}
+		ls := draw.LineStyle{Color: seriesColor(ci), Width: vg.Points(lineWidth), Dashes: dashes}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
 			return "", fmt.Errorf("chart %q: series %q: %w", c.Title, s.Name, err)
@@ -97,11 +117,19 @@ func drawLine(c Line, w, h float64) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("chart %q: series %q: %w", c.Title, s.Name, err)
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(markerSize), Shape: seriesGlyph(i)}
+			sc.GlyphStyle = draw.GlyphStyle{Color: seriesColor(ci), Radius: vg.Points(markerSize), Shape: seriesGlyph(ci)}
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
-		leg.Add(cleanText(s.Name), thumbs...)
+		switch {
+		case s.Group == "":
+			leg.Add(cleanText(s.Name), thumbs...)
+		case newGroup:
+			leg.Add(cleanText(s.Group), swatch{seriesColor(ci)})
+		}
+	}
+	for k, kind := range kindOrder {
+		leg.Add(cleanText(kind), refLine{style: draw.LineStyle{Color: color.Gray{Y: 0x55}, Width: vg.Points(lineWidth), Dashes: kindDashes(k)}})
 	}
 	addRefs(p, &leg, c.Refs)
 	for _, m := range c.Marks {
@@ -443,6 +471,13 @@ func seriesDashes(i int) []vg.Length {
 		return []vg.Length{vg.Points(1.5), vg.Points(2)}
 	}
 	return nil
+}
+
+// kindDashes is the dash pattern of the k-th kind of line (Series.Kind): solid, dashed,
+// dotted, dash-dotted.
+func kindDashes(k int) []vg.Length {
+	patterns := [...][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}}
+	return patterns[k%len(patterns)]
 }
 
 // seriesGlyph is the marker shape of the i-th series.

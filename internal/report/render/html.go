@@ -347,8 +347,10 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 					continue
 				}
 				name := runName(g, r, len(c.Groups))
-				ts := chart.Series{Name: name}
-				p50, p99 := chart.Series{Name: name + " p50"}, chart.Series{Name: name + " p99"}
+				// A colour per config (its runs share it, named once in the legend), a dash
+				// per percentile.
+				ts := chart.Series{Name: name, Group: g.Name}
+				p50, p99 := chart.Series{Name: name + " p50", Group: g.Name, Kind: "p50"}, chart.Series{Name: name + " p99", Group: g.Name, Kind: "p99"}
 				for _, iv := range s.Intervals {
 					for _, o := range iv.Ops {
 						if o.Label != s.Primary {
