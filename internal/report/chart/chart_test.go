@@ -1,10 +1,10 @@
 package chart
 
 import (
-	"fmt"
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"os"
