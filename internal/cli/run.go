@@ -213,7 +213,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 
 // serverOnlyFlags apply only to server engines: a key-value workload's --help hides them.
 func serverOnlyFlags() []string {
-	return []string{"managed", "dsn", "engine-version", "cache-dir", "mysql-storage-engine", "server-memory", "server-cpus"}
+	return []string{"managed", "dsn", "engine-version", "cache-dir", "maven-url", "mysql-storage-engine", "server-memory", "server-cpus"}
 }
 
 // kindEngines are the names of the catalog's engines of kind k, the default first, and
