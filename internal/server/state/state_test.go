@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRunningForeignPID: a state whose pid is now another process is not running (its
@@ -82,7 +83,10 @@ func TestStopLeavesForeignPIDAlone(t *testing.T) {
 	if err != nil || !foreign {
 		t.Fatalf("stop: foreign %v, %v; want true", foreign, err)
 	}
-	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", st.PID)); !strings.Contains(string(b), ") S ") {
+	// Alive: sleeping, or still running its start (R); a signal would leave it a zombie
+	// (Z, until waited for) or stopped (T) within this pause.
+	time.Sleep(100 * time.Millisecond)
+	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", st.PID)); !strings.Contains(string(b), ") S ") && !strings.Contains(string(b), ") R ") {
 		t.Fatalf("stop signalled the unrelated process %d: %s", st.PID, b)
 	}
 	if err := got.Remove(path, false); err != nil {
