@@ -100,13 +100,8 @@ type explainCost struct {
 }
 
 type explainStep struct {
-	Step  string `json:"step"`
-	Roles []struct {
-		Role  string            `json:"role"`
-		Delta float64           `json:"delta_us_per_op"`
-		Self  []explainFunction `json:"self"`
-		Total []explainFunction `json:"total"`
-	} `json:"roles"`
+	Step       string        `json:"step"`
+	Roles      []explainRole `json:"roles"`
 	Statements []struct {
 		Query string      `json:"query"`
 		Base  explainCost `json:"base"`
@@ -116,6 +111,23 @@ type explainStep struct {
 		Role string `json:"role"`
 		Wait string `json:"wait"`
 	} `json:"waits"`
+}
+
+type explainRole struct {
+	Role  string            `json:"role"`
+	Delta float64           `json:"delta_us_per_op"`
+	Self  []explainFunction `json:"self"`
+	Total []explainFunction `json:"total"`
+}
+
+// roleOf is s's role named role (zero if s has none).
+func roleOf(s explainStep, role string) explainRole {
+	for _, r := range s.Roles {
+		if r.Role == role {
+			return r
+		}
+	}
+	return explainRole{}
 }
 
 // explainOf runs dbperf explain BASE NEW --step STEP in text (logged, top 5) and JSON

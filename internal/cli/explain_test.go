@@ -72,7 +72,10 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 			t.Errorf("run %d: env explain %q", r.ID, r.Env["explain"])
 		}
 		for _, s := range r.Steps {
-			if s.Result.Note != "" {
+			// A note that the machine's busy CPU fell below the processes' (short-lived
+			// processes of other work, such as a compiler beside the test, exited) is
+			// about the host, not about the profiles or explain.
+			if s.Result.Note != "" && !strings.HasPrefix(s.Result.Note, "machine busy CPU") {
 				t.Errorf("run %d step %s: note %q", r.ID, s.Result.Name, s.Result.Note)
 			}
 			var roles []string
@@ -94,18 +97,33 @@ func TestExplainKnownCostPostgres(t *testing.T) {
 	}
 
 	s := explainOf(t, results, "default", "jit", "qr100", 10)
-	if r := s.Roles[0]; r.Role != "query" || r.Delta <= 0 {
-		t.Errorf("the role whose CPU per op changed most is %s (%+.0f µs/op), want query", r.Role, r.Delta)
+	// The client role is the dbperf process less its workers' threads; here that process
+	// is the test binary, so it also holds every test running beside this one (the
+	// MariaDB profile test's workers and store), divided by jit's few queries (72 in one
+	// CI run: +13,739 µs/op). Of the server's roles the query role must come first.
+	var server []string
+	for _, r := range s.Roles {
+		if r.Role != "client" {
+			server = append(server, r.Role)
+		}
+	}
+	if len(server) == 0 || server[0] != "query" {
+		t.Errorf("the roles by their change in CPU per op, the client aside: %v, want query first", server)
+	}
+	for _, r := range s.Roles {
+		if r.Role == "query" && r.Delta <= 0 {
+			t.Errorf("the query role's CPU per op changed by %+.0f µs, want more", r.Delta)
+		}
 	}
 	// Among the top 10: with whole stacks (DWARF call graphs, issue 38) the frames on
 	// every stack of the role (main, PostgresMain, …) change by the role's whole change
 	// and come first.
 	llvm := false
-	for _, f := range s.Roles[0].Total {
+	for _, f := range roleOf(s, "query").Total {
 		llvm = llvm || (f.Delta > 0 && (strings.Contains(f.Function, "LLVM") || strings.Contains(f.Function, "llvm")))
 	}
 	if !llvm {
-		t.Errorf("no LLVM function among the query role's top 10 changes by total CPU: %+v", s.Roles[0].Total)
+		t.Errorf("no LLVM function among the query role's top 10 changes by total CPU: %+v", roleOf(s, "query").Total)
 	}
 	ranges, deletes := 0, 0
 	for _, st := range s.Statements {
