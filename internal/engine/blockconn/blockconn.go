@@ -55,6 +55,9 @@ var _ net.Conn = (*Conn)(nil)
 type Conn struct {
 	// nc is the poller connection until Block; nil after.
 	nc net.Conn
+	// pollReads counts the reads in progress on nc: Block refuses while one is (closing nc
+	// would end it with net.ErrClosed, an error its caller keeps for the next read).
+	pollReads atomic.Int32
 	// fd is the blocking socket after Block (-1 before).
 	fd            int
 	local, remote net.Addr
@@ -93,12 +96,25 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 // Blocking says whether Block has switched the connection to blocking system calls.
 func (c *Conn) Blocking() bool { return c.nc == nil }
 
+// ErrReadInProgress is Block's error when a read is in progress on the poller connection.
+var ErrReadInProgress = errors.New("blockconn: a read is in progress on the connection: let it finish (a driver's background reader: sync the driver's connection first) before Block")
+
 // Block switches the connection to blocking system calls. It must be called while no read
-// or write is in progress (between statements). The poller connection is closed; the
-// socket lives on in a duplicate descriptor in blocking mode.
+// or write is in progress (between statements); a read in progress makes it return
+// ErrReadInProgress and leaves the connection as it was. The poller connection is closed;
+// the socket lives on in a duplicate descriptor in blocking mode.
+//
+// pgx's pgconn may leave such a read behind after connecting: when a write of the startup
+// takes over 15 ms (a loaded machine) it starts a background reader, which may read the
+// server's whole reply before the write returns and then wait for more. Closing the
+// poller connection under it stored "use of closed network connection" for the session's
+// first statement (pgconn.SyncConn ends it first; engine/postgres calls it).
 func (c *Conn) Block() error {
 	if c.nc == nil {
 		return nil
+	}
+	if c.pollReads.Load() > 0 {
+		return ErrReadInProgress
 	}
 	sc, ok := c.nc.(syscall.Conn)
 	if !ok {
@@ -163,6 +179,8 @@ func (c *Conn) release() {
 // until data, the end of the stream, an error, Shutdown, or the read deadline.
 func (c *Conn) Read(p []byte) (int, error) {
 	if c.nc != nil {
+		c.pollReads.Add(1)
+		defer c.pollReads.Add(-1)
 		return c.nc.Read(p)
 	}
 	if len(p) == 0 {

@@ -241,3 +241,45 @@ func TestShutdownBeforeBlock(t *testing.T) {
 		t.Error("read after Shutdown and Block succeeded")
 	}
 }
+
+// Block while a read waits on the poller connection (pgconn's background reader, left
+// behind by a slow write while connecting) refuses, and the read still gets its reply:
+// closing the poller connection under it made that read fail with "use of closed
+// network connection", the error a duet sweep's fresh sessions then met in their first
+// statement. Once the read is over, Block switches.
+func TestBlockWhileReading(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, network, addr string) {
+		l := echoServer(t, network, addr)
+		c := dial(t, network, l.Addr().String())
+		if _, err := c.Write([]byte("silent\n")); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			buf := make([]byte, 16)
+			n, err := c.Read(buf)
+			if err != nil {
+				got <- "error: " + err.Error()
+				return
+			}
+			got <- string(buf[:n])
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for c.pollReads.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if err := c.Block(); !errors.Is(err, ErrReadInProgress) {
+			t.Fatalf("Block with a read in progress: %v, want ErrReadInProgress", err)
+		}
+		if _, err := c.Write([]byte("late\n")); err != nil {
+			t.Fatal(err)
+		}
+		if s := <-got; s != "late\n" {
+			t.Fatalf("the read in progress got %q, want the reply", s)
+		}
+		if err := c.Block(); err != nil {
+			t.Fatalf("Block after the read: %v", err)
+		}
+		roundTrip(t, c, "blocking")
+	})
+}

@@ -125,6 +125,13 @@ func (h *handle) NewSession(ctx context.Context) (engine.Session, error) {
 		_ = c.Close(ctx)
 		return nil, errors.New("postgres new session: the connection was not made by dbperf's dialer")
 	}
+	// pgconn may have left its background reader waiting on the socket (started by a
+	// slow write of the startup on a loaded machine): SyncConn ends it, as pgx asks before
+	// the net.Conn is used directly, so that Block does not close the socket under it.
+	if err := c.PgConn().SyncConn(ctx); err != nil {
+		_ = c.Close(ctx)
+		return nil, fmt.Errorf("postgres new session: %w", err)
+	}
 	if err := bc.Block(); err != nil {
 		_ = c.Close(ctx)
 		return nil, fmt.Errorf("postgres new session: %w", err)
