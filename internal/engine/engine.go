@@ -190,6 +190,9 @@ type Dialect interface {
 // (spec "Cleanup (writeback-debt reduction) per engine").
 type Maintainer interface {
 	// ReduceDebt does the engine's cleanup for the given tables and reports what it did.
+	// No tables: the engine's cleanup of the whole database (what acts on single tables,
+	// such as PostgreSQL's VACUUM, then covers every table; MariaDB's ANALYZE TABLE is
+	// left out).
 	ReduceDebt(ctx context.Context, tables []string) (detail string, err error)
 }
 

@@ -17,7 +17,7 @@ const indexCleanupVersion = 120000
 // ReduceDebt is PostgreSQL's writeback-debt reduction (spec/insert-benchmark.md "Cleanup
 // per engine", reference §1.10): every table is vacuumed in parallel on its own connection
 // with `VACUUM (ANALYZE, INDEX_CLEANUP ON)` (without INDEX_CLEANUP before v12), then one
-// CHECKPOINT writes the dirty buffers. The detail lists each statement and its duration.
+// CHECKPOINT writes the dirty buffers. No tables: the whole database, in one VACUUM. The detail lists each statement and its duration.
 //
 // Its connections are told to ctx's engine.ConnObserver, so their backends' CPU is measured
 // as the cleanup's.
@@ -37,12 +37,17 @@ func (h *handle) ReduceDebt(ctx context.Context, tables []string) (string, error
 	}
 
 	start := time.Now()
+	if len(tables) == 0 {
+		// No list (a sweep settling its points between blocks): every table of the
+		// database, in one VACUUM.
+		tables = []string{""}
+	}
 	parts := make([]string, len(tables))
 	errs := make([]error, len(tables))
 	var wg sync.WaitGroup
 	for i, t := range tables {
 		wg.Go(func() {
-			q := "VACUUM (" + opts + ") " + t
+			q := strings.TrimSpace("VACUUM (" + opts + ") " + t)
 			tc, closeConn, err := h.observedConn(ctx)
 			if err != nil {
 				errs[i] = fmt.Errorf("postgres cleanup: %s: %w", q, err)

@@ -243,6 +243,16 @@ func TestPostgresReduceDebt(t *testing.T) {
 		"AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL"); v != 2 {
 		t.Errorf("%d tables vacuumed and analyzed, want 2", v)
 	}
+	// No tables: the whole database (a sweep's --settle).
+	enginetest.MustExec(t, s, "DELETE FROM tv1 WHERE id <= 600")
+	before, _ := enginetest.QueryInt(t, s, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'tv1'")
+	if detail, err := h.(engine.Maintainer).ReduceDebt(context.Background(), nil); err != nil ||
+		!strings.HasPrefix(detail, "VACUUM (ANALYZE, INDEX_CLEANUP ON) in ") {
+		t.Errorf("the whole database: %q, %v", detail, err)
+	}
+	if after, _ := enginetest.QueryInt(t, s, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'tv1'"); after != before+1 {
+		t.Errorf("tv1 vacuumed %d times after a whole-database cleanup, want %d", after, before+1)
+	}
 	if _, err := h.(engine.Maintainer).ReduceDebt(context.Background(), []string{"nosuch"}); err == nil ||
 		!strings.Contains(err.Error(), "VACUUM (ANALYZE, INDEX_CLEANUP ON) nosuch") {
 		t.Errorf("vacuum of a missing table: %v", err)
