@@ -16,8 +16,6 @@ import (
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/hwstat"
-	"github.com/dbperf/dbperf/internal/probe"
-	"github.com/dbperf/dbperf/internal/profile"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/server"
@@ -467,28 +465,8 @@ func holdShallowIdle() (func(), error) {
 	return func() { _ = c.Close() }, nil
 }
 
-// prepareCPUProfile readies --cpu-profile DIR for the runs of one command (run, or every
-// point of a sweep): the directory made, the sampling rate read, and perf checked once.
-// Without perf the runs go on without profiles, the reason said once on stderr and kept
-// in every run's env (cpu_profile).
+// prepareCPUProfile readies --cpu-profile DIR for the runs of one command
+// (session.PrepareCPUProfile).
 func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
-	if cfg.CPUProfileDir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
-		return badInput(fmt.Errorf("--cpu-profile: %w", err))
-	}
-	hz, err := probe.ParseHz(env.getenv("DBPERF_CPU_PROFILE_HZ"))
-	if err != nil {
-		return badInput(err)
-	}
-	cfg.CPUProfileHz = hz
-	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), cfg.Engine); err != nil {
-		return badInput(err)
-	}
-	if err := profile.Available(ctx); err != nil {
-		fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
-		cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
-	}
-	return nil
+	return session.PrepareCPUProfile(ctx, cfg, env.getenv, env.Err)
 }

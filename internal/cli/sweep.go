@@ -239,7 +239,7 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	}
 	sp.cfg, sp.eng = cfg, eng
 	sp.resolve = sweepResolver(cmd, env, wl, params, f, cfg, kind)
-	axes, err := parseVary(cmd, sw.vary)
+	vary, err := parseVary(cmd, sw.vary)
 	if err != nil {
 		return nil, badInput(err)
 	}
@@ -258,37 +258,14 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	if len(counts) == 0 {
 		counts = []int{cfg.Clients}
 	}
-	var perr []error
-	for _, v := range sp.versions {
-		for _, np := range named {
-			for _, n := range counts {
-				for _, vals := range sweep.CrossVary(axes) {
-					pt := sweep.Point{Version: v, Profile: np.Profile, As: np.Name, Think: think[np.Name], Embedded: kind.embedded,
-						Clients: n, ByClients: len(counts) > 1, Vary: vals}
-					if err := sp.checkPoint(pt); err != nil {
-						perr = append(perr, fmt.Errorf("%s: %w", pt.Name(), err))
-					}
-					pt.Label = sp.prefix + "/" + pt.Name()
-					sp.points = append(sp.points, pt)
-				}
-			}
-		}
+	axes := sweep.Axes{Versions: sp.versions, Profiles: named, Think: think, Clients: counts, Vary: vary,
+		Latencies: lats, Embedded: kind.embedded}
+	if sp.points, err = sweep.Points(axes, sp.prefix, sp.checkPoint); err != nil {
+		return nil, badInput(err)
 	}
-	if len(perr) > 0 {
-		return nil, badInput(errors.Join(perr...))
-	}
-	sp.points = sweep.LatencyPoints(sp.points, lats, sp.prefix)
 	if sw.point != "" {
-		var names []string
-		for _, pt := range sp.points {
-			names = append(names, pt.Name())
-			if pt.Name() == sw.point {
-				sp.points = []sweep.Point{pt}
-				break
-			}
-		}
-		if len(sp.points) != 1 || sp.points[0].Name() != sw.point {
-			return nil, badInput(fmt.Errorf("--point %q: no point of this sweep is named so; its points: %s", sw.point, strings.Join(names, ", ")))
+		if sp.points, err = sweep.OnePoint(sp.points, sw.point); err != nil {
+			return nil, badInput(err)
 		}
 	}
 	return sp, nil

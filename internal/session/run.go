@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
@@ -174,4 +176,31 @@ func openPartBarrier(ctx context.Context, cfg *config.Run) (*parts.Barrier, erro
 		return nil, badInput(errors.New("--part: a part's barrier lives in a PostgreSQL results store"))
 	}
 	return parts.OpenBarrier(ctx, cfg.ResultsPath, ps)
+}
+
+// PrepareCPUProfile readies --cpu-profile DIR for the runs of one command (run, or every
+// point of a sweep): the directory made, the sampling rate read (getenv:
+// DBPERF_CPU_PROFILE_HZ, DBPERF_CPU_PROFILE_CALLGRAPH), and perf checked once. Without
+// perf the runs go on without profiles, the reason said once on warn and kept in every
+// run's env (cpu_profile). Its errors are *BadInputError.
+func PrepareCPUProfile(ctx context.Context, cfg *config.Run, getenv func(string) string, warn io.Writer) error {
+	if cfg.CPUProfileDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
+		return badInput(fmt.Errorf("--cpu-profile: %w", err))
+	}
+	hz, err := probe.ParseHz(getenv("DBPERF_CPU_PROFILE_HZ"))
+	if err != nil {
+		return badInput(err)
+	}
+	cfg.CPUProfileHz = hz
+	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), cfg.Engine); err != nil {
+		return badInput(err)
+	}
+	if err := profile.Available(ctx); err != nil {
+		fmt.Fprintf(warn, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
+		cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
+	}
+	return nil
 }

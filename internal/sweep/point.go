@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -169,4 +170,62 @@ func Dedupe(vs []string) []string {
 		}
 	}
 	return out
+}
+
+// Axes are what a sweep varies. Its points are their cross product: versions outer, then
+// profiles, counts of clients, the --vary axes, and node latencies innermost.
+type Axes struct {
+	// Versions are the engine versions ("": the default), at least one.
+	Versions []string
+	// Profiles are the named profiles, at least one; Think the pause of the points so
+	// named (--think).
+	Profiles []NamedProfile
+	Think    map[string]time.Duration
+	// Clients are the counts of clients, at least one (more: a concurrency axis).
+	Clients []int
+	Vary    []VaryAxis
+	// Latencies are the node latencies (fewer than two: no distance axis).
+	Latencies []time.Duration
+	// Embedded: the engine runs inside dbperf (no version in the points' names).
+	Embedded bool
+}
+
+// Points are the axes' points, each labelled prefix/NAME. check is asked about each
+// point before the distance axis is added; its errors, each named by its point, are
+// joined in the error.
+func Points(a Axes, prefix string, check func(Point) error) ([]Point, error) {
+	var points []Point
+	var errs []error
+	for _, v := range a.Versions {
+		for _, np := range a.Profiles {
+			for _, n := range a.Clients {
+				for _, vals := range CrossVary(a.Vary) {
+					pt := Point{Version: v, Profile: np.Profile, As: np.Name, Think: a.Think[np.Name], Embedded: a.Embedded,
+						Clients: n, ByClients: len(a.Clients) > 1, Vary: vals}
+					if err := check(pt); err != nil {
+						errs = append(errs, fmt.Errorf("%s: %w", pt.Name(), err))
+					}
+					pt.Label = prefix + "/" + pt.Name()
+					points = append(points, pt)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return LatencyPoints(points, a.Latencies, prefix), nil
+}
+
+// OnePoint is the point of points named name (--point: an agent's job of a queued
+// sweep), alone; an error naming the points when none is.
+func OnePoint(points []Point, name string) ([]Point, error) {
+	var names []string
+	for _, pt := range points {
+		if pt.Name() == name {
+			return []Point{pt}, nil
+		}
+		names = append(names, pt.Name())
+	}
+	return nil, fmt.Errorf("--point %q: no point of this sweep is named so; its points: %s", name, strings.Join(names, ", "))
 }
