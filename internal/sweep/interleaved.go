@@ -417,6 +417,7 @@ func (i *interleaved) foldProfiles(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// stepNames are the steps' names, in order.
 func stepNames(steps []workload.Step) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
