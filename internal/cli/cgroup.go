@@ -11,6 +11,7 @@ import (
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/session"
 )
 
 // A managed server's memory and CPU limits (--server-memory, --server-cpus): the flags and
@@ -64,12 +65,7 @@ func (f *serverLimitFlags) apply(cfg *config.Run, changed func(string) bool) []e
 
 // managedOptions are the options of cfg's managed server (engine: its name).
 func managedOptions(cfg *config.Run, engine string) managed.Options {
-	return managed.Options{
-		Engine: engine, Version: cfg.EngineVersion, Profile: cfg.Profile,
-		ProfilesDir: cfg.ProfilesDir, CacheDir: cfg.CacheDir, MavenURL: cfg.MavenURL, StorageEngine: cfg.StorageEngine,
-		Limits:      server.Limits{Memory: cfg.ServerMemory, CPUs: cfg.ServerCPUs},
-		ReadCgroups: readCgroups, Keep: cfg.Keep,
-	}
+	return session.ManagedOptions(cfg, engine, readCgroups)
 }
 
 // checkServerLimits refuses limits that cannot be enforced, before anything starts: not

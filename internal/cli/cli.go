@@ -8,12 +8,12 @@
 // `dbperf run` (run.go) and `dbperf sweep` (sweep.go) have one subcommand per workload of
 // the catalog, so adding a workload touches no cli code; the others are `history`,
 // `report`, `runs`, `compare`, `explain`, `server`, `clean`, `queue`, `agent`, `serve`
-// and `results`. The flags of a run become a config.Run. The files beside them:
+// and `results`. The flags of a run become a config.Run and a session.Options
+// (sessionOptions); a run is then session.Repeat (internal/session: the target opened,
+// the steps run, the record kept), a sweep sweep.Run over the points planSweep expanded
+// (internal/sweep: the sequential, interleaved and duet designs). The files beside them:
 //
-//   - probes.go: the probes of internal/probe a run attaches (--cpu-profile: one perf
-//     recording per run or sweep, launched before the managed servers start, each step's
-//     load a window of it, folded once after the last step; --explain: statements, plans
-//     and waits), and record.go: a run's exit status from its record (internal/record).
+//   - record.go: the store-writing options of a command's runs (internal/record).
 //   - explain.go: `dbperf explain`, the CPU profiles, statements, plans and waits of two
 //     configs (report.LoadExplain).
 //   - clients.go: --clients, one count for run, a list (the concurrency axis) for sweep.
@@ -22,50 +22,17 @@
 //     the store's DSN and the job in its environment.
 //   - agents.go: `run --agents N`: its flags and printing; the parts, their barrier
 //     (a runner.Profiler) and the merge of their runs are internal/fleet/parts'.
-//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts and
-//     recorded in the run's env.
+//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts.
 //   - cluster.go: --cluster, --node-latency, --node-jitter and --spread, and the sweep's
-//     distance axis; the cluster itself (nodes, links, per-node figures, audits, a dead
-//     node failing the step) is internal/cluster.
-//   - workdir.go: temporary work directories and their owners (markOwner): a directory
-//     whose owning process died is removed by a later run.
+//     distance axis; the cluster itself is internal/cluster.
+//   - workdir.go: `dbperf clean` and the check of a directory a flag names.
 //
 // Exit statuses: 0 when every step is ok, 1 when a step failed, 2 for bad input, 130
-// when interrupted. `report` and `compare` refuse configs that differ (checkComparable
-// over report.Mismatches): exit 2, or a warning per difference with --force.
-//
-// # What the cli decides for the runner
-//
-// Which processes are "the server" and which disks hold the data are decided once per
-// run in hw.go (hwTargets) and handed to the runner as runner.HWTargets. The server is a
-// managed server's pid, or a --dsn server on this machine found with the hwstat
-// Sampler's ListenerPID from the socket its engine.ServerAddr names, else with its
-// ServerRoot from one session's backend pid or thread id. What could not be seen is
-// written into the run's env (server_processes, io_devices, io_devices_note), so reports
-// explain absent figures.
-//
-// # Comparisons dbperf runs itself are interleaved
-//
-// `dbperf sweep` (interleave.go) keeps every point's target open (runTarget: a managed
-// server stays up for the whole sweep, an embedded engine gets a fresh directory per
-// block) and runs randomized blocks: per step, every point once, in a random order drawn
-// from --seed. A workload.Steady step is cut into slices (sliceStep: the same planned
-// step object, its Load's duration divided, its audit after the last slice only),
-// alternating between the points. The same step objects run every slice because steps
-// share state through their plan (the inserters' next keys, the audit's expectations): a
-// second plan on the same tables would break both. Storage is the usual one: slice k of
-// a block is a run of its own (a run's step names stay unique, so every report, history
-// and the runs list work unchanged); its params carry design, sweep, trial, block and
-// slice (store/params.go), and reports pair runs of two configs by block
-// (report/pairs.go). runOnce is the same pieces used in order: openRunTarget, record.Begin,
-// the record's runner.Sequence run over the steps with its record.StepSink, Run.Finish. The sweep calls Sequence.Step one trial at a time, Sequence.Stop to
-// pass a point's failure to its other runs of the block, and passes Ctrl-C to every run.
-//
-// # Store writes are off the measuring path
-//
-// internal/record owns a run's writes (retries until --store-timeout, the interval
-// writer, the spill file when the store fails: its package comment says how); a failed
-// store is a record.StoreFailedError, exit 1, or 130 after Ctrl-C (asExit).
+// when interrupted. asExit maps the domain's typed errors to them: session's
+// BadInputError, StepFailedError and InterruptedError, and record.StoreFailedError (exit
+// 1, or 130 after Ctrl-C). `report` and `compare` refuse configs that differ
+// (checkComparable over report.Mismatches): exit 2, or a warning per difference with
+// --force.
 //
 // Conventions: an operation's error fails its step (unlike the reference, which ignored
 // them: reference §5.1); a failed step makes the following steps skipped, and the run
@@ -84,6 +51,7 @@ import (
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/record"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -132,12 +100,25 @@ func (e *exitError) Unwrap() error { return e.err }
 func badInput(err error) error { return &exitError{code: ExitBadInput, err: err} }
 
 // asExit is err's exit status and message: its exitError, else a domain error's mapped to
-// its status (a *record.StoreFailedError: ExitInterrupted when the run had been
-// interrupted, else ExitStepFailed); false for neither.
+// its status (session's BadInputError, InterruptedError and StepFailedError; a
+// *record.StoreFailedError: ExitInterrupted when the run had been interrupted, else
+// ExitStepFailed); false for none.
 func asExit(err error) (*exitError, bool) {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee, true
+	}
+	var bi *session.BadInputError
+	if errors.As(err, &bi) {
+		return &exitError{code: ExitBadInput, err: bi.Err}, true
+	}
+	var ie *session.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{code: ExitInterrupted, err: ie.Err}, true
+	}
+	var failed *session.StepFailedError
+	if errors.As(err, &failed) {
+		return &exitError{code: ExitStepFailed, err: failed.Err}, true
 	}
 	var sf *record.StoreFailedError
 	if errors.As(err, &sf) {
@@ -233,7 +214,7 @@ func resultsPath(flag string, env Env) (string, error) {
 	if v == "" {
 		return DefaultResults, nil
 	}
-	p, err := readAt(what, v)
+	p, err := session.ReadAt(what, v)
 	if err != nil {
 		return v, err
 	}

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,12 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbperf/dbperf/internal/catalog"
-	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/probe"
-	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/sweep"
 )
 
 // clusterFlags are --cluster, --node-latency, --node-jitter and --spread.
@@ -114,49 +110,6 @@ func checkCluster(cfg *config.Run, meta engine.Meta) error {
 	return errors.Join(errs...)
 }
 
-// openCluster starts cfg's cluster under base (cluster.Start) and fills in the target:
-// node 0's DSN and data dir, what the run stores about the cluster, and how it is stopped.
-func openCluster(ctx context.Context, cfg *config.Run, engineName, base string, t *target, tg *engine.Target,
-	closers *[]func(), out func(string)) error {
-	srv, err := catalog.Server(engineName)
-	if err != nil {
-		return err
-	}
-	cr, err := cluster.Start(ctx, cluster.Options{
-		Engine: engineName, Server: srv, Node: serverOptions(cfg, base), Nodes: cfg.Cluster,
-		Latency: cfg.NodeLatency, Jitter: cfg.NodeJitter, Spread: cfg.Spread, Keep: cfg.Keep, Out: out,
-	})
-	if err != nil {
-		return err
-	}
-	*closers = append(*closers, cr.Close)
-	n0 := cr.Node0()
-	tg.DSN, t.dir, t.serverPID = n0.DSN, n0.DataDir, n0.PID()
-	t.settings["dbperf.managed"] = "true"
-	t.settings["dbperf.profile"] = n0.Profile
-	t.settings["dbperf.profile_text"] = n0.Config
-	t.settings["dbperf.dsn"] = RedactDSN(n0.DSN)
-	t.settings["dbperf.cluster"] = cr.Topology()
-	if t.env == nil {
-		t.env = map[string]string{}
-	}
-	env := cr.Env()
-	maps.Copy(t.env, env)
-	t.cluster = cr
-	out(fmt.Sprintf("cluster: %s; %s", cr.Topology(), env[cluster.EnvNodeLatency]))
-	return nil
-}
-
-// attachCluster hooks the cluster cr into a run: its sampling around every step's load
-// and its figures into every step's metrics. Nothing without a cluster.
-func attachCluster(cr *cluster.Run, rec *record.Run, profs *probe.Set) {
-	if cr == nil {
-		return
-	}
-	profs.Add("cluster", cr)
-	rec.StepMetrics = cr.StepFigures
-}
-
 // sweepLatencies reads dbperf sweep's --node-latency, a list (0,1ms,5ms): the distance
 // axis. The flag's own value is left at the first, so the shared checks see one latency;
 // each point gets its own (withNodeLatency). None (or one) is no axis.
@@ -183,32 +136,13 @@ func sweepLatencies(changed bool, f *clusterFlags) ([]time.Duration, error) {
 	return out, nil
 }
 
-// latencyPoints is the cross product of a sweep's points and its node latencies (the
-// innermost axis), each point named and labelled with its latency; points unchanged
-// without a distance axis.
-func latencyPoints(points []sweepPoint, lats []time.Duration, prefix string) []sweepPoint {
-	if len(lats) < 2 {
-		return points
-	}
-	out := make([]sweepPoint, 0, len(points)*len(lats))
-	for _, pt := range points {
-		for _, d := range lats {
-			p := pt
-			p.latency, p.byLatency = d, true
-			p.label = prefix + "/" + p.name()
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // withNodeLatency is a sweep's resolve of a point's configuration with the point's node
 // latency set.
-func withNodeLatency(resolve func(sweepPoint) (*config.Run, error)) func(sweepPoint) (*config.Run, error) {
-	return func(pt sweepPoint) (*config.Run, error) {
+func withNodeLatency(resolve func(sweep.Point) (*config.Run, error)) func(sweep.Point) (*config.Run, error) {
+	return func(pt sweep.Point) (*config.Run, error) {
 		pc, err := resolve(pt)
-		if err == nil && pt.byLatency {
-			pc.NodeLatency = pt.latency
+		if err == nil && pt.ByLatency {
+			pc.NodeLatency = pt.Latency
 		}
 		return pc, err
 	}

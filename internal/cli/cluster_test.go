@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dbperf/dbperf/internal/cluster"
+	"github.com/dbperf/dbperf/internal/sweep"
 )
 
 // clusterReport is the part of `dbperf report --format json` a cluster test reads.
@@ -238,10 +239,10 @@ func TestClusterFlags(t *testing.T) {
 	if err != nil || len(lats) != 3 || lats[1] != time.Millisecond || lats[2] != 5*time.Millisecond || f.latency != "0s" {
 		t.Fatalf("sweepLatencies: %v %v, flag left at %q", lats, err, f.latency)
 	}
-	pts := latencyPoints([]sweepPoint{{version: "15", profile: "sync-on"}}, lats, "s")
+	pts := sweep.LatencyPoints([]sweep.Point{{Version: "15", Profile: "sync-on"}}, lats, "s")
 	var names []string
 	for _, p := range pts {
-		names = append(names, p.label)
+		names = append(names, p.Label)
 	}
 	if got := strings.Join(names, " "); got != "s/15/sync-on/lat=0s s/15/sync-on/lat=1ms s/15/sync-on/lat=5ms" {
 		t.Errorf("points %s", got)

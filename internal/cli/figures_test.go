@@ -18,6 +18,7 @@ import (
 	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
 	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
@@ -117,8 +118,8 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 		where string
 	}{{tcp, "listening on tcp 127.0.0.1:"}, {h, "listening on unix " + in.Socket}} {
 		env := map[string]string{}
-		ht, _ = hwTargets(ctx, engine.Meta{Name: "mariadb", Kind: engine.KindSQL}, &target{h: tc.h}, engine.Info{}, smp, env)
-		if ht.ServerPID != in.PID() || ht.Remote || !strings.Contains(env[envServerProcesses], tc.where) {
+		ht, _ = session.HWTargets(ctx, engine.Meta{Name: "mariadb", Kind: engine.KindSQL}, &session.Target{Handle: tc.h}, engine.Info{}, smp, env)
+		if ht.ServerPID != in.PID() || ht.Remote || !strings.Contains(env["server_processes"], tc.where) {
 			t.Fatalf("server found: pid %d (mariadbd is %d), env %v, want %q", ht.ServerPID, in.PID(), env, tc.where)
 		}
 	}
@@ -145,7 +146,7 @@ func TestDSNMariaDBWithoutPerformanceSchema(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	run := reportJSON(t, results).Runs[0]
-	if !strings.HasPrefix(run.Env[envServerProcesses], fmt.Sprintf("local server (--dsn): pid %d ", in.PID())) {
+	if !strings.HasPrefix(run.Env["server_processes"], fmt.Sprintf("local server (--dsn): pid %d ", in.PID())) {
 		t.Errorf("env: %v", run.Env)
 	}
 	for _, st := range run.Steps {

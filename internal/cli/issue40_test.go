@@ -14,6 +14,7 @@ import (
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/server/state"
+	"github.com/dbperf/dbperf/internal/sweep"
 )
 
 // TestResultsKeywordValueDSN (issue 40, M4): libpq's key=value form given to --results is
@@ -193,7 +194,7 @@ func TestSweepAndLimitFlagsRefused(t *testing.T) {
 	}
 	// What stays accepted: 0 (whole steps), the bounds, one --think per point.
 	for _, s := range []string{"0", "0.5", "3600"} {
-		if _, err := parseThink([]string{"a=1ms", "b=2ms"}); err != nil {
+		if _, err := sweep.ParseThink([]string{"a=1ms", "b=2ms"}); err != nil {
 			t.Fatal(err)
 		}
 		code, _, stderr := runCLI(t, nil, append(sq, "--slice", s, "--repeat", "0")...)

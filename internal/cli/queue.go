@@ -18,6 +18,7 @@ import (
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
+	"github.com/dbperf/dbperf/internal/sweep"
 )
 
 // queueFlags are --queue and --class, shared by run and sweep.
@@ -303,7 +304,7 @@ func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, po
 	}
 	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(points), strings.Join(classes, ", "), strings.Join(hs, ", "))
 	if len(groups) > 0 {
-		cmp, err := compareGroups(ctx, q.Store, groups)
+		cmp, err := sweep.Compare(ctx, q.Store, groups)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -47,10 +48,10 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				return badInput(errors.New("results copy needs --from STORE and --to STORE"))
 			}
 			var err error
-			if from, err = readAt("--from", from); err != nil {
+			if from, err = session.ReadAt("--from", from); err != nil {
 				return badInput(err)
 			}
-			if to, err = readAt("--to", to); err != nil {
+			if to, err = session.ReadAt("--to", to); err != nil {
 				return badInput(err)
 			}
 			if same(from, to) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,13 +16,10 @@ import (
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/hwstat"
-	"github.com/dbperf/dbperf/internal/probe"
-	"github.com/dbperf/dbperf/internal/profile"
-	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report"
-	"github.com/dbperf/dbperf/internal/runner"
 	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -384,12 +380,12 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	}
 	defer st.Close()
 	if cfg.Repeat > 1 && cfg.Label == "" {
-		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
+		cfg.Label = strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
 	if err := prepareCPUProfile(ctx, env, cfg); err != nil {
 		return err
 	}
-	runIDs, last, err := runRepeats(ctx, env, cfg, wl, params, eng, st, cfg.Repeat)
+	runIDs, last, err := session.Repeat(ctx, sessionOptions(env, cfg, wl, params, eng, st), cfg.Repeat)
 	if err != nil {
 		if ee, ok := asExit(err); created && len(runIDs) == 0 && ok && (ee.code == ExitBadInput || ee.code == ExitInterrupted) {
 			// Refused or interrupted before a run began (e.g. more clients than the engine
@@ -410,37 +406,6 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 	return last
 }
 
-// runRepeats runs the workload n times with cfg, each run planned afresh (steps carry
-// state: counters, estimates). It returns the stored runs' ids and the error of the last
-// run with a failed step (the next repeat still runs: a failed step is a result); err is
-// an interruption or a failure of the environment or the store, which ends the repeats.
-func runRepeats(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
-	eng engine.Engine, st *store.Store, n int) (ids []int64, lastFailed, err error) {
-	for i := range n {
-		if n > 1 && !cfg.Quiet {
-			fmt.Fprintf(env.Out, "repeat %d of %d, label %s\n", i+1, n, report.Printable(cfg.Label))
-		}
-		steps, err := wl.Plan(cfg, params)
-		if err != nil {
-			return ids, lastFailed, badInput(err)
-		}
-		runID, status, err := runOnce(ctx, env, cfg, wl, params, eng, steps, st)
-		if runID != 0 {
-			ids = append(ids, runID)
-		}
-		var failed *exitError
-		switch {
-		case status == store.RunFailed && errors.As(err, &failed):
-			lastFailed = err
-		case err != nil:
-			return ids, lastFailed, err
-		case status == store.RunInterrupted:
-			return ids, lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: run %d keeps every step and interval measured so far", runID)}
-		}
-	}
-	return ids, lastFailed, nil
-}
-
 // printRepeats shows the repeated runs of one label side by side: medians, spread, noise.
 func printRepeats(ctx context.Context, env Env, st *store.Store, label string, ids []int64) error {
 	runs, err := st.Results(context.WithoutCancel(ctx), ids)
@@ -454,117 +419,15 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 	return renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
 }
 
-// runOnce runs the workload once: engine (and managed server) up, every step stored as it
-// goes, the summary printed, everything shut down. It returns the run's id and status;
-// an error means the environment failed (exit 2) or the store could not be written.
-func runOnce(ctx context.Context, env Env, cfg *config.Run, wl workload.Workload, params workload.Params,
-	eng engine.Engine, steps []workload.Step, st *store.Store) (int64, string, error) {
-	// --cpu-profile: the run's perf is launched, sampling, before the server starts, so it
-	// follows the server's processes from their fork (probe.CPUProfiler's comment says why).
-	cpuOpts := cpuOptions(cfg)
-	perfRec, perfErr := probe.Launch(ctx, cpuOpts)
-	defer func() {
-		if perfRec != nil {
-			_ = perfRec.Close()
-		}
-	}()
-	ot, err := openRunTarget(ctx, env, cfg, eng, params, wl)
-	if err != nil {
-		return 0, "", err
-	}
-	defer ot.close()
-	// From here on everything is written, also after Ctrl-C (record.Run: the store's
-	// writes survive it by storeGrace).
-	opts := newStoreOpts(env, cfg)
-	if note := probe.CPUNote(cpuOpts); note != "" {
-		ot.env[probe.EnvCPU] = note
-	}
-	if ps, err := parts.Parse(cfg.Part); err == nil {
-		ps.SetEnv(ot.env)
-	}
-	dc := openDiag(ctx, env, cfg, ot)
-	if dc != nil {
-		defer dc.Close()
-	}
-	rec, err := record.Begin(ctx, st, ot.meta(cfg, wl, params.Stored(), steps, nil), opts)
-	if err != nil {
-		return 0, "", badInput(err)
-	}
-	run := ot.runner(cfg)
-	var profs probe.Set
-	if cfg.Part != "" {
-		// A part of a run over several agents: every step's load starts when all parts
-		// have reached it (first, before any profile starts).
-		b, err := openPartBarrier(ctx, cfg)
-		if err != nil {
-			return rec.ID(), "", err
-		}
-		defer b.Close()
-		profs.Add(parts.BarrierName, b)
-	}
-	var cpuProf *probe.CPU
-	if cfg.CPUProfileDir != "" {
-		if cpuProf = attachCPUProfile(env, cpuOpts, perfRec, perfErr, ot, run, rec, &profs); cpuProf != nil {
-			perfRec = nil // the profiles' now
-			defer cpuProf.Close()
-		}
-	}
-	attachExplain(dc, run, rec, &profs)
-	attachCluster(ot.cluster, rec, &profs)
-	if profs.Len() > 0 {
-		run.Profiler = &profs
-	}
-	steps = ot.cluster.Wrap(steps)
-	prog := progress.New(env.Out, env.IsTerminal, cfg.Quiet)
-	// The steps in order, a failed or interrupted one's followers stored skipped
-	// (runner.Sequence); a store that fails ends the run at once.
-	if res := rec.Steps.Run(ctx, run, steps, rec.Sink(env.Err, prog)); res.SinkErr != nil {
-		return rec.ID(), "", res.SinkErr
-	}
-	if err := rec.StoreCPUProfiles(ctx, env.Err, cpuProf); err != nil {
-		return rec.ID(), "", err
-	}
-	if err := rec.Finish(); err != nil {
-		return rec.ID(), "", err
-	}
-	if !cfg.Quiet {
-		if err := printRun(ctx, env, cfg, eng, st, rec.ID(), opts.Timeout, ot.dir); err != nil {
-			return rec.ID(), "", err
-		}
-	}
-	return rec.ID(), rec.Status(), runFailure(rec)
-}
-
-// attachCPUProfile makes the run's CPU profiler from its perf recording (launched before
-// the server started) and adds it to profs; nil, said once on stderr, when perf could not
-// record.
-func attachCPUProfile(env Env, opts probe.CPUOptions, perfRec *profile.Recording, perfErr error, ot *runTarget, run *runner.Runner,
-	rec *record.Run, profs *probe.Set) *probe.CPU {
-	err := perfErr
-	var cpuProf *probe.CPU
-	if err == nil {
-		cpuProf, err = probe.NewCPU(opts, perfRec)
-	}
-	if err != nil {
-		fmt.Fprintf(env.Err, "dbperf: no CPU profiles: %v\n", err)
-		return nil
-	}
-	prof := cpuProf.Profiler(ot.hw.ServerPID, run.Handle)
-	prof.SetRun(rec.ID())
-	profs.Add("cpu profile", prof)
-	return cpuProf
-}
-
-// attachExplain adds --explain's collector to profs and its statements to the record;
-// nothing without one.
-func attachExplain(dc *probe.Explain, run *runner.Runner, rec *record.Run, profs *probe.Set) {
-	if dc == nil {
-		return
-	}
-	profs.Add("explain", dc)
-	rec.Diag = dc.Take
-	pi, ok := run.Handle.(engine.ProcessInfo)
-	profs.Extra = append(profs.Extra, dc.Session(ok && pi.Local()))
+// sessionOptions are the options of cfg's runs (internal/session), printing on env.
+func sessionOptions(env Env, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine, st *store.Store) session.Options {
+	rec := newStoreOpts(env, cfg)
+	return session.Options{Config: cfg, Workload: wl, Params: params, Engine: eng, Store: st,
+		Record: rec, Out: env.Out, Err: env.Err, IsTerminal: env.IsTerminal,
+		Version: env.Version, Commit: env.Commit, Getenv: env.getenv, ReadCgroups: readCgroups,
+		Report: func(ctx context.Context, cfg *config.Run, id int64, dir string) error {
+			return printRun(ctx, env, cfg, eng, st, id, rec.Timeout, dir)
+		}}
 }
 
 // printRun prints the stored run's report (and where an embedded engine's files were kept).
@@ -585,197 +448,6 @@ func printRun(ctx context.Context, env Env, cfg *config.Run, eng engine.Engine, 
 	return nil
 }
 
-// runTarget is an opened engine with everything a run on it stores and measures: its
-// version and settings, the /proc sampler, which processes are the server, the run's env.
-// A run opens one; an interleaved comparison keeps one per configuration open across its
-// trials.
-type runTarget struct {
-	*target
-	eng     engine.Engine
-	info    engine.Info
-	sampler *hwstat.Sampler
-	hw      runner.HWTargets
-	env     map[string]string
-}
-
-// openRunTarget opens the engine for cfg (openTarget) and reads what the run stores about
-// it. Every error is the environment's (exit status 2).
-func openRunTarget(ctx context.Context, env Env, cfg *config.Run, eng engine.Engine, params workload.Params, wl workload.Workload) (*runTarget, error) {
-	if cfg.WorkDir == "" {
-		out := io.Discard
-		if !cfg.Quiet {
-			out = env.Out
-		}
-		removeStaleWorkDirs(out, os.TempDir(), false)
-	}
-	tg, err := openTarget(ctx, cfg, eng, params, func(s string) {
-		if !cfg.Quiet {
-			fmt.Fprintln(env.Out, s)
-		}
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			// Ctrl-C or SIGTERM while a server was starting: the server's own output (an
-			// initdb cut short) is not the news.
-			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while opening %s: nothing was run", cfg.Engine)}
-		}
-		return nil, badInput(err)
-	}
-	fail := func(err error) (*runTarget, error) {
-		tg.close()
-		return nil, err
-	}
-	if err := checkSessions(ctx, cfg, wl, eng, tg.h); err != nil {
-		return fail(err)
-	}
-	info, err := tg.h.Info(ctx)
-	if err != nil {
-		return fail(badInput(fmt.Errorf("%s: read version and settings: %w", cfg.Engine, err)))
-	}
-	sampler, err := hwstat.New()
-	if err != nil {
-		return fail(badInput(err))
-	}
-	if info.Settings == nil {
-		info.Settings = map[string]string{}
-	}
-	for k, v := range tg.settings {
-		info.Settings[k] = v
-	}
-	hwNotes := map[string]string{}
-	hw, hwDir := hwTargets(ctx, eng.Meta(), tg, info, sampler, hwNotes)
-	if tg.dir == "" {
-		tg.dir = hwDir // a --dsn server's data dir, when it is on this machine
-	}
-	runEnvironment := runEnv(env, sampler, tg.dir)
-	if cfg.BuildID != "" {
-		runEnvironment["build_id"] = cfg.BuildID
-	}
-	if skipped := tg.settings["dbperf.profile_skipped"]; skipped != "" {
-		// A profile setting this server version lacks was left out (internal/server).
-		runEnvironment["profile_skipped"] = skipped
-	}
-	for k, v := range hwNotes {
-		runEnvironment[k] = v
-	}
-	for k, v := range tg.env {
-		runEnvironment[k] = v // a managed server's limits (cgroup.go)
-	}
-	return &runTarget{target: tg, eng: eng, info: info, sampler: sampler, hw: hw, env: runEnvironment}, nil
-}
-
-// meta is what a run of steps on the target stores about itself: wlStored is the
-// workload's own parameters (workload.Params.Stored), to which the shared ones and extra
-// parameters (an interleaved trial's) are added.
-func (t *runTarget) meta(cfg *config.Run, wl workload.Workload, wlStored map[string]any, steps []workload.Step, extra map[string]any) store.RunMeta {
-	p := storedParams(cfg, wlStored, steps)
-	for k, v := range extra {
-		p[k] = v
-	}
-	return store.RunMeta{
-		Workload: wl.Meta().Name, WorkloadVersion: wl.Meta().Version,
-		Engine: engineLabel(cfg), EngineVersion: t.info.Version, EngineSettings: t.info.Settings,
-		Label: cfg.Label, Seed: cfg.Seed, Params: p,
-		StepGroups: storeGroups(wl.Meta().Groups),
-		Env:        t.env, StartedAt: time.Now(),
-	}
-}
-
-// runner is the step runner on the target.
-func (t *runTarget) runner(cfg *config.Run) *runner.Runner {
-	r := &runner.Runner{Handle: t.h, Interval: cfg.ReportInterval, Sampler: t.sampler, HW: t.hw, Think: cfg.Think}
-	if t.cluster != nil {
-		r.Spread = t.cluster.Spread() // nil without --spread
-	}
-	return r
-}
-
-// engineLabel names the engine in the store: an engine's storage engines are told apart
-// ("mariadb/innodb", "mariadb/rocksdb": engine.Meta.StorageEngines, the default first) so
-// runs and reports never mix them up.
-func engineLabel(cfg *config.Run) string {
-	e, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
-	if err != nil || len(e.Meta().StorageEngines) == 0 {
-		return cfg.Engine
-	}
-	se := cfg.StorageEngine
-	if se == "" {
-		se = e.Meta().StorageEngines[0]
-	}
-	return cfg.Engine + "/" + se
-}
-
-// storeGroups converts the workload's step groups for the store (which imports no workload).
-func storeGroups(gs []workload.StepGroup) []store.StepGroup {
-	out := make([]store.StepGroup, len(gs))
-	for i, g := range gs {
-		out[i] = store.StepGroup{Name: g.Name, Title: g.Title}
-	}
-	return out
-}
-
-// storedParams are the run's effective parameters, stored with it: the shared ones and
-// the workload's own.
-func storedParams(cfg *config.Run, wlStored map[string]any, steps []workload.Step) map[string]any {
-	names := make([]string, len(steps))
-	for i, s := range steps {
-		names[i] = s.Name()
-	}
-	p := make(map[string]any, len(wlStored)+10)
-	for k, v := range wlStored {
-		p[k] = v
-	}
-	for k, v := range map[string]any{
-		"managed":             cfg.Managed,
-		"profile":             cfg.Profile,
-		"storage_engine":      cfg.StorageEngine,
-		"engine_version":      cfg.EngineVersion,
-		"steps":               names,
-		"clients":             cfg.Clients,
-		"repeat":              cfg.Repeat,
-		"report_interval_sec": cfg.ReportInterval.Seconds(),
-	} {
-		p[k] = v
-	}
-	if cfg.Think > 0 {
-		p["think_us"] = cfg.Think.Microseconds()
-	}
-	if cfg.NoDeepIdle {
-		p["no_deep_idle"] = true
-	}
-	return p
-}
-
-func runEnv(env Env, s *hwstat.Sampler, dir string) map[string]string {
-	e := s.Environment(dir)
-	e["dbperf_version"] = env.Version
-	e["git_commit"] = env.Commit
-	for k, v := range fleet.RunEnv(env.getenv) {
-		e[k] = v
-	}
-	return e
-}
-
-// checkSessions refuses a run that would open more sessions than the engine accepts,
-// before it opens any, with one line naming the limit.
-func checkSessions(ctx context.Context, cfg *config.Run, wl workload.Workload, eng engine.Engine, h engine.Handle) error {
-	lim, ok := h.(engine.SessionLimiter)
-	if !ok {
-		return nil
-	}
-	limit, why, err := lim.MaxSessions(ctx)
-	if err != nil {
-		return badInput(fmt.Errorf("%s: how many sessions it accepts: %w", cfg.Engine, err))
-	}
-	need := wl.Meta().Sessions(cfg.Clients)
-	if need <= limit {
-		return nil
-	}
-	fit := max((limit-1)/max(wl.Meta().SessionsPerClient, 1), 0)
-	return badInput(fmt.Errorf("--clients %d needs %d sessions but %s accepts %d (%s): use at most --clients %d%s",
-		cfg.Clients, need, eng.Meta().Name, limit, why, fit, map[bool]string{true: "", false: ", or raise max_connections in the server's profile"}[eng.Meta().Embedded]))
-}
-
 // plural is "1 noun" or "n nouns".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -793,28 +465,8 @@ func holdShallowIdle() (func(), error) {
 	return func() { _ = c.Close() }, nil
 }
 
-// prepareCPUProfile readies --cpu-profile DIR for the runs of one command (run, or every
-// point of a sweep): the directory made, the sampling rate read, and perf checked once.
-// Without perf the runs go on without profiles, the reason said once on stderr and kept
-// in every run's env (cpu_profile).
+// prepareCPUProfile readies --cpu-profile DIR for the runs of one command
+// (session.PrepareCPUProfile).
 func prepareCPUProfile(ctx context.Context, env Env, cfg *config.Run) error {
-	if cfg.CPUProfileDir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
-		return badInput(fmt.Errorf("--cpu-profile: %w", err))
-	}
-	hz, err := probe.ParseHz(env.getenv("DBPERF_CPU_PROFILE_HZ"))
-	if err != nil {
-		return badInput(err)
-	}
-	cfg.CPUProfileHz = hz
-	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(env.getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), cfg.Engine); err != nil {
-		return badInput(err)
-	}
-	if err := profile.Available(ctx); err != nil {
-		fmt.Fprintf(env.Err, "dbperf: --cpu-profile: no CPU profiles: %v\n", err)
-		cfg.CPUProfileDir, cfg.CPUProfileOff = "", err.Error()
-	}
-	return nil
+	return session.PrepareCPUProfile(ctx, cfg, env.getenv, env.Err)
 }

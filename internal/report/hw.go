@@ -4,7 +4,7 @@ import (
 	"github.com/dbperf/dbperf/internal/metrics"
 )
 
-// Env keys the cli stores to say what HW sampling could see (cli/hw.go).
+// Env keys a run stores to say what HW sampling could see (session/hw.go).
 const (
 	envServerProcesses = "server_processes"
 	envIODevices       = "io_devices"

@@ -9,8 +9,8 @@
 // measures per-connection CPU through engine.ProcessInfo and, for connections an engine
 // opens itself, engine.ConnObserver; then the database size, the audit, and the
 // HW-efficiency and noise metrics. Which processes are the server and which disks hold
-// the data come from the cli as HWTargets. The Observer is called on the controller
-// goroutine, never a worker's.
+// the data come from internal/session as HWTargets. The Observer is called on the
+// controller goroutine, never a worker's.
 //
 // The Runner's options:
 //

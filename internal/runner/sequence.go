@@ -8,13 +8,14 @@ import (
 	"github.com/dbperf/dbperf/internal/workload"
 )
 
-// StepSink is where a Sequence puts its steps as they go: a run's results store, for
-// the cli. A Sequence calls it from the goroutine that runs the sequence, one step at a
-// time: BeginStep then FinishStep for a step it runs, SkipStep for one it does not.
+// StepSink is where a Sequence puts its steps as they go: a run's results store
+// (internal/record). A Sequence calls it from the goroutine that runs the sequence, one
+// step at a time: BeginStep then FinishStep for a step it runs, SkipStep for one it does
+// not.
 //
 // An error of any method ends the sequence at once: no later step is run or recorded,
 // and the Sequence hands the error back as the sink returned it (the sink says what
-// failed; the cli's is the exit error of a results store that failed).
+// failed; internal/record's is a *record.StoreFailedError).
 type StepSink interface {
 	// BeginStep is called before step (the seq-th of its run, from 0) runs; the Observer
 	// returned gets the step's start and its intervals (Runner.Run).

@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // remoteHandle is a server handle that says its server is on another machine. Only the
-// methods hwTargets calls are real; the rest are never reached.
+// methods HWTargets calls are real; the rest are never reached.
 type remoteHandle struct {
 	engine.SQL
 	local bool
@@ -35,7 +35,7 @@ func TestHWTargetsRemoteAndEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{}
-	ht, dir := hwTargets(context.Background(), engine.Meta{Name: "postgres"}, &target{h: remoteHandle{}},
+	ht, dir := HWTargets(context.Background(), engine.Meta{Name: "postgres"}, &Target{Handle: remoteHandle{}},
 		engine.Info{DataDir: "/var/lib/postgresql/15/main"}, s, env)
 	if !ht.Remote || ht.ServerPID != 0 || len(ht.Devices) != 0 || dir != "" {
 		t.Errorf("remote: %+v dir %q", ht, dir)
@@ -45,7 +45,7 @@ func TestHWTargetsRemoteAndEmbedded(t *testing.T) {
 	}
 
 	env = map[string]string{}
-	ht, _ = hwTargets(context.Background(), engine.Meta{Name: "postgres"}, &target{h: remoteHandle{local: true}},
+	ht, _ = HWTargets(context.Background(), engine.Meta{Name: "postgres"}, &Target{Handle: remoteHandle{local: true}},
 		engine.Info{}, s, env)
 	if ht.Remote || ht.ServerPID != 0 || !strings.Contains(env[envServerProcesses], "no server behind this test handle") {
 		t.Errorf("a local server whose session cannot be opened: %+v %v", ht, env)
@@ -53,7 +53,7 @@ func TestHWTargetsRemoteAndEmbedded(t *testing.T) {
 
 	env = map[string]string{}
 	work := t.TempDir()
-	ht, dir = hwTargets(context.Background(), engine.Meta{Name: "sqlite", Embedded: true}, &target{dir: work}, engine.Info{}, s, env)
+	ht, dir = HWTargets(context.Background(), engine.Meta{Name: "sqlite", Embedded: true}, &Target{Dir: work}, engine.Info{}, s, env)
 	if !ht.Embedded || ht.Remote || dir != work || !strings.HasPrefix(env[envServerProcesses], "embedded") {
 		t.Errorf("embedded: %+v %q %v", ht, dir, env)
 	}

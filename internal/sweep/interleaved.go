@@ -1,4 +1,4 @@
-package cli
+package sweep
 
 import (
 	"context"
@@ -6,64 +6,32 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/probe"
 	"github.com/dbperf/dbperf/internal/progress"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/runner"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
-)
-
-// Designs of a comparison dbperf runs itself (dbperf sweep --design), stored as the
-// runs' store.ParamDesign.
-const (
-	// designInterleaved measures every step on every point close together in time, in
-	// randomized blocks (runInterleaved): the default.
-	designInterleaved = store.DesignInterleaved
-	// designSequential runs each point's repeats one after another, points in order.
-	designSequential = store.DesignSequential
-	// designDuet runs the points' trials at the same time, each point on CPUs of its own
-	// (Bulej et al., "Duet Benchmarking: Improving Measurement Accuracy in the Cloud",
-	// ICPE 2020).
-	designDuet = store.DesignDuet
-)
-
-// designs are the values of --design.
-func designs() []string { return []string{designInterleaved, designSequential, designDuet} }
-
-// Parameters stored with every run of an interleaved comparison (report pairs its runs
-// by them: internal/report/pairs.go); the keys are the store's.
-const (
-	paramDesign   = store.ParamDesign
-	paramSweep    = store.ParamSweep
-	paramTrial    = store.ParamTrial
-	paramBlock    = store.ParamBlock
-	paramSlice    = store.ParamSlice
-	paramCPUs     = store.ParamCPUs
-	paramLoadOnce = store.ParamLoadOnce
+	"golang.org/x/sys/unix"
 )
 
 // trialPoint is one configuration of an interleaved comparison while it runs: its
 // target (kept up across blocks for a managed server, opened afresh per block for an
 // embedded engine), the block's planned steps and the runs they are stored in.
 type trialPoint struct {
-	sweepPoint
+	Point
 	cfg    *config.Run
-	target *runTarget
+	target *session.Target
 	run    *runner.Runner
 	steps  []workload.Step
 	// stored are the workload's parameters of the point (a key-value engine's differ by
@@ -82,26 +50,22 @@ type trialPoint struct {
 
 // interleaved is one interleaved comparison: its points, the store, and how it slices.
 type interleaved struct {
-	env     Env
-	wl      workload.Workload
-	params  workload.Params
-	eng     engine.Engine
-	st      *store.Store
+	// sess is the sweep's session options: workload, engine, store, streams; quiet is
+	// its Config's.
+	sess    session.Options
 	prefix  string
 	slice   time.Duration
-	resolve func(p sweepPoint) (*config.Run, error)
+	resolve func(p Point) (*config.Run, error)
 	points  []*trialPoint
 	rng     *rand.Rand
 	prog    *progress.Progress
 	quiet   bool
-	// duet: the points' trials run at the same time, point i on cpus[i] (duetCPUs), with
+	// duet: the points' trials run at the same time, point i on cpus[i] (DuetCPUs), with
 	// procs shared by their runners.
 	duet  bool
 	cpus  []unix.CPUSet
 	procs *runner.Procs
-	// store is how every run of the sweep writes to the store (one timeout, shared).
-	store record.Options
-	// seed is --seed: the duet's CPU assignments are drawn from it (cpuAssignment).
+	// seed is --seed: the duet's CPU assignments are drawn from it (CPUAssignment).
 	seed int64
 	// loadOnce (--load-once): once a block has run every step on every point, the later
 	// blocks run the steady steps only, on the data it left; loaded says one has.
@@ -151,13 +115,13 @@ func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFai
 
 // block runs block b (of last).
 func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error, err error) {
-	// In a duet each point gets other CPUs each block, counterbalanced (cpuAssignment), so
+	// In a duet each point gets other CPUs each block, counterbalanced (CPUAssignment), so
 	// a CPU that is slower or busier than the others (interrupts, the hypervisor, its own
 	// steal) is charged to every point equally often, and the report can take the
 	// assignment out of the ratio's interval.
 	var cpuOf []int
 	if i.duet {
-		cpuOf = cpuAssignment(i.seed, len(i.points), b)
+		cpuOf = CPUAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
 	for pi, p := range i.points {
@@ -172,12 +136,12 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	names := stepNames(i.points[0].steps)
 	for _, p := range i.points[1:] {
 		if got := stepNames(p.steps); !slices.Equal(got, names) {
-			return nil, badInput(fmt.Errorf("sweep points %s and %s plan different steps (%s vs %s): an interleaved comparison needs the same steps on every point; use --design sequential",
-				i.points[0].name(), p.name(), strings.Join(names, ","), strings.Join(got, ",")))
+			return nil, session.BadInput(fmt.Errorf("sweep points %s and %s plan different steps (%s vs %s): an interleaved comparison needs the same steps on every point; use --design sequential",
+				i.points[0].Name(), p.Name(), strings.Join(names, ","), strings.Join(got, ",")))
 		}
 	}
 	if !i.quiet {
-		fmt.Fprintf(i.env.Out, "block %d of %d\n", b, last)
+		fmt.Fprintf(i.sess.Out, "block %d of %d\n", b, last)
 	}
 	finish := func() error {
 		var errs []error
@@ -186,7 +150,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 				if err := rec.Finish(); err != nil {
 					errs = append(errs, err)
 				}
-				if f := runFailure(rec); f != nil {
+				if f := session.Failure(rec); f != nil {
 					lastFailed = f
 				}
 			}
@@ -197,7 +161,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	for si, st := range i.points[0].steps {
 		steady[si] = workload.SteadyTime(st)
 	}
-	for _, tr := range schedule(steady, len(i.points), i.slice, i.duet, i.rng) {
+	for _, tr := range Schedule(steady, len(i.points), i.slice, i.duet, i.rng) {
 		interrupted, err := i.trial(ctx, b, tr, names)
 		if err != nil {
 			return lastFailed, errors.Join(err, finish())
@@ -212,7 +176,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 			if err := finish(); err != nil {
 				return lastFailed, err
 			}
-			return lastFailed, &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted in block %d at %s: every step measured so far is kept", b, interrupted)}
+			return lastFailed, &session.InterruptedError{Err: fmt.Errorf("interrupted in block %d at %s: every step measured so far is kept", b, interrupted)}
 		}
 	}
 	return lastFailed, finish()
@@ -221,43 +185,43 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 // openPoint opens point p for block b (an embedded engine afresh, unless --load-once
 // keeps its data), pins it to its CPU set cpu in a duet (-1: none) and plans its steps.
 func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) error {
-	pc, err := i.resolve(p.sweepPoint)
+	pc, err := i.resolve(p.Point)
 	if err != nil {
 		return err
 	}
-	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.version, p.label, p.think, p.clients
+	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
 	if pc.WorkDir != "" {
 		// The points are open at once: each in a directory of its own under --workdir.
-		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.name(), "/", "-"))
+		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
 	}
 	p.cfg = pc
-	if p.target != nil && i.eng.Meta().Embedded && !i.loaded {
+	if p.target != nil && i.sess.Engine.Meta().Embedded && !i.loaded {
 		p.closeTarget()
 	}
 	if p.target == nil {
 		if !pc.Quiet {
-			fmt.Fprintf(i.env.Out, "opening %s for %s\n", pc.Engine, p.name())
+			fmt.Fprintf(i.sess.Out, "opening %s for %s\n", pc.Engine, p.Name())
 		}
-		if p.target, err = openRunTarget(ctx, i.env, pc, i.eng, i.params, i.wl); err != nil {
-			return fmt.Errorf("sweep point %s: %w", p.name(), err)
+		if p.target, err = session.Open(ctx, i.sess.With(pc)); err != nil {
+			return fmt.Errorf("sweep point %s: %w", p.Name(), err)
 		}
-		p.run = p.target.runner(pc)
+		p.run = p.target.Runner(pc)
 		i.attachProbes(ctx, p)
 	}
 	if i.duet {
 		cpus := &i.cpus[cpu]
 		p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
-		p.cpus = cpuList(cpus)
+		p.cpus = CPUList(cpus)
 		// Backends and threads started later inherit the affinity of the process or
 		// thread that starts them.
-		if p.target.serverPID != 0 {
-			if err := pinTree(p.target.sampler, p.target.serverPID, cpus); err != nil {
-				return fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.name(), err)
+		if p.target.ServerPID != 0 {
+			if err := PinTree(p.target.Sampler, p.target.ServerPID, cpus); err != nil {
+				return fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.Name(), err)
 			}
 		}
 	}
-	if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
-		return badInput(err)
+	if p.steps, err = i.sess.Workload.Plan(pc, i.sess.Params); err != nil {
+		return session.BadInput(err)
 	}
 	if i.loaded {
 		// --load-once after a whole block: the steady steps alone, planned as a run
@@ -269,13 +233,13 @@ func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) err
 			}
 		}
 		if len(pc.Steps) == 0 {
-			return badInput(fmt.Errorf("--load-once: no steady step among %s to repeat after the first block; drop --load-once", strings.Join(stepNames(p.steps), ",")))
+			return session.BadInput(fmt.Errorf("--load-once: no steady step among %s to repeat after the first block; drop --load-once", strings.Join(stepNames(p.steps), ",")))
 		}
-		if p.steps, err = i.wl.Plan(pc, i.params); err != nil {
-			return badInput(err)
+		if p.steps, err = i.sess.Workload.Plan(pc, i.sess.Params); err != nil {
+			return session.BadInput(err)
 		}
 	}
-	p.stored = maps.Clone(i.params.Stored())
+	p.stored = maps.Clone(i.sess.Params.Stored())
 	p.recs = nil
 	return nil
 }
@@ -283,50 +247,50 @@ func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) err
 // trial runs one entry of block b's schedule: the step's slice on its point, or on every
 // point at once in a duet, each stored in the point's run of that slice. interrupted
 // names where Ctrl-C stopped it ("" when it did not); err is the store's.
-func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string) (interrupted string, err error) {
-	steps := make([]workload.Step, len(tr.points))
-	recs := make([]*record.Run, len(tr.points))
+func (i *interleaved) trial(ctx context.Context, b int, tr Trial, names []string) (interrupted string, err error) {
+	steps := make([]workload.Step, len(tr.Points))
+	recs := make([]*record.Run, len(tr.Points))
 	var where []string
-	for j, pj := range tr.points {
+	for j, pj := range tr.Points {
 		p := i.points[pj]
-		steps[j] = p.steps[tr.step]
-		if tr.slices > 1 {
-			steps[j] = &sliceStep{Step: steps[j], slice: tr.slice, of: tr.slices}
+		steps[j] = p.steps[tr.Step]
+		if tr.Slices > 1 {
+			steps[j] = &sliceStep{Step: steps[j], slice: tr.Slice, of: tr.Slices}
 		}
-		if recs[j], err = i.record(ctx, p, b, tr.slice-1); err != nil {
+		if recs[j], err = i.record(ctx, p, b, tr.Slice-1); err != nil {
 			return "", err
 		}
 		if p.prof != nil {
 			p.prof.SetRun(recs[j].ID()) // the trial's window is stored with its run
 		}
-		where = append(where, fmt.Sprintf("%s (run %d)", p.name(), recs[j].ID()))
+		where = append(where, fmt.Sprintf("%s (run %d)", p.Name(), recs[j].ID()))
 	}
-	what := names[tr.step]
-	if tr.slices > 1 {
-		what = fmt.Sprintf("%s slice %d of %d", what, tr.slice, tr.slices)
+	what := names[tr.Step]
+	if tr.Slices > 1 {
+		what = fmt.Sprintf("%s slice %d of %d", what, tr.Slice, tr.Slices)
 	}
 	if !i.quiet {
 		at := ""
-		if len(tr.points) > 1 {
+		if len(tr.Points) > 1 {
 			at = " at once"
 		}
-		fmt.Fprintf(i.env.Out, "  %s on %s%s\n", what, strings.Join(where, ", "), at)
+		fmt.Fprintf(i.sess.Out, "  %s on %s%s\n", what, strings.Join(where, ", "), at)
 	}
 	// Each run's steps follow runner.Sequence's policy (a step after a failed or
 	// interrupted one is stored skipped); the sink's error is the store's.
-	errs := make([]error, len(tr.points))
-	if len(tr.points) == 1 {
-		errs[0] = recs[0].Steps.Step(ctx, i.points[tr.points[0]].run, tr.step, steps[0], recs[0].Sink(i.env.Err, i.prog))
+	errs := make([]error, len(tr.Points))
+	if len(tr.Points) == 1 {
+		errs[0] = recs[0].Steps.Step(ctx, i.points[tr.Points[0]].run, tr.Step, steps[0], recs[0].Sink(i.sess.Err, i.prog))
 	} else {
 		// The duet: every point's trial at once, each on its own CPUs, with no live line
 		// (the points would share it).
 		var wg sync.WaitGroup
-		for j, pj := range tr.points {
+		for j, pj := range tr.Points {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				quiet := progress.New(i.env.Out, false, true)
-				errs[j] = recs[j].Steps.Step(ctx, i.points[pj].run, tr.step, steps[j], recs[j].Sink(i.env.Err, quiet))
+				quiet := progress.New(i.sess.Out, false, true)
+				errs[j] = recs[j].Steps.Step(ctx, i.points[pj].run, tr.Step, steps[j], recs[j].Sink(i.sess.Err, quiet))
 			}()
 		}
 		wg.Wait()
@@ -334,11 +298,11 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
-	for j, pj := range tr.points {
+	for j, pj := range tr.Points {
 		p, rec := i.points[pj], recs[j]
 		switch rec.Steps.Status() {
 		case metrics.StatusInterrupted:
-			interrupted = what + " on " + p.name()
+			interrupted = what + " on " + p.Name()
 		case metrics.StatusFailed:
 			// A failed step skips the point's following steps in every run of the block.
 			for _, r := range p.recs {
@@ -353,19 +317,19 @@ func (i *interleaved) trial(ctx context.Context, b int, tr trial, names []string
 func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*record.Run, error) {
 	for len(p.recs) <= k {
 		n := len(p.recs)
-		design := designInterleaved
+		design := Interleaved
 		if i.duet {
-			design = designDuet
+			design = Duet
 		}
 		extra := map[string]any{
-			paramDesign: design, paramSweep: i.prefix,
-			paramTrial: fmt.Sprintf("b%d/s%d", b, n+1), paramBlock: b, paramSlice: n + 1,
+			store.ParamDesign: design, store.ParamSweep: i.prefix,
+			store.ParamTrial: fmt.Sprintf("b%d/s%d", b, n+1), store.ParamBlock: b, store.ParamSlice: n + 1,
 		}
 		if p.cpus != "" {
-			extra[paramCPUs] = p.cpus
+			extra[store.ParamCPUs] = p.cpus
 		}
 		if i.loadOnce {
-			extra[paramLoadOnce] = true
+			extra[store.ParamLoadOnce] = true
 		}
 		steps := p.steps
 		if n > 0 {
@@ -376,9 +340,9 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*rec
 				}
 			}
 		}
-		rec, err := record.Begin(ctx, i.st, p.target.meta(p.cfg, i.wl, p.stored, steps, extra), i.store)
+		rec, err := record.Begin(ctx, i.sess.Store, p.target.Meta(p.cfg, i.sess.Workload, p.stored, steps, extra), i.sess.Record)
 		if err != nil {
-			return nil, badInput(err)
+			return nil, session.BadInput(err)
 		}
 		// An earlier failure of the point in this block applies to the new run too.
 		if n > 0 && p.recs[0].Steps.Stopped() {
@@ -401,11 +365,11 @@ func (i *interleaved) attachProbes(ctx context.Context, p *trialPoint) {
 	var profs probe.Set
 	p.prof, p.diag = nil, nil
 	if i.cpu != nil {
-		p.prof = i.cpu.Profiler(p.target.hw.ServerPID, p.run.Handle)
-		p.target.env[probe.EnvCPU] = probe.CPUNote(cpuOptions(p.cfg))
+		p.prof = i.cpu.Profiler(p.target.HW.ServerPID, p.run.Handle)
+		p.target.Env[probe.EnvCPU] = probe.CPUNote(session.CPUOptions(p.cfg))
 		profs.Add("cpu profile", p.prof)
 	}
-	if dc := openDiag(ctx, i.env, p.cfg, p.target); dc != nil {
+	if dc := session.OpenExplain(ctx, i.sess.With(p.cfg), p.target); dc != nil {
 		p.diag = dc
 		profs.Add("explain", dc)
 		pi, ok := p.run.Handle.(engine.ProcessInfo)
@@ -423,7 +387,7 @@ func (p *trialPoint) closeTarget() {
 		p.diag = nil
 	}
 	if p.target != nil {
-		p.target.close()
+		p.target.Close()
 		p.target = nil
 	}
 }
@@ -438,12 +402,12 @@ func (i *interleaved) foldProfiles(ctx context.Context) error {
 	}
 	defer i.cpu.Close()
 	if ctx.Err() != nil {
-		fmt.Fprintln(i.env.Err, "dbperf: --cpu-profile: interrupted: the trials' CPU profiles were not folded")
+		fmt.Fprintln(i.sess.Err, "dbperf: --cpu-profile: interrupted: the trials' CPU profiles were not folded")
 		return nil
 	}
 	byStep, err := i.cpu.Fold(ctx)
 	if err != nil {
-		fmt.Fprintf(i.env.Err, "dbperf: --cpu-profile: %v\n", err)
+		fmt.Fprintf(i.sess.Err, "dbperf: --cpu-profile: %v\n", err)
 	}
 	var errs []error
 	for _, rec := range i.records {
@@ -453,6 +417,7 @@ func (i *interleaved) foldProfiles(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// stepNames are the steps' names, in order.
 func stepNames(steps []workload.Step) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
@@ -490,174 +455,4 @@ func (s *sliceStep) Note() string {
 		return n.Note()
 	}
 	return ""
-}
-
-// interleavedBlocksDone reads which blocks of an interleaved sweep are stored whole for
-// every point (each of the point's runs of the block finished ok), and the highest block
-// number stored, so --resume runs the missing blocks under new numbers (a partly stored
-// block's trial keys are never reused: they would pair with the new ones).
-func interleavedBlocksDone(ctx context.Context, st *store.Store, labels []string) (done, maxBlock int, err error) {
-	okBlocks := make([]map[int]bool, len(labels))
-	for li, label := range labels {
-		sums, err := st.Runs(ctx, store.RunFilter{Label: label})
-		if err != nil {
-			return 0, 0, err
-		}
-		var ids []int64
-		for _, s := range sums {
-			ids = append(ids, s.ID)
-		}
-		okBlocks[li] = map[int]bool{}
-		if len(ids) == 0 {
-			continue
-		}
-		runs, err := st.Results(ctx, ids)
-		if err != nil {
-			return 0, 0, err
-		}
-		bad := map[int]bool{}
-		for _, r := range runs {
-			b, ok := store.IntParam(r.Params[paramBlock])
-			if !ok {
-				continue
-			}
-			maxBlock = max(maxBlock, b)
-			if r.Status == store.RunOK {
-				okBlocks[li][b] = true
-			} else {
-				bad[b] = true
-			}
-		}
-		for b := range bad {
-			delete(okBlocks[li], b)
-		}
-	}
-	for b := range okBlocks[0] {
-		all := true
-		for _, m := range okBlocks[1:] {
-			all = all && m[b]
-		}
-		if all {
-			done++
-		}
-	}
-	return done, maxBlock, nil
-}
-
-// duetCPUs splits the CPUs dbperf may run on into n equal sets, one per point of a duet;
-// an error when there are fewer CPUs than points.
-func duetCPUs(n int) ([]unix.CPUSet, error) {
-	var all unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &all); err != nil {
-		return nil, fmt.Errorf("read the CPUs dbperf may use: %w", err)
-	}
-	var cpus []int
-	for c := 0; c < len(all)*64 && len(cpus) < all.Count(); c++ {
-		if all.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	if len(cpus) < n {
-		return nil, fmt.Errorf("--design duet runs every point on CPUs of its own: %d points need %d CPUs, dbperf may use %d; sweep fewer points or use --design interleaved", n, n, len(cpus))
-	}
-	per := len(cpus) / n
-	sets := make([]unix.CPUSet, n)
-	for i := range sets {
-		for _, c := range cpus[i*per : (i+1)*per] {
-			sets[i].Set(c)
-		}
-	}
-	return sets, nil
-}
-
-// cpuAssignment is which CPU set (an index into interleaved.cpus) each of n points of a
-// duet runs on in block b (from 1): counterbalanced, so that every n consecutive blocks
-// (a cycle: 1..n, n+1..2n, …) give each point each CPU set once — the rows of a cyclic
-// Latin square, point p on set (p + shift) mod n — in an order of the shifts drawn per
-// cycle from the sweep's seed (so a repeated sweep draws the same). A random assignment
-// per block, as before, balanced the CPUs only by chance (a binomial count), and left
-// whatever imbalance it drew in the ratio.
-func cpuAssignment(seed int64, n, b int) []int {
-	if n < 1 || b < 1 {
-		return nil
-	}
-	cycle, pos := (b-1)/n, (b-1)%n
-	rng := rand.New(rand.NewPCG(uint64(seed), 0xc0ffee+uint64(cycle)))
-	shift := rng.Perm(n)[pos]
-	out := make([]int, n)
-	for p := range out {
-		out[p] = (p + shift) % n
-	}
-	return out
-}
-
-// pinTree sets the affinity of every thread of root's process tree (a managed server and
-// its backends) to cpus. Threads that exit meanwhile are skipped.
-func pinTree(s *hwstat.Sampler, root int, cpus *unix.CPUSet) error {
-	pids, err := s.ProcessTree(root)
-	if err != nil {
-		return err
-	}
-	for _, pid := range pids {
-		tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			continue // exited
-		}
-		for _, t := range tids {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, cpus); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("thread %d of process %d: %w", tid, pid, err)
-			}
-		}
-	}
-	return nil
-}
-
-// trial is one entry of a block's schedule: slice (from 1, of slices) of step (its index
-// in the plan) on points (one point; every point at once in a duet).
-type trial struct {
-	step, slice, slices int
-	points              []int
-}
-
-// schedule is the order of one block's trials (interleaved.block): the steps in plan
-// order; a steady step (steady[i] > 0, its time) cut into slices of about slice (at least
-// one; slice 0: whole); each slice on every point, in an order drawn from rng for each
-// slice — or, in a duet, on all points at once.
-func schedule(steady []time.Duration, points int, slice time.Duration, duet bool, rng *rand.Rand) []trial {
-	var out []trial
-	for si, d := range steady {
-		n := 1
-		if d > 0 && slice > 0 {
-			n = max(1, int((d+slice/2)/slice))
-		}
-		for k := 1; k <= n; k++ {
-			if duet {
-				all := make([]int, points)
-				for p := range all {
-					all[p] = p
-				}
-				out = append(out, trial{step: si, slice: k, slices: n, points: all})
-				continue
-			}
-			for _, p := range rng.Perm(points) {
-				out = append(out, trial{step: si, slice: k, slices: n, points: []int{p}})
-			}
-		}
-	}
-	return out
-}
-
-// cpuList names a CPU set's CPUs, e.g. "0" or "2,3".
-func cpuList(set *unix.CPUSet) string {
-	var out []string
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			out = append(out, strconv.Itoa(c))
-		}
-	}
-	return strings.Join(out, ",")
 }

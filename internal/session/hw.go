@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"context"
@@ -18,22 +18,22 @@ const (
 	envIODevicesNote   = "io_devices_note"  // why device IO is not counted
 )
 
-// hwTargets decides what the runner samples besides dbperf itself: the server's process
+// HWTargets decides what the runner samples besides dbperf itself: the server's process
 // tree (a managed server's pid; a server on this machine reached by --dsn, found through
 // one session's backend or thread) and the block devices of the data directory. What it
 // could not see, and why, goes into env so reports can say it instead of showing zeros.
 // dir is the data directory on this machine whose devices were looked up ("" if none).
-func hwTargets(ctx context.Context, meta engine.Meta, tg *target, info engine.Info, s *hwstat.Sampler, env map[string]string) (t runner.HWTargets, dir string) {
+func HWTargets(ctx context.Context, meta engine.Meta, tg *Target, info engine.Info, s *hwstat.Sampler, env map[string]string) (t runner.HWTargets, dir string) {
 	switch {
 	case meta.Embedded:
-		t.Embedded, dir = true, tg.dir
+		t.Embedded, dir = true, tg.Dir
 		env[envServerProcesses] = "embedded: the engine runs inside dbperf, so its CPU and memory are the client's"
-	case tg.serverPID != 0:
-		t.ServerPID, dir = tg.serverPID, tg.dir
-		env[envServerProcesses] = fmt.Sprintf("managed server: pid %d and its children", tg.serverPID)
+	case tg.ServerPID != 0:
+		t.ServerPID, dir = tg.ServerPID, tg.Dir
+		env[envServerProcesses] = fmt.Sprintf("managed server: pid %d and its children", tg.ServerPID)
 	default:
-		pid, how := localServer(ctx, tg.h, s)
-		pi, ok := tg.h.(engine.ProcessInfo)
+		pid, how := localServer(ctx, tg.Handle, s)
+		pi, ok := tg.Handle.(engine.ProcessInfo)
 		if !ok || !pi.Local() {
 			t.Remote = true
 			env[envServerProcesses] = "not visible: " + how
