@@ -671,8 +671,8 @@ def measure_known_engine(d, a, tmp, eng, think):
 
 
 RES_DESIGNS = ["sequential", "interleaved", "duet"]
-# A design variant is a design with extra sweep flags: "duet+load-once".
-RES_VARIANTS = {"load-once": ["--load-once"]}
+# A design variant is a design with extra sweep flags: "duet+load-once", "duet+load-once+settle".
+RES_VARIANTS = {"load-once": ["--load-once"], "settle": ["--settle"]}
 
 
 def design_flags(design):

@@ -15,6 +15,9 @@ const (
 	// ParamLoadOnce: the sweep ran its data-changing steps in its first block only
 	// (--load-once); a later block's runs hold the steady steps alone.
 	ParamLoadOnce = "load_once"
+	// ParamSettle: before this block each point's engine reduced its writeback debt
+	// (--settle: VACUUM and CHECKPOINT, a flush), unmeasured.
+	ParamSettle = "settle"
 )
 
 // The designs of a comparison dbperf runs itself (dbperf sweep --design), ParamDesign's
@@ -29,7 +32,7 @@ const (
 // CPUs), never what was measured: runs of one point differ in them, so comparisons and
 // series leave them out.
 func SweepParams() []string {
-	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce}
+	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce, ParamSettle}
 }
 
 // IntParam reads a stored integer parameter: the store decodes JSON numbers as

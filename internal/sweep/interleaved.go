@@ -70,6 +70,9 @@ type interleaved struct {
 	// loadOnce (--load-once): once a block has run every step on every point, the later
 	// blocks run the steady steps only, on the data it left; loaded says one has.
 	loadOnce, loaded bool
+	// settle (--settle): each block on kept data begins with the points' cleanup
+	// (settle.go); settled says this block's did.
+	settle, settled bool
 	// cpu is the sweep's one perf recording (--cpu-profile), launched before the points'
 	// servers start, with a profiler per point's target; records are every run the sweep
 	// began, whose steps' profiles are stored once the recording is folded (foldProfiles).
@@ -142,6 +145,9 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	}
 	if !i.quiet {
 		fmt.Fprintf(i.sess.Out, "block %d of %d\n", b, last)
+	}
+	if err := i.settlePoints(ctx); err != nil {
+		return nil, err
 	}
 	finish := func() error {
 		var errs []error
@@ -330,6 +336,9 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*rec
 		}
 		if i.loadOnce {
 			extra[store.ParamLoadOnce] = true
+		}
+		if i.settled {
+			extra[store.ParamSettle] = true
 		}
 		steps := p.steps
 		if n > 0 {

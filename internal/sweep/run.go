@@ -35,6 +35,9 @@ type Options struct {
 	// LoadOnce (--load-once): the interleaved designs run the data-changing steps in
 	// their first block only. Resume (--resume) skips what is stored finished.
 	LoadOnce, Resume bool
+	// Settle (--settle, with LoadOnce): before every block on kept data each point's
+	// engine reduces its writeback debt (settle.go).
+	Settle bool
 }
 
 // Run runs the points in the design asked for and returns the points' finished runs, a
@@ -96,7 +99,7 @@ func runInterleaved(ctx context.Context, o Options) ([]report.Group, error, erro
 func newInterleaved(o Options) (*interleaved, error) {
 	cfg := o.Session.Config
 	il := &interleaved{sess: o.Session, prefix: o.Prefix,
-		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, seed: cfg.Seed,
+		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, settle: o.Settle, seed: cfg.Seed,
 		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
 		rng:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		prog: progress.New(o.Session.Out, o.Session.IsTerminal, cfg.Quiet)}
