@@ -323,6 +323,17 @@ type Worker interface {
 	Close() error
 }
 
+// Mixer is implemented by a Worker whose ops are of several kinds, each measured under
+// a label of its own (TPROC-C's five transactions, one client running their mix): the
+// runner makes a recorder per label of OpLabels, with its group's role and unit, and
+// records each op under the label LastLabel names, an index into OpLabels (out of range:
+// the group's label). The step's Primary may be one of them.
+type Mixer interface {
+	OpLabels() []string
+	// LastLabel is the kind of the op Op returned last; it is called right after Op.
+	LastLabel() int
+}
+
 // ErrSkip is wrapped by the error a step's Prepare or Load returns when the step cannot
 // run on this engine (an operation the engine does not have): the runner records the step
 // as skipped with the error's text as the reason, and the run goes on. Use Skip.
