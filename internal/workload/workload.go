@@ -38,7 +38,8 @@
 // Workload; Params (a workload's flags, presets, validation and stored values);
 // Meta.Groups; Step; Steady (a step that measures a steady state for a fixed time, which
 // may run as slices); Load; Group (ReadOnly: its workers only read, so a standby may
-// serve them); Worker; ErrDone.
+// serve them); Worker; Mixer (a worker whose ops are of several kinds, each measured
+// under a label of its own: TPROC-C's transactions); ErrDone.
 //
 // Workloads own their parameters. config.Run holds only what every workload shares;
 // each workload's Params registers its own flags, applies its scale presets, validates
