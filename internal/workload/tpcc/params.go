@@ -63,7 +63,7 @@ func Preset(scale string) (*Params, error) {
 func (p *Params) AddFlags(fl *workload.FlagSet) {
 	f := p.BindFlags(fl)
 	f.Int(&p.Warehouses, "warehouses", 0, "TPC-C's scale: warehouses (each 100,000 stock rows, 30,000 customers and orders, ~300,000 order lines; default: the scale's)")
-	f.Int(&p.Loaders, "loaders", 0, "clients building the schema at once, each taking whole warehouses (default: --clients)")
+	f.Int(&p.Loaders, "loaders", 0, "clients building the schema at once, taking its jobs in turn: the items, then per warehouse its stock and each district's rows (default: --clients)")
 	f.Seconds(&p.Warmup, "warmup", "the warm-up step's seconds, the mix run unmeasured before the timed run (default: the scale's; 0: no warm-up)")
 }
 
@@ -111,7 +111,7 @@ func (p *Params) loaders(cfg *config.Run) int {
 	if n == 0 {
 		n = cfg.Clients
 	}
-	return max(1, min(n, p.Warehouses+1))
+	return max(1, min(n, 1+p.Warehouses*(1+districtsPerW))) // at most one per job
 }
 
 // Stored are the resolved parameters stored with the run.

@@ -150,6 +150,9 @@ type client struct {
 	timer *time.Timer
 	lines []orderLine
 	buf   []byte
+	// inTx: a transaction is open (BEGIN succeeded, no COMMIT yet), so a failure rolls
+	// it back.
+	inTx bool
 }
 
 var (
@@ -208,13 +211,16 @@ func (c *client) Op(ctx context.Context) (int64, error) {
 			c.stats.committed[kind].Add(1)
 			return rows, nil
 		}
-		if _, rerr := c.st.rollback.Exec(ctx, nil); rerr != nil && ctx.Err() == nil && !errors.Is(err, errRollback) {
-			return 0, fmt.Errorf("%s %s: %w; then ROLLBACK: %w", Name, txLabels[kind], err, rerr)
+		if c.inTx {
+			c.inTx = false
+			if _, rerr := c.st.rollback.Exec(ctx, nil); rerr != nil && ctx.Err() == nil {
+				return 0, fmt.Errorf("%s %s: %w; then ROLLBACK: %w", Name, txLabels[kind], err, rerr)
+			}
 		}
 		if errors.Is(err, errRollback) {
 			c.last = txNewOrderRollback
 			c.stats.committed[txNewOrderRollback].Add(1)
-			return 0, nil
+			return 1, nil // the order, rolled back: an op that did its work, not a no-op
 		}
 		if !errors.Is(err, engine.ErrConflict) || attempt >= maxAttempts || ctx.Err() != nil {
 			return 0, fmt.Errorf("%s %s: %w", Name, txLabels[kind], err)
@@ -317,6 +323,24 @@ func (c *client) customer(ctx context.Context, w, d int) (int, error) {
 		return 0, errors.Join(err, fmt.Errorf("customer %s of district %d/%d is gone", name, w, d))
 	}
 	return c.col(0), nil
+}
+
+// begin starts a transaction with st (BEGIN, or the engine's BeginWrite).
+func (c *client) begin(ctx context.Context, st engine.Stmt) error {
+	if _, err := st.Exec(ctx, nil); err != nil {
+		return err
+	}
+	c.inTx = true
+	return nil
+}
+
+// commit commits the open transaction.
+func (c *client) commit(ctx context.Context) error {
+	if _, err := c.st.commit.Exec(ctx, nil); err != nil {
+		return err
+	}
+	c.inTx = false
+	return nil
 }
 
 // exec runs a statement that must change exactly want rows (0: any).

@@ -40,7 +40,7 @@ func (c *client) newOrder(ctx context.Context) (int64, error) {
 	slices.SortFunc(c.lines[:last], func(a, b orderLine) int {
 		return cmp.Or(cmp.Compare(a.supplyW, b.supplyW), cmp.Compare(a.item, b.item))
 	})
-	if _, err := c.st.begin.Exec(ctx, nil); err != nil {
+	if err := c.begin(ctx, c.st.begin); err != nil {
 		return 0, err
 	}
 	if found, err := c.queryRow(ctx, c.st.noCust, c.ints(w, d, cid)); err != nil || !found {
@@ -95,8 +95,7 @@ func (c *client) newOrder(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	}
-	_, err := c.st.commit.Exec(ctx, nil)
-	return int64(len(c.lines)), err
+	return int64(len(c.lines)), c.commit(ctx)
 }
 
 // payment is clause 2.5: a payment of 1.00–5,000.00 to the home warehouse and one of its
@@ -110,7 +109,7 @@ func (c *client) payment(ctx context.Context) (int64, error) {
 	amount := int64(between(c.r, 100, 500000))
 	c.buf = appendMoney(c.buf[:0], amount)
 	amt := string(c.buf)
-	if _, err := c.st.begin.Exec(ctx, nil); err != nil {
+	if err := c.begin(ctx, c.st.begin); err != nil {
 		return 0, err
 	}
 	c.a.Reset()
@@ -178,14 +177,13 @@ func (c *client) payment(ctx context.Context) (int64, error) {
 	if _, err := exec(ctx, c.st.payHist, &c.a, 1, "insert history"); err != nil {
 		return 0, err
 	}
-	_, err = c.st.commit.Exec(ctx, nil)
-	return 1, err
+	return 1, c.commit(ctx)
 }
 
 // orderStatus is clause 2.6: a customer of the home warehouse's last order and its lines.
 func (c *client) orderStatus(ctx context.Context) (int64, error) {
 	w, d := c.w, between(c.r, 1, districtsPerW)
-	if _, err := c.st.beginRO.Exec(ctx, nil); err != nil {
+	if err := c.begin(ctx, c.st.beginRO); err != nil {
 		return 0, err
 	}
 	cid, err := c.customer(ctx, w, d)
@@ -205,8 +203,7 @@ func (c *client) orderStatus(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	}
-	_, err = c.st.commit.Exec(ctx, nil)
-	return rows, err
+	return rows, c.commit(ctx)
 }
 
 // delivery is clause 2.7, in one transaction as HammerDB runs it: in each district of
@@ -214,7 +211,7 @@ func (c *client) orderStatus(ctx context.Context) (int64, error) {
 // with none is skipped, as is one whose oldest order another delivery took meanwhile.
 func (c *client) delivery(ctx context.Context) (int64, error) {
 	w, carrier := c.w, between(c.r, 1, 10)
-	if _, err := c.st.begin.Exec(ctx, nil); err != nil {
+	if err := c.begin(ctx, c.st.begin); err != nil {
 		return 0, err
 	}
 	var delivered int64
@@ -248,8 +245,7 @@ func (c *client) delivery(ctx context.Context) (int64, error) {
 		}
 		delivered++
 	}
-	_, err := c.st.commit.Exec(ctx, nil)
-	return delivered, err
+	return delivered, c.commit(ctx)
 }
 
 // stockLevel is clause 2.8: how many distinct items of the district's last 20 orders
@@ -257,7 +253,7 @@ func (c *client) delivery(ctx context.Context) (int64, error) {
 func (c *client) stockLevel(ctx context.Context) (int64, error) {
 	w, d := c.w, c.slD
 	threshold := between(c.r, 10, 20)
-	if _, err := c.st.beginRO.Exec(ctx, nil); err != nil {
+	if err := c.begin(ctx, c.st.beginRO); err != nil {
 		return 0, err
 	}
 	next, ok, err := c.st.slNext.QueryInt(ctx, c.ints(w, d))
@@ -267,8 +263,7 @@ func (c *client) stockLevel(ctx context.Context) (int64, error) {
 	if _, _, err := c.st.slCount.QueryInt(ctx, c.ints(w, d, int(next), int(next)-20, w, threshold)); err != nil {
 		return 0, err
 	}
-	_, err = c.st.commit.Exec(ctx, nil)
-	return 1, err
+	return 1, c.commit(ctx)
 }
 
 // notFound is err, or the error of a row that must exist and was not found.
