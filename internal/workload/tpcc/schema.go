@@ -57,7 +57,7 @@ func distCol(d int) string {
 
 // keysFirst: MariaDB's tables get their primary key when created (InnoDB and MyRocks
 // cluster rows by it: adding it later rebuilds the table), PostgreSQL's and SQLite's in
-// the index step, after the load, as HammerDB builds PostgreSQL's.
+// the index step, after the load.
 func keysFirst(d engine.Dialect) bool { return d.Name() == "mysql" }
 
 // createStmts drop and create the nine tables.
