@@ -27,6 +27,7 @@ import (
 	"github.com/dbperf/dbperf/internal/workload/insertbench"
 	"github.com/dbperf/dbperf/internal/workload/script"
 	"github.com/dbperf/dbperf/internal/workload/sysbench"
+	"github.com/dbperf/dbperf/internal/workload/tpcc"
 )
 
 // Workloads returns every workload, in the order `--help` lists them.
@@ -36,6 +37,7 @@ func Workloads() []workload.Workload {
 		sysbench.New(),
 		dbbench.New(),
 		script.New(),
+		tpcc.New(),
 	}
 }
 

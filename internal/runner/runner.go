@@ -113,9 +113,13 @@ type Runner struct {
 const spinThink = 50 * time.Microsecond
 
 type worker struct {
-	w     workload.Worker
-	s     engine.Session
-	rec   *metrics.Recorder
+	w   workload.Worker
+	s   engine.Session
+	rec *metrics.Recorder
+	// mix and recs: a worker whose ops are of several kinds (workload.Mixer) records
+	// each op under its kind's label, recs[mix.LastLabel()]; nil otherwise.
+	mix   workload.Mixer
+	recs  []*metrics.Recorder
 	group *workload.Group
 	id    int
 	// node is the cluster node serving s (Runner.Spread; 0: Handle's server).
@@ -386,11 +390,19 @@ func (r *Runner) openWorkers(ctx context.Context, load workload.Load, place [][]
 			if err := w.Init(ctx, s); err != nil {
 				return out, fmt.Errorf("%s worker %d: init: %w", g.Label, i+1, err)
 			}
-			wk.rec = reg.Recorder(metrics.LabelSpec{
+			spec := metrics.LabelSpec{
 				Label: g.Label, Role: g.Role, Unit: metrics.Unit(g.Unit),
 				OpenLoop: g.Rate > 0, TargetPerSec: perWorker, Background: g.Background,
 				StatementsPerOp: g.StatementsPerOp,
-			})
+			}
+			wk.rec = reg.Recorder(spec)
+			if mix, ok := w.(workload.Mixer); ok {
+				wk.mix = mix
+				for _, l := range mix.OpLabels() {
+					spec.Label = l
+					wk.recs = append(wk.recs, reg.Recorder(spec))
+				}
+			}
 		}
 	}
 	return out, nil
@@ -484,7 +496,13 @@ func work(stopCtx, opCtx context.Context, w *worker, start time.Time, dur time.D
 		if err != nil && opCtx.Err() != nil {
 			return // interrupted: the op did not complete and is not counted
 		}
-		w.rec.Record(intended, t0, t1, rows, err)
+		rec := w.rec
+		if w.mix != nil {
+			if i := w.mix.LastLabel(); i >= 0 && i < len(w.recs) {
+				rec = w.recs[i]
+			}
+		}
+		rec.Record(intended, t0, t1, rows, err)
 		if err != nil {
 			report(err)
 			return

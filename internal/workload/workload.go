@@ -38,7 +38,8 @@
 // Workload; Params (a workload's flags, presets, validation and stored values);
 // Meta.Groups; Step; Steady (a step that measures a steady state for a fixed time, which
 // may run as slices); Load; Group (ReadOnly: its workers only read, so a standby may
-// serve them); Worker; ErrDone.
+// serve them); Worker; Mixer (a worker whose ops are of several kinds, each measured
+// under a label of its own: TPROC-C's transactions); ErrDone.
 //
 // Workloads own their parameters. config.Run holds only what every workload shares;
 // each workload's Params registers its own flags, applies its scale presets, validates
@@ -321,6 +322,17 @@ type Worker interface {
 	// ErrDone (and does nothing) when the worker's quota is complete.
 	Op(ctx context.Context) (rows int64, err error)
 	Close() error
+}
+
+// Mixer is implemented by a Worker whose ops are of several kinds, each measured under
+// a label of its own (TPROC-C's five transactions, one client running their mix): the
+// runner makes a recorder per label of OpLabels, with its group's role and unit, and
+// records each op under the label LastLabel names, an index into OpLabels (out of range:
+// the group's label). The step's Primary may be one of them.
+type Mixer interface {
+	OpLabels() []string
+	// LastLabel is the kind of the op Op returned last; it is called right after Op.
+	LastLabel() int
 }
 
 // ErrSkip is wrapped by the error a step's Prepare or Load returns when the step cannot
