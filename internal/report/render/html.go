@@ -20,7 +20,9 @@ import (
 // Cell colours are the reference's (§2.3): red #FF9A9A worse, green #81FFA6 better, grey
 // #D7D7D7 the same; a relative cell gets one only from its ratio's verdict (unstable and
 // no-verdict cells have none). A relative cell's title tells its interval, pairing,
-// verdict and the smallest change its trials can detect.
+// verdict and the smallest change its trials can detect. A table wider than the window
+// scrolls sideways in its own box (div.scroll), its first column (the config, the
+// metric) staying in view; so does a chart wider than the window (its figure).
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -38,7 +40,9 @@ td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; 
 td.same, td.target { background: #D7D7D7; }
 ul.notes { font-size: 0.9em; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
-figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; }
+div.scroll { overflow-x: auto; max-width: 100%; }
+div.scroll tr > :first-child { position: sticky; left: 0; background: #fff; z-index: 1; }
 </style>
 </head>
 <body>
@@ -50,12 +54,14 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 </ul>
 {{- range .Tables}}
 <h2 id="{{.ID}}">{{.Title}}</h2>
+<div class="scroll">
 <table>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{- range .Rows}}
 <tr{{if .Base}} class="base"{{end}}>{{range .Head}}<th>{{.}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{- end}}
 </table>
+</div>
 {{- range .Legend}}
 <p class="legend">{{.}}</p>
 {{- end}}
