@@ -340,44 +340,16 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 	add("HW efficiency", svgs)
 
-	// Per step: throughput and p99 latency of the primary op over time, one line per run.
+	// Per step: throughput and p99 latency of the primary op over time, one line per run;
+	// a step no run measured over two intervals has no line to draw.
 	svgs = nil
+	var short []string
 	for _, step := range c.Steps {
-		tput := chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
-		lat := chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
-			YLabel: "service time (ms, log scale)", LogY: true}
-		for _, g := range c.Groups {
-			for _, r := range g.Runs {
-				s, ok := r.Step(step)
-				if !ok {
-					continue
-				}
-				name := runName(g, r, len(c.Groups))
-				// A colour per config (its runs share it, named once in the legend), a dash
-				// per percentile.
-				ts := chart.Series{Name: name, Group: g.Name}
-				p50, p99 := chart.Series{Name: name + " p50", Group: g.Name, Kind: "p50"}, chart.Series{Name: name + " p99", Group: g.Name, Kind: "p99"}
-				for _, iv := range s.Intervals {
-					for _, o := range iv.Ops {
-						if o.Label != s.Primary {
-							continue
-						}
-						tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, o.RateUnit())
-						ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
-						if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
-							p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
-							p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
-						}
-					}
-				}
-				if len(ts.X) > 0 {
-					tput.Series = append(tput.Series, ts)
-				}
-				if len(p99.X) > 0 {
-					lat.Series = append(lat.Series, p50, p99)
-				}
-			}
+		if maxIntervals(c, step) == 1 {
+			short = append(short, step)
+			continue
 		}
+		tput, lat := overTime(c, step)
 		if len(tput.Series) > 0 {
 			if err := draw(tput.SVG()); err != nil {
 				return nil, err
@@ -394,7 +366,15 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 			}
 		}
 	}
-	add("Throughput and latency over time", svgs)
+	var shortNote []string
+	if len(short) > 0 {
+		shortNote = append(shortNote, "Not drawn over time, measured over one interval only (a step of about a second or less): "+
+			strings.Join(short, ", ")+"; the tables give their figures.")
+	}
+	if len(svgs) == 0 && len(shortNote) > 0 {
+		sections = append(sections, htmlSection{Title: "Throughput and latency over time", Legend: shortNote})
+	}
+	add("Throughput and latency over time", svgs, shortNote...)
 
 	// Background writers: achieved rate per interval against the target.
 	svgs = nil
@@ -438,6 +418,58 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 	add("Background writers", svgs)
 	return sections, nil
+}
+
+// overTime are a step's charts over time: the primary op's throughput, one line per
+// run, and its p50 and p99 latency, a colour per config and a dash per percentile.
+func overTime(c report.Comparison, step string) (tput, lat chart.Line) {
+	tput = chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
+	lat = chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
+		YLabel: "service time (ms, log scale)", LogY: true}
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			s, ok := r.Step(step)
+			if !ok {
+				continue
+			}
+			name := runName(g, r, len(c.Groups))
+			ts := chart.Series{Name: name, Group: g.Name}
+			p50, p99 := chart.Series{Name: name + " p50", Group: g.Name, Kind: "p50"}, chart.Series{Name: name + " p99", Group: g.Name, Kind: "p99"}
+			for _, iv := range s.Intervals {
+				for _, o := range iv.Ops {
+					if o.Label != s.Primary {
+						continue
+					}
+					tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, o.RateUnit())
+					ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
+					if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
+						p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
+						p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
+					}
+				}
+			}
+			if len(ts.X) > 0 {
+				tput.Series = append(tput.Series, ts)
+			}
+			if len(p99.X) > 0 {
+				lat.Series = append(lat.Series, p50, p99)
+			}
+		}
+	}
+	return tput, lat
+}
+
+// maxIntervals is the most intervals a run of the comparison measured step over.
+func maxIntervals(c report.Comparison, step string) int {
+	n := 0
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			if s, ok := r.Step(step); ok {
+				n = max(n, len(s.Intervals))
+			}
+		}
+	}
+	return n
 }
 
 // kvIntervalCharts are a key-value step's engine figures over time, one line per run,
