@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -376,47 +377,29 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 	add("Throughput and latency over time", svgs, shortNote...)
 
-	// Background writers: achieved rate per interval against the target.
+	// Background writers: the rate each kept per interval against the target.
 	svgs = nil
+	var windows []string
 	for _, col := range c.BackgroundColumns() {
-		step, role := col[0], col[1]
-		line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
-			XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
-		target := 0.0
-		for _, g := range c.Groups {
-			for _, r := range g.Runs {
-				s, ok := r.Step(step)
-				if !ok {
-					continue
-				}
-				b, ok := r.BackgroundOf(step, role)
-				if !ok {
-					continue
-				}
-				target = max(target, b.TargetPerSec)
-				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
-				for _, iv := range s.Intervals {
-					for _, o := range iv.Ops {
-						if o.Label == b.Label {
-							ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, o.PerSec)
-						}
-					}
-				}
-				if len(ser.X) > 0 {
-					line.Series = append(line.Series, ser)
-				}
-			}
-		}
-		if target > 0 {
-			line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
-		}
+		line, window := backgroundLine(c, col[0], col[1])
 		if len(line.Series) > 0 {
 			if err := draw(line.SVG()); err != nil {
 				return nil, err
 			}
+			if window > 1 {
+				windows = append(windows, fmt.Sprintf("%s %s: %d s", col[0], col[1], window))
+			}
 		}
 	}
-	add("Background writers", svgs)
+	var keptNote []string
+	if len(windows) > 0 {
+		keptNote = append(keptNote, "Each point is the rate the writer kept: its rows over the last seconds (up to the point) "+
+			"divided by their seconds, over enough seconds that a batch more or less moves it by at most a tenth of the target. "+
+			"A writer inserts or deletes a batch of rows at a time, so a single second holds one batch more or less "+
+			"(50, 100 or 150 rows at 100/s in batches of 50) though it keeps its rate; the table's rate is over the whole step. "+
+			"Seconds averaged: "+strings.Join(windows, ", ")+".")
+	}
+	add("Background writers", svgs, keptNote...)
 	return sections, nil
 }
 
@@ -457,6 +440,54 @@ func overTime(c report.Comparison, step string) (tput, lat chart.Line) {
 		}
 	}
 	return tput, lat
+}
+
+// backgroundLine is the chart of a background writer (role) of step against its target:
+// per run, the rate it kept per interval (metrics.KeptRates over metrics.KeptWindow's
+// seconds, from its batch and target), and the widest window used.
+func backgroundLine(c report.Comparison, step, role string) (chart.Line, int) {
+	line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
+		XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
+	target, widest := 0.0, 0
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			s, ok := r.Step(step)
+			if !ok {
+				continue
+			}
+			b, ok := r.BackgroundOf(step, role)
+			if !ok {
+				continue
+			}
+			target = max(target, b.TargetPerSec)
+			batch := 1.0
+			for _, o := range s.Ops {
+				if o.Label == b.Label {
+					batch = o.Batch()
+				}
+			}
+			ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+			var counts, secs []float64
+			for _, iv := range s.Intervals {
+				for _, o := range iv.Ops {
+					if o.Label == b.Label {
+						ser.X = append(ser.X, iv.EndSec)
+						counts, secs = append(counts, float64(o.Count)), append(secs, iv.EndSec-iv.StartSec)
+					}
+				}
+			}
+			window := metrics.KeptWindow(batch, b.TargetPerSec, slices.Max(append(secs, 0)))
+			widest = max(widest, window)
+			ser.Y = metrics.KeptRates(counts, secs, window)
+			if len(ser.X) > 0 {
+				line.Series = append(line.Series, ser)
+			}
+		}
+	}
+	if target > 0 {
+		line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
+	}
+	return line, widest
 }
 
 // maxIntervals is the most intervals a run of the comparison measured step over.
