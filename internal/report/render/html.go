@@ -243,26 +243,9 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 
 	// Relative throughput per step: one bar per non-base config.
-	if rel := tableByID(c, "relative"); rel != nil && len(c.Groups) > 1 {
-		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
-			Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
-		for _, r := range rel.Rows {
-			if r.Base {
-				continue
-			}
-			g := relativeBars(r)
-			for i, step := range c.Steps {
-				if c.IsOneOp(step) && i < len(g.Values) {
-					g.Values[i] = math.NaN() // a ratio of durations: not throughput
-					g.Lo[i], g.Hi[i], g.Marks[i] = math.NaN(), math.NaN(), ""
-				}
-			}
-			bars.Groups = append(bars.Groups, g)
-		}
-		if hasValue(bars.Groups) {
-			if err := draw(bars.SVG()); err != nil {
-				return nil, err
-			}
+	if bars, ok := relativeChart(c); ok {
+		if err := draw(bars.SVG()); err != nil {
+			return nil, err
 		}
 	}
 	add("Relative throughput", svgs, "Each bar is the ratio to the base with its 95% interval (the whisker) and the table's mark: "+
@@ -273,105 +256,29 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	// count, one line per config.
 	svgs = nil
 	if conc := tableByID(c, "concurrency"); conc != nil {
-		counts := make([]float64, len(conc.Columns))
-		for i, col := range conc.Columns {
-			n, _ := strconv.Atoi(strings.Fields(col + " x")[0])
-			counts[i] = float64(n)
-		}
-		what := strings.TrimPrefix(conc.Title, "Throughput by ")
-		var line *chart.Line
-		flush := func() error {
-			if line != nil && len(line.Series) > 0 {
-				if err := draw(line.SVG()); err != nil {
-					return err
-				}
+		for _, line := range concurrencyLines(conc) {
+			if err := draw(line.SVG()); err != nil {
+				return nil, err
 			}
-			line = nil
-			return nil
-		}
-		for _, r := range conc.Rows {
-			if r.Head[0] != "" {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-				unit := ""
-				for _, cell := range r.Cells {
-					if cell.Present {
-						unit = cell.Unit
-					}
-				}
-				line = &chart.Line{Title: r.Head[0] + ": throughput by " + what, XLabel: what, YLabel: "throughput (" + unit + ")", IntegerX: true}
-			}
-			se := chart.Series{Name: r.Head[1]}
-			for i, cell := range r.Cells {
-				if cell.Present && i < len(counts) {
-					se.X, se.Y = append(se.X, counts[i]), append(se.Y, cell.Median)
-				}
-			}
-			if line != nil && len(se.X) > 0 {
-				line.Series = append(line.Series, se)
-			}
-		}
-		if err := flush(); err != nil {
-			return nil, err
 		}
 	}
 	add("Throughput by concurrency", svgs)
 
 	// HW efficiency: one bar chart per metric that some config measured.
 	svgs = nil
-	if hw := tableByID(c, "hw"); hw != nil {
-		for _, d := range metrics.HWDefs() {
-			if !d.Charted {
-				continue
-			}
-			m := d.Name
-			bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
-			for _, r := range hw.Rows {
-				if r.Head[0] == m {
-					bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
-				}
-			}
-			if hasValue(bars.Groups) {
-				if err := draw(bars.SVG()); err != nil {
-					return nil, err
-				}
-			}
+	for _, bars := range hwCharts(c) {
+		if err := draw(bars.SVG()); err != nil {
+			return nil, err
 		}
 	}
 	add("HW efficiency", svgs)
 
-	// Per step: throughput and p99 latency of the primary op over time, one line per run;
-	// a step no run measured over two intervals has no line to draw.
-	svgs = nil
-	var short []string
-	for _, step := range c.Steps {
-		if maxIntervals(c, step) == 1 {
-			short = append(short, step)
-			continue
-		}
-		tput, lat := overTime(c, step)
-		if len(tput.Series) > 0 {
-			if err := draw(tput.SVG()); err != nil {
-				return nil, err
-			}
-		}
-		if len(lat.Series) > 0 {
-			if err := draw(lat.SVG()); err != nil {
-				return nil, err
-			}
-		}
-		for _, lc := range kvIntervalCharts(c, step) {
-			if err := draw(lc.SVG()); err != nil {
-				return nil, err
-			}
-		}
+	// Per step: throughput and p99 latency of the primary op over time, one line per run.
+	over, shortNote, err := overTimeCharts(c)
+	if err != nil {
+		return nil, err
 	}
-	var shortNote []string
-	if len(short) > 0 {
-		shortNote = append(shortNote, "Not drawn over time, measured over one interval only (a step of about a second or less): "+
-			strings.Join(short, ", ")+"; the tables give their figures.")
-	}
+	svgs = over
 	if len(svgs) == 0 && len(shortNote) > 0 {
 		sections = append(sections, htmlSection{Title: "Throughput and latency over time", Legend: shortNote})
 	}
@@ -401,6 +308,132 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 	add("Background writers", svgs, keptNote...)
 	return sections, nil
+}
+
+// relativeChart is the bar chart of relative throughput per step, one group per
+// non-base config with the table's intervals and marks (relativeBars), one-op steps left
+// out; false when no bar has a value.
+func relativeChart(c report.Comparison) (chart.Bars, bool) {
+	rel := tableByID(c, "relative")
+	if rel == nil || len(c.Groups) < 2 {
+		return chart.Bars{}, false
+	}
+	bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
+		Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
+	for _, r := range rel.Rows {
+		if r.Base {
+			continue
+		}
+		g := relativeBars(r)
+		for i, step := range c.Steps {
+			if c.IsOneOp(step) && i < len(g.Values) {
+				g.Values[i] = math.NaN() // a ratio of durations: not throughput
+				g.Lo[i], g.Hi[i], g.Marks[i] = math.NaN(), math.NaN(), ""
+			}
+		}
+		bars.Groups = append(bars.Groups, g)
+	}
+	return bars, hasValue(bars.Groups)
+}
+
+// hwCharts are a bar chart per charted HW metric that some config measured, a group
+// per config.
+func hwCharts(c report.Comparison) []chart.Bars {
+	hw := tableByID(c, "hw")
+	if hw == nil {
+		return nil
+	}
+	var out []chart.Bars
+	for _, d := range metrics.HWDefs() {
+		if !d.Charted {
+			continue
+		}
+		m := d.Name
+		bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
+		for _, r := range hw.Rows {
+			if r.Head[0] == m {
+				bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
+			}
+		}
+		if hasValue(bars.Groups) {
+			out = append(out, bars)
+		}
+	}
+	return out
+}
+
+// concurrencyLines are a concurrency table's charts: per step, the rate by count of
+// clients or threads, one line per config.
+func concurrencyLines(conc *report.Table) []chart.Line {
+	counts := make([]float64, len(conc.Columns))
+	for i, col := range conc.Columns {
+		n, _ := strconv.Atoi(strings.Fields(col + " x")[0])
+		counts[i] = float64(n)
+	}
+	what := strings.TrimPrefix(conc.Title, "Throughput by ")
+	var out []chart.Line
+	for _, r := range conc.Rows {
+		if r.Head[0] != "" {
+			unit := ""
+			for _, cell := range r.Cells {
+				if cell.Present {
+					unit = cell.Unit
+				}
+			}
+			out = append(out, chart.Line{Title: r.Head[0] + ": throughput by " + what, XLabel: what, YLabel: "throughput (" + unit + ")", IntegerX: true})
+		}
+		se := chart.Series{Name: r.Head[1]}
+		for i, cell := range r.Cells {
+			if cell.Present && i < len(counts) {
+				se.X, se.Y = append(se.X, counts[i]), append(se.Y, cell.Median)
+			}
+		}
+		if len(out) > 0 && len(se.X) > 0 {
+			out[len(out)-1].Series = append(out[len(out)-1].Series, se)
+		}
+	}
+	return slices.DeleteFunc(out, func(l chart.Line) bool { return len(l.Series) == 0 })
+}
+
+// overTimeCharts are each step's charts over time (overTime, kvIntervalCharts) as SVG,
+// and a note naming the steps no run measured over two intervals, which have no line to
+// draw.
+func overTimeCharts(c report.Comparison) (svgs, note []string, err error) {
+	draw := func(svg string, err error) error {
+		if err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		svgs = append(svgs, svg)
+		return nil
+	}
+	var short []string
+	for _, step := range c.Steps {
+		if maxIntervals(c, step) == 1 {
+			short = append(short, step)
+			continue
+		}
+		tput, lat := overTime(c, step)
+		if len(tput.Series) > 0 {
+			if err := draw(tput.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+		if len(lat.Series) > 0 {
+			if err := draw(lat.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, lc := range kvIntervalCharts(c, step) {
+			if err := draw(lc.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if len(short) > 0 {
+		note = append(note, "Not drawn over time, measured over one interval only (a step of about a second or less): "+
+			strings.Join(short, ", ")+"; the tables give their figures.")
+	}
+	return svgs, note, nil
 }
 
 // overTime are a step's charts over time: the primary op's throughput, one line per

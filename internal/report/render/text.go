@@ -67,59 +67,7 @@ func Text(w io.Writer, rep report.Report) error {
 }
 
 func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location, width int) error {
-	engine := r.Engine
-	if r.EngineVersion != "" {
-		engine += " " + r.EngineVersion
-	}
-	fmt.Fprintf(w, "run %d: %s v%d on %s, label %s, status %s\n",
-		r.ID, report.Printable(r.Workload), r.WorkloadVersion, report.Printable(engine), report.Printable(orDash(r.Label)), report.Printable(string(r.Status)))
-
-	line := []string{"started " + r.StartedAt.In(loc).Format(headerTimeLayout)}
-	if !r.FinishedAt.IsZero() {
-		line = append(line, "finished "+r.FinishedAt.In(loc).Format(headerTimeLayout))
-	}
-	line = append(line, fmt.Sprintf("seed %d", r.Seed))
-	for _, k := range []string{"scale", "clients"} {
-		v, ok := r.Params[k]
-		if !ok {
-			continue
-		}
-		// A test repeated at several thread counts (sysbench --threads 1,4) ran at each:
-		// the stored clients is only the largest.
-		if th, many := r.Params["threads"].([]any); k == "clients" && many && len(th) > 1 {
-			ns := make([]string, len(th))
-			for i, n := range th {
-				ns[i] = fmt.Sprint(n)
-			}
-			line = append(line, "threads "+strings.Join(ns, ","))
-			continue
-		}
-		line = append(line, fmt.Sprintf("%s %v", k, v))
-	}
-	writeItems(w, width, line)
-	// How the server was reached (cli stores these with the engine's settings).
-	switch r.EngineSettings["dbperf.managed"] {
-	case "true":
-		fmt.Fprintf(w, "managed server, profile %s%s\n", report.Printable(orDash(r.EngineSettings["dbperf.profile"])), report.Printable(limitsNote(r.Env)))
-		if c := r.Env["cluster"]; c != "" {
-			// dbperf run --cluster: the topology and the distance between its nodes.
-			fmt.Fprintf(w, "cluster: %s; node latency %s\n", report.Printable(c), report.Printable(strings.SplitN(r.Env["node_latency"], " on every", 2)[0]))
-			if cn := r.Env["client_nodes"]; strings.HasPrefix(cn, "--spread") {
-				// Where the sessions went: each step's note names them.
-				fmt.Fprintf(w, "clients: %s\n", report.Printable(cn))
-			}
-		}
-	case "false":
-		fmt.Fprintf(w, "server %s\n", report.Printable(r.EngineSettings["dbperf.dsn"]))
-	}
-	if cpu := cpuLine(r.Env); cpu != "" {
-		fmt.Fprintln(w, report.Printable(cpu))
-	}
-	if job := r.Env[store.EnvQueueJob]; job != "" {
-		// Taken from the queue by an agent (dbperf agent, docs/fleet.md).
-		fmt.Fprintf(w, "queued job %s, attempt %s, run by agent %s of class %s\n", report.Printable(job),
-			report.Printable(r.Env[store.EnvQueueAttempt]), report.Printable(r.Env[store.EnvAgent]), report.Printable(orDash(r.Env[store.EnvAgentClass])))
-	}
+	writeRunHeader(w, r, loc, width)
 	if len(r.Steps) == 0 {
 		fmt.Fprintln(w, "no steps")
 		return nil
@@ -190,6 +138,64 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location, widt
 		}
 	}
 	return nil
+}
+
+// writeRunHeader writes a run's header: what ran on which engine, when, with which
+// seed and parameters, how the server was reached, the CPU and the queue job.
+func writeRunHeader(w *bytes.Buffer, r report.RunReport, loc *time.Location, width int) {
+	engine := r.Engine
+	if r.EngineVersion != "" {
+		engine += " " + r.EngineVersion
+	}
+	fmt.Fprintf(w, "run %d: %s v%d on %s, label %s, status %s\n",
+		r.ID, report.Printable(r.Workload), r.WorkloadVersion, report.Printable(engine), report.Printable(orDash(r.Label)), report.Printable(string(r.Status)))
+
+	line := []string{"started " + r.StartedAt.In(loc).Format(headerTimeLayout)}
+	if !r.FinishedAt.IsZero() {
+		line = append(line, "finished "+r.FinishedAt.In(loc).Format(headerTimeLayout))
+	}
+	line = append(line, fmt.Sprintf("seed %d", r.Seed))
+	for _, k := range []string{"scale", "clients"} {
+		v, ok := r.Params[k]
+		if !ok {
+			continue
+		}
+		// A test repeated at several thread counts (sysbench --threads 1,4) ran at each:
+		// the stored clients is only the largest.
+		if th, many := r.Params["threads"].([]any); k == "clients" && many && len(th) > 1 {
+			ns := make([]string, len(th))
+			for i, n := range th {
+				ns[i] = fmt.Sprint(n)
+			}
+			line = append(line, "threads "+strings.Join(ns, ","))
+			continue
+		}
+		line = append(line, fmt.Sprintf("%s %v", k, v))
+	}
+	writeItems(w, width, line)
+	// How the server was reached (cli stores these with the engine's settings).
+	switch r.EngineSettings["dbperf.managed"] {
+	case "true":
+		fmt.Fprintf(w, "managed server, profile %s%s\n", report.Printable(orDash(r.EngineSettings["dbperf.profile"])), report.Printable(limitsNote(r.Env)))
+		if c := r.Env["cluster"]; c != "" {
+			// dbperf run --cluster: the topology and the distance between its nodes.
+			fmt.Fprintf(w, "cluster: %s; node latency %s\n", report.Printable(c), report.Printable(strings.SplitN(r.Env["node_latency"], " on every", 2)[0]))
+			if cn := r.Env["client_nodes"]; strings.HasPrefix(cn, "--spread") {
+				// Where the sessions went: each step's note names them.
+				fmt.Fprintf(w, "clients: %s\n", report.Printable(cn))
+			}
+		}
+	case "false":
+		fmt.Fprintf(w, "server %s\n", report.Printable(r.EngineSettings["dbperf.dsn"]))
+	}
+	if cpu := cpuLine(r.Env); cpu != "" {
+		fmt.Fprintln(w, report.Printable(cpu))
+	}
+	if job := r.Env[store.EnvQueueJob]; job != "" {
+		// Taken from the queue by an agent (dbperf agent, docs/fleet.md).
+		fmt.Fprintf(w, "queued job %s, attempt %s, run by agent %s of class %s\n", report.Printable(job),
+			report.Printable(r.Env[store.EnvQueueAttempt]), report.Printable(r.Env[store.EnvAgent]), report.Printable(orDash(r.Env[store.EnvAgentClass])))
+	}
 }
 
 func cpuLine(env map[string]string) string {
