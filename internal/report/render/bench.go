@@ -49,6 +49,11 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 			}
 		}
 		tb := newTable(&buf, 1).fit(width)
+		for i, h := range head {
+			if h == "mde" {
+				tb.glue(i) // a change's mde stays beside it
+			}
+		}
 		tb.row(head...)
 		// Which way is better: said once in the title when every row agrees, else on the
 		// rows that differ from the table's kind (a one-op step's duration among rates).

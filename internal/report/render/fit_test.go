@@ -153,3 +153,24 @@ func TestTableFitsOnlyWhenWider(t *testing.T) {
 		t.Errorf("at 30 columns got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestTableGlue: a glued column goes in the block of the column before it, even when
+// the earlier block had room for that column alone (a change and its mde).
+func TestTableGlue(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	tb := newTable(&buf, 1).fit(40).glue(3)
+	tb.row("step", "a", "b vs a", "mde")
+	tb.row("l.i0", "50100 (n=4)", "+1.0% [+0.5% +1.5%]", "2.2%")
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "step            a\n" +
+		"l.i0  50100 (n=4)\n" +
+		"\n" +
+		"step               b vs a   mde\n" +
+		"l.i0  +1.0% [+0.5% +1.5%]  2.2%\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

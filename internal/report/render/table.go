@@ -34,6 +34,8 @@ type table struct {
 	colours [][]string
 	// width is the widest a line may be (0: any); labels the columns each block repeats.
 	width, labels int
+	// glued are the columns that stay in the block of the column before them (glue).
+	glued map[int]bool
 }
 
 // newTable is a table written to out by flush, its first left columns left-aligned
@@ -141,15 +143,32 @@ func (t *table) blocks(width []int) [][]int {
 	var blocks [][]int
 	var block []int
 	used := labelWidth
-	for i := labels; i < len(width); i++ {
-		if len(block) > 0 && used+2+width[i] > t.width {
+	for i := labels; i < len(width); {
+		// A column and those glued to it go in one block.
+		unit, w := []int{i}, 2+width[i]
+		for i++; i < len(width) && t.glued[i]; i++ {
+			unit, w = append(unit, i), w+2+width[i]
+		}
+		if len(block) > 0 && used+w > t.width {
 			blocks = append(blocks, append(append([]int{}, all[:labels]...), block...))
 			block, used = nil, labelWidth
 		}
-		block = append(block, i)
-		used += 2 + width[i]
+		block = append(block, unit...)
+		used += w
 	}
 	return append(blocks, append(append([]int{}, all[:labels]...), block...))
+}
+
+// glue keeps each of cols in the block of the column before it when the table is
+// written in blocks (a change and its mde).
+func (t *table) glue(cols ...int) *table {
+	if t.glued == nil {
+		t.glued = map[int]bool{}
+	}
+	for _, c := range cols {
+		t.glued[c] = true
+	}
+	return t
 }
 
 // anyCell says whether row r has a non-empty cell among cols.
