@@ -41,8 +41,8 @@ td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; 
 td.same, td.target { background: #D7D7D7; }
 ul.notes { font-size: 0.9em; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
-figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; }
-div.scroll { overflow-x: auto; max-width: 100%; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+div.scroll { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 div.scroll tr > :first-child { position: sticky; left: 0; background: #fff; z-index: 1; }
 </style>
 </head>
