@@ -22,8 +22,8 @@ import (
 // #D7D7D7 the same; a relative cell gets one only from its ratio's verdict (unstable and
 // no-verdict cells have none). A relative cell's title tells its interval, pairing,
 // verdict and the smallest change its trials can detect. A table wider than the window
-// scrolls sideways in its own box (div.scroll), its first column (the config, the
-// metric) staying in view; so does a chart wider than the window (its figure).
+// scrolls sideways in its own box (div.scroll), its first two head columns (the config,
+// the metric and config) staying in view; so does a chart wider than the window.
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -43,7 +43,12 @@ ul.notes { font-size: 0.9em; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
 figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 div.scroll { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
-div.scroll tr > :first-child { position: sticky; left: 0; background: #fff; z-index: 1; }
+div.scroll table { border-collapse: separate; border-spacing: 0; }
+div.scroll th, div.scroll td { border-width: 0 1px 1px 0; }
+div.scroll tr:first-child > * { border-top-width: 1px; } div.scroll tr > :first-child { border-left-width: 1px; }
+div.scroll tr > .h0, div.scroll tr > .h1 { position: sticky; left: 0; background: #fff; z-index: 1; }
+div.scroll tr > .h0.of2 { box-sizing: border-box; width: 9em; min-width: 9em; max-width: 9em; }
+div.scroll tr > .h1 { left: 9em; }
 </style>
 </head>
 <body>
@@ -57,9 +62,10 @@ div.scroll tr > :first-child { position: sticky; left: 0; background: #fff; z-in
 <h2 id="{{.ID}}">{{.Title}}</h2>
 <div class="scroll">
 <table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{- $t := .}}
+<tr>{{range $i, $h := .Head}}<th{{$t.HeadClass $i}}>{{$h}}</th>{{end}}</tr>
 {{- range .Rows}}
-<tr{{if .Base}} class="base"{{end}}>{{range .Head}}<th>{{.}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+<tr{{if .Base}} class="base"{{end}}>{{range $i, $h := .Head}}<th{{$t.HeadClass $i}}>{{$h}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{- end}}
 </table>
 </div>
@@ -104,8 +110,25 @@ type htmlGroup struct {
 type htmlTable struct {
 	ID, Title string
 	Head      []string
-	Rows      []htmlRow
-	Legend    []string
+	// Heads is how many of the first columns are the rows' heads (config, metric).
+	Heads  int
+	Rows   []htmlRow
+	Legend []string
+}
+
+// HeadClass is the class attribute of column i's cells: the first two head columns
+// stay in view while the table scrolls sideways (h0, h1; h0 of a fixed width when h1
+// follows it, "of2"), the others none.
+func (t htmlTable) HeadClass(i int) template.HTMLAttr {
+	switch {
+	case i == 0 && t.Heads > 1:
+		return ` class="h0 of2"`
+	case i == 0 && t.Heads == 1:
+		return ` class="h0"`
+	case i == 1 && t.Heads > 1:
+		return ` class="h1"`
+	}
+	return ""
 }
 
 type htmlRow struct {
@@ -145,7 +168,7 @@ func HTML(w io.Writer, rep report.Report) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...),
+		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...), Heads: len(t.HeadColumns),
 			Legend: append(t.MDELines(), t.Legend...)}
 		for _, r := range t.Rows {
 			hr := htmlRow{Base: r.Base, Head: r.Head}
