@@ -311,6 +311,9 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	svgs = nil
 	var windows []string
 	for _, col := range c.BackgroundColumns() {
+		if maxIntervals(c, col[0]) == 1 {
+			continue // a dot: named with the steps not drawn over time
+		}
 		line, window := backgroundLine(c, col[0], col[1])
 		if len(line.Series) > 0 {
 			if err := draw(line.SVG()); err != nil {
