@@ -1,7 +1,7 @@
 // Command dbperf runs database benchmarks, stores every result and reports on them.
 // main only turns the real process state into cli.Run's arguments: the signals
-// (SIGINT, SIGTERM) as a context, whether standard output is a terminal, the environment,
-// and the version and commit the Makefile sets with -ldflags.
+// (SIGINT, SIGTERM) as a context, whether standard output is a terminal and its width,
+// the environment, and the version and commit the Makefile sets with -ldflags.
 package main
 
 import (
@@ -28,11 +28,16 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	isTerminal := term.IsTerminal(int(os.Stdout.Fd()))
+	columns := 0
+	if isTerminal {
+		columns, _, _ = term.GetSize(int(os.Stdout.Fd()))
+	}
 	code := cli.Run(ctx, cli.Env{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Getenv:     os.Getenv,
-		IsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
-		Version:    version, Commit: commit,
+		IsTerminal: isTerminal, Columns: columns,
+		Version: version, Commit: commit,
 	}, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -57,6 +57,13 @@ type Result struct {
 	Title string
 	// ScreenshotPath is where the full-page PNG screenshot was written.
 	ScreenshotPath string
+	// CutOff holds, one line each, what does not fit the window's width: the page
+	// itself when it scrolls sideways, and each table or chart reaching past the
+	// window's edge outside a box of its own that scrolls (overflow-x auto or scroll).
+	CutOff []string
+	// Overlaps holds, one line each, the pairs of texts of one SVG chart whose boxes
+	// overlap, each box turned as the text is drawn (a slanted label's box is slanted).
+	Overlaps []string
 }
 
 // Chromium returns the path of the Chromium binary (/usr/bin/chromium, or
@@ -79,8 +86,8 @@ func Chromium() string {
 	return p
 }
 
-// Width and height of the browser window, in CSS pixels. The screenshot has
-// this width and the height of the whole page.
+// Width and height of the browser window, in CSS pixels (Open; OpenAt sets the
+// width). The screenshot has the window's width and the height of the whole page.
 const (
 	windowWidth  = 1280
 	windowHeight = 900
@@ -101,7 +108,7 @@ const closeTimeout = 10 * time.Second
 // even with --disable-breakpad or --disable-crash-reporter, which keeps its
 // database in $XDG_CONFIG_HOME/chromium; --disable-crashpad-for-testing would
 // stop it, but makes Chromium 156's network service crash in a loop.
-func allocatorOptions(exe, scratch string) []chromedp.ExecAllocatorOption {
+func allocatorOptions(exe, scratch string, width int) []chromedp.ExecAllocatorOption {
 	return []chromedp.ExecAllocatorOption{
 		chromedp.Env(
 			"HOME="+scratch,
@@ -122,7 +129,7 @@ func allocatorOptions(exe, scratch string) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-breakpad", true),
-		chromedp.WindowSize(windowWidth, windowHeight),
+		chromedp.WindowSize(width, windowHeight),
 	}
 }
 
@@ -150,6 +157,12 @@ func scratchDir() (string, error) {
 // and every process it started are gone, and its profile directory removed,
 // when Open returns.
 func Open(ctx context.Context, path, screenshotPath string) (res Result, err error) {
+	return OpenAt(ctx, path, screenshotPath, windowWidth)
+}
+
+// OpenAt is Open in a window width CSS pixels wide; with screenshotPath "" it takes no
+// screenshot (Chromium cannot capture a page of many thousand pixels).
+func OpenAt(ctx context.Context, path, screenshotPath string, width int) (res Result, err error) {
 	exe := Chromium()
 	if exe == "" {
 		return Result{}, fmt.Errorf("browsertest: no Chromium at %s (install Debian's chromium, or set %s)", DefaultChromium, EnvChromium)
@@ -162,7 +175,7 @@ func Open(ctx context.Context, path, screenshotPath string) (res Result, err err
 		return Result{}, fmt.Errorf("browsertest: %w", err)
 	}
 	page := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-	return visit(ctx, exe, page, screenshotPath, nil)
+	return visit(ctx, exe, page, screenshotPath, width, nil)
 }
 
 // Visit loads pageURL (a page a test serves on 127.0.0.1) as Open loads a file, then runs
@@ -175,15 +188,15 @@ func Visit(ctx context.Context, pageURL, screenshotPath string, actions ...chrom
 	if exe == "" {
 		return Result{}, fmt.Errorf("browsertest: no Chromium at %s (install Debian's chromium, or set %s)", DefaultChromium, EnvChromium)
 	}
-	return visit(ctx, exe, pageURL, screenshotPath, actions)
+	return visit(ctx, exe, pageURL, screenshotPath, windowWidth, actions)
 }
 
-func visit(ctx context.Context, exe, page, screenshotPath string, actions []chromedp.Action[chromedp.Void]) (res Result, err error) {
+func visit(ctx context.Context, exe, page, screenshotPath string, width int, actions []chromedp.Action[chromedp.Void]) (res Result, err error) {
 	scratch, err := scratchDir()
 	if err != nil {
 		return Result{}, fmt.Errorf("browsertest: %w", err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, allocatorOptions(exe, scratch)...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, allocatorOptions(exe, scratch, width)...)
 	col := newCollector(page)
 	tab, cancelTab := chromedp.NewContext(allocCtx,
 		chromedp.WithListener(col.event),
@@ -227,14 +240,21 @@ func visit(ctx context.Context, exe, page, screenshotPath string, actions []chro
 	if res.SVGCount, err = chromedp.Run(tab, chromedp.Evaluate[int](countSVG)); err != nil {
 		return Result{}, fmt.Errorf("browsertest: counting the SVG elements of %s: %w", page, err)
 	}
-	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100)) // 100: PNG
-	if err != nil {
-		return Result{}, fmt.Errorf("browsertest: screenshot of %s: %w", page, err)
+	var layout struct{ CutOff, Overlaps []string }
+	if layout, err = chromedp.Run(tab, chromedp.Evaluate[struct{ CutOff, Overlaps []string }](layoutScript)); err != nil {
+		return Result{}, fmt.Errorf("browsertest: checking the layout of %s: %w", page, err)
 	}
-	if err := os.WriteFile(screenshotPath, png, 0o644); err != nil {
-		return Result{}, fmt.Errorf("browsertest: %w", err)
+	res.CutOff, res.Overlaps = layout.CutOff, layout.Overlaps
+	if screenshotPath != "" {
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100)) // 100: PNG
+		if err != nil {
+			return Result{}, fmt.Errorf("browsertest: screenshot of %s: %w", page, err)
+		}
+		if err := os.WriteFile(screenshotPath, png, 0o644); err != nil {
+			return Result{}, fmt.Errorf("browsertest: %w", err)
+		}
+		res.ScreenshotPath = screenshotPath
 	}
-	res.ScreenshotPath = screenshotPath
 	// The listener runs, in order, before the reply of a later command is
 	// read: every event up to the screenshot has been seen.
 	res.ConsoleErrors, res.Requests = col.results()

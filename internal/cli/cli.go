@@ -47,10 +47,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/record"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/session"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -75,10 +77,28 @@ type Env struct {
 	Getenv func(string) string
 	// IsTerminal says whether Out is a terminal (progress is shown only then).
 	IsTerminal bool
+	// Columns is the terminal's width when Out is one (0: unknown); $COLUMNS overrides it
+	// (Env.columns).
+	Columns int
 	// Version and Commit identify the dbperf build (set by the Makefile's -ldflags).
 	Version string
 	Commit  string
 }
+
+// columns is how wide the text reports written to Out may be: $COLUMNS when it is a
+// positive whole number, else the terminal's width when Out is one, else 80.
+func (e Env) columns() int {
+	if n, err := strconv.Atoi(strings.TrimSpace(e.getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if e.IsTerminal && e.Columns > 0 {
+		return e.Columns
+	}
+	return defaultColumns
+}
+
+// defaultColumns is the width of text reports written to a pipe or a file.
+const defaultColumns = 80
 
 func (e Env) getenv(k string) string {
 	if e.Getenv == nil {
@@ -133,6 +153,8 @@ func asExit(err error) (*exitError, bool) {
 
 // Run runs dbperf with args (without the program name) and returns the exit status.
 func Run(ctx context.Context, env Env, args []string) int {
+	// The text reports (render.Text, CompareText, Bench) fit Out's width.
+	env.Out = render.Fit(env.Out, env.columns())
 	root := newRoot(ctx, env)
 	root.SetArgs(args)
 	root.SetIn(env.In)

@@ -25,6 +25,10 @@ func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	return code, out.String(), errb.String()
 }
 
+// flat is s with every run of spaces and line breaks one space: the text reports wrap
+// their prose to Out's width (80 in tests), so a phrase may span two lines.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.db")

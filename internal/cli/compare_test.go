@@ -270,7 +270,7 @@ func TestCompareConfigs(t *testing.T) {
 	}
 	for _, want := range []string{"throughput (rows/s, q/s): a, c vs b (base)", "p99, lower is better: a, c vs b (base)", "server_cpupq: a, c vs b (base)",
 		"no step of these runs has server_cpupq", "a vs b", "c vs b", "mde", "(n=2)", "60000 (n=1)", "(-33.3%)", "405µs ± 1.2% (n=2)", "a verdict needs 4 runs per config"} {
-		if !strings.Contains(stdout, want) {
+		if !strings.Contains(flat(stdout), want) {
 			t.Errorf("no %q in:\n%s", want, stdout)
 		}
 	}

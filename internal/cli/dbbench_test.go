@@ -20,7 +20,8 @@ func TestDBBenchEnginesCompared(t *testing.T) {
 	// both engines in internal/workload/dbbench (TestTinyCurrentOnEngines).
 	steps := "fillseq_disable_wal,readrandom,overwritesome,flush_mt_l0,readwhilewriting"
 	for _, e := range []string{"rocksdb", "pebble"} {
-		code, _, stderr := runCLI(t, nil, "run", "dbbench", "--engine", e, "--scale", "tiny", "--steps", steps,
+		// --duration 2: the timed steps span two intervals, so the report draws them over time.
+		code, _, stderr := runCLI(t, nil, "run", "dbbench", "--engine", e, "--scale", "tiny", "--steps", steps, "--duration", "2",
 			"--results", results, "--label", e, "--workdir", filepath.Join(dir, e), "--quiet")
 		if code != 0 {
 			t.Fatalf("run dbbench --engine %s: exit %d: %s", e, code, stderr)

@@ -127,7 +127,7 @@ func TestFleet(t *testing.T) {
 	}
 	code, out, errs := runCLI(t, cliEnv, "sweep", "--label", "fleet6", "--wait", "--timeout", "3m")
 	if code != 0 || !strings.Contains(out, "6 points on class tiny") || !strings.Contains(out, "Throughput relative to a/c1") ||
-		!strings.Contains(out, "1 run 1, by agents of class tiny on ") {
+		!strings.Contains(flat(out), "1 run 1, by agents of class tiny on ") {
 		t.Fatalf("sweep --wait: exit %d\n%s%s", code, out, errs)
 	}
 

@@ -125,7 +125,8 @@ self-contained page with the tables and charts; works offline).`,
 			if toStdout {
 				return write(env.Out)
 			}
-			return writeFileAtomic(out, write)
+			// A file's text is as wide as a pipe's: $COLUMNS, else 80.
+			return writeFileAtomic(out, func(w io.Writer) error { return write(render.Fit(w, Env{Getenv: env.Getenv}.columns())) })
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)

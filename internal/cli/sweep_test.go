@@ -285,7 +285,7 @@ func TestSweepDuetSQLite(t *testing.T) {
 		t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
 	}
 	for _, want := range []string{"a, b in a duet, 2 blocks", "qp100 slice 2 of 2 on a (run", ") at once", "duet design", "duet: the configs ran at the same time"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(flat(out), want) {
 			t.Errorf("sweep output lacks %q:\n%s", want, out)
 		}
 	}

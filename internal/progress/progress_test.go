@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,32 @@ func TestNotTerminalPrintsFinishedSteps(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "l.i0") || !strings.HasSuffix(lines[0], "insert 100000 rows/s") ||
 		!strings.HasPrefix(lines[1], "l.x") || strings.Contains(b.String(), "\x1b") || strings.Contains(b.String(), "\r") {
 		t.Fatalf("output %q", b.String())
+	}
+}
+
+// TestLiveLineKeptRate (issue 42): a writer of batches of 50 rows at 100/s whose seconds
+// hold 50, 150, 100, … rows shows on the live line the rate it kept (100/s within a
+// tenth once 5 s are in), as the report does; a label without a target shows its second's.
+func TestLiveLineKeptRate(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b, true, false)
+	p.Start("qp100", 10*time.Second)
+	for i, n := range []int64{50, 150, 100, 50, 150, 100, 100, 50, 150, 100} {
+		b.Reset()
+		p.Interval("qp100", metrics.Interval{Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
+			Labels: []metrics.LabelStats{
+				{Label: "insert", Unit: metrics.UnitRows, Statements: n / 50, Rows: n, TargetPerSec: 100},
+				{Label: "point-query", Unit: metrics.UnitOps, Statements: 5000 + 100*int64(i%2), Rows: 50000}}})
+		var rate, query float64
+		out := b.String()
+		if _, err := fmt.Sscanf(out[strings.Index(out, "insert "):], "insert %f/s", &rate); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		if _, err := fmt.Sscanf(out[strings.Index(out, "point-query "):], "point-query %f/s", &query); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		if i >= 4 && (rate < 90 || rate > 110) || query != float64(5000+100*(i%2)) {
+			t.Errorf("second %d: %q: insert at %g/s, point-query %g/s", i+1, out, rate, query)
+		}
 	}
 }

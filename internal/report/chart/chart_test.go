@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -539,6 +541,43 @@ func TestLogTicks(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("ticks(%g, %g) = %q, want %q", tc.min, tc.max, got, tc.want)
+		}
+	}
+}
+
+// TestManyCategories (issue 42): 41 categories of one marked group do not fit 640 pt side
+// by side nor slanted: their names stand upright, read downwards, and the chart grows
+// wider (at least lineBox×1.25 per category) and taller, every name drawn once.
+func TestManyCategories(t *testing.T) {
+	var cats []string
+	vals, marks := make([]float64, 41), make([]string, 41)
+	for i := range 41 {
+		cats = append(cats, fmt.Sprintf("random-points.range=%d", i))
+		vals[i], marks[i] = 1+float64(i%3)/10, "▲"
+	}
+	s, err := Bars{Title: "many", YLabel: "ratio", Categories: cats, Groups: []BarGroup{{Name: "b", Values: vals, Marks: marks}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseSVG(t, s)
+	var w, h float64
+	for _, a := range doc.root.Attr {
+		switch a.Name.Local {
+		case "width":
+			w, _ = strconv.ParseFloat(strings.TrimSuffix(a.Value, "pt"), 64)
+		case "height":
+			h, _ = strconv.ParseFloat(strings.TrimSuffix(a.Value, "pt"), 64)
+		}
+	}
+	if w < 41*lineBox*1.25 || h <= DefaultHeight {
+		t.Errorf("a chart of 41 categories is %gx%g pt", w, h)
+	}
+	if n := strings.Count(s, "rotate(-90"); n != 41 {
+		t.Errorf("%d names stand upright, want 41", n)
+	}
+	for _, c := range cats {
+		if n := slices.Index(doc.texts, c); n < 0 {
+			t.Errorf("no name %s", c)
 		}
 	}
 }

@@ -175,15 +175,62 @@ func drawBars(c Bars, w, h float64) (string, error) {
 	pad := p.Y.Padding
 	p.NominalX(names...)
 	p.Y.Padding = pad
-	// Slant the category names when they would not fit side by side. The
-	// plot's width is estimated: the chart less the legend and the Y axis.
-	plotWidth := vg.Length(w) - 2*margin - legendWidth(leg) - legendGap - 60
-	if widest > 0.9*plotWidth/vg.Length(len(names)) {
-		p.X.Tick.Label.Rotation = math.Pi / 6
-		p.X.Tick.Label.XAlign = draw.XRight
-		p.X.Tick.Label.YAlign = draw.YTop
-	}
+	w, h = layCategories(&p.X.Tick.Label, widest, len(names), len(c.Groups), hasMarks(c.Groups), w-float64(legendWidth(leg)), w, h)
 	return render(c.Title, p, leg, w, h)
+}
+
+// Room for the category names of a bar chart, in points: a name's box is lineBox high
+// in a browser (fallback fonts included) and up to textSlack wider than gonum measures
+// it; a bar with a mark above it needs markRoom.
+const (
+	lineBox   = 13
+	textSlack = 1.2
+	markRoom  = 11
+)
+
+// layCategories lays out the names of n categories of groups bars each, the widest
+// name widest long, so that no two names nor two marks overlap: side by side when they
+// fit, slanted (30°) when slanted names clear each other, else upright (read downwards),
+// the chart made wider when even upright names, or the marks, would not fit and taller
+// by the upright names' length. plotWidth estimates the plot's share of the chart (w less the
+// legend). It returns the chart's size.
+func layCategories(sty *draw.TextStyle, widest vg.Length, n, groups int, marks bool, plotWidth, w, h float64) (float64, float64) {
+	// The plot is the chart less the margins, the legend and the Y axis.
+	axes := w - plotWidth + 2*margin + legendGap + 60
+	slot := (w - axes) / float64(n)
+	need := 0.0
+	if marks {
+		need = markRoom * float64(groups) / 0.8
+	}
+	switch {
+	case float64(widest)*textSlack+4 <= slot && slot >= need:
+		return w, h
+	case slot*math.Sin(math.Pi/6) >= lineBox*1.1 && slot >= need:
+		sty.Rotation = math.Pi / 6
+		sty.XAlign, sty.YAlign = draw.XRight, draw.YTop
+		return w, h
+	}
+	// Read downwards, each name starts at its tick: a browser font wider than gonum's
+	// measure lengthens it away from the plot, not into it.
+	sty.Rotation = -math.Pi / 2
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+	need = max(need, lineBox*1.25)
+	if slot < need {
+		w = axes + need*float64(n)
+	}
+	return w, h + float64(widest)*textSlack - lineBox
+}
+
+// hasMarks says whether some bar of groups has a mark.
+func hasMarks(groups []BarGroup) bool {
+	for _, g := range groups {
+		for _, m := range g.Marks {
+			if m != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addRefs adds the reference lines to the plot and the legend.

@@ -17,8 +17,10 @@ import (
 // 95% confidence interval; one run: the value alone), then per other config its ratio
 // to the base as a change with the 95% interval ("+4.1% [+1.2% +7.0%]", "~" when the
 // verdict is the same, "?" when unstable, the estimate in parentheses when there are too
-// few runs for a verdict) and the minimum detectable effect; a legend at the end.
+// few runs for a verdict) and the minimum detectable effect; a legend at the end. On a
+// writer with a width (Fit) a wider table goes in blocks of columns, the step repeated.
 func Bench(w io.Writer, tables []report.BenchTable) error {
+	width := Columns(w)
 	var buf bytes.Buffer
 	tooFew, noMedianCI := false, false
 	var paired, notes []string
@@ -46,7 +48,12 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 				head = append(head, name+" vs "+t.Configs[t.Base], "mde")
 			}
 		}
-		tb := newTable(&buf, 1)
+		tb := newTable(&buf, 1).fit(width)
+		for i, h := range head {
+			if h == "mde" {
+				tb.glue(i) // a change's mde stays beside it
+			}
+		}
 		tb.row(head...)
 		// Which way is better: said once in the title when every row agrees, else on the
 		// rows that differ from the table's kind (a one-op step's duration among rates).
@@ -90,7 +97,7 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 		if allLower {
 			title += ", lower is better"
 		}
-		fmt.Fprintf(&buf, "%s: %s vs %s (base)\n", title, report.Printable(strings.Join(others, ", ")), report.Printable(t.Configs[t.Base]))
+		writeWrapped(&buf, width, "", "  ", fmt.Sprintf("%s: %s vs %s (base)", title, report.Printable(strings.Join(others, ", ")), report.Printable(t.Configs[t.Base])))
 		if len(t.Rows) == 0 {
 			fmt.Fprintf(&buf, "  no step of these runs has %s\n", t.Metric)
 			continue
@@ -100,31 +107,38 @@ func Bench(w io.Writer, tables []report.BenchTable) error {
 		}
 	}
 	if len(tables) > 0 {
-		ci := "  median ± the larger distance to the ends of its 95% confidence interval, n runs"
-		if noMedianCI {
-			ci += fmt.Sprintf(" (fewer than %d runs: to the min or max instead)", t0.MedianCIRuns)
-		}
-		fmt.Fprintln(&buf, ci)
-		fmt.Fprintln(&buf, "  X vs BASE: X's figure ÷ the base's as a change, with its 95% confidence interval (Hodges–Lehmann);"+
-			" mde: the smallest change these runs would detect (80% power)")
-		pct := 100 * t0.Threshold
-		fmt.Fprintf(&buf, "  ~ the same: the interval lies within ±%g%%; ? unstable: the interval is wider than that yet shows"+
-			" no change beyond it (more noise than the threshold at these n); no mark: higher or lower by more than %g%%\n", pct, pct)
-		if len(paired) > 0 {
-			fmt.Fprintf(&buf, "  paired by block (the runs of one sweep's block ran side by side): %s\n", report.Printable(strings.Join(paired, ", ")))
-		}
-		if tooFew {
-			fmt.Fprintf(&buf, "  (+x%%) no verdict: too few runs for an interval; a verdict needs %d runs per config, or %d trial pairs"+
-				" (dbperf run … --repeat %d --label NAME)\n", t0.NeedN, t0.NeedPairs, t0.NeedN)
-		}
-		for _, n := range notes {
-			fmt.Fprintf(&buf, "  %s\n", report.Printable(n))
-		}
+		benchLegend(&buf, width, t0, noMedianCI, tooFew, paired, notes)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("render: write comparison: %w", err)
 	}
 	return nil
+}
+
+// benchLegend is Bench's legend, wrapped to width: what a cell says, the marks, which
+// configs were paired, what a verdict needs (tooFew) and the tables' notes.
+func benchLegend(buf *bytes.Buffer, width int, t0 report.BenchTable, noMedianCI, tooFew bool, paired, notes []string) {
+	line := func(format string, args ...any) { writeWrapped(buf, width, "  ", "  ", fmt.Sprintf(format, args...)) }
+	ci := "median ± the larger distance to the ends of its 95% confidence interval, n runs"
+	if noMedianCI {
+		ci += fmt.Sprintf(" (fewer than %d runs: to the min or max instead)", t0.MedianCIRuns)
+	}
+	line("%s", ci)
+	line("%s", "X vs BASE: X's figure ÷ the base's as a change, with its 95% confidence interval (Hodges–Lehmann);"+
+		" mde: the smallest change these runs would detect (80% power)")
+	pct := 100 * t0.Threshold
+	line("~ the same: the interval lies within ±%g%%; ? unstable: the interval is wider than that yet shows"+
+		" no change beyond it (more noise than the threshold at these n); no mark: higher or lower by more than %g%%", pct, pct)
+	if len(paired) > 0 {
+		line("paired by block (the runs of one sweep's block ran side by side): %s", report.Printable(strings.Join(paired, ", ")))
+	}
+	if tooFew {
+		line("(+x%%) no verdict: too few runs for an interval; a verdict needs %d runs per config, or %d trial pairs"+
+			" (dbperf run … --repeat %d --label NAME)", t0.NeedN, t0.NeedPairs, t0.NeedN)
+	}
+	for _, n := range notes {
+		line("%s", report.Printable(n))
+	}
 }
 
 // summaryText is a config's cell: "median ± x% (n=N)", the value alone for one run, "-"

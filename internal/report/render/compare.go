@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dbperf/dbperf/internal/report"
 )
@@ -114,16 +115,26 @@ func colourOf(shown report.Class) string {
 // CompareText writes the comparison tables for a terminal, then the notes. With
 // colour, relative cells are green (better), red (worse) or grey (the same), SLA misses
 // red; without it the markers ▲ ▼ = ✗ say the same. Unstable cells are marked ? either
-// way; cells without a verdict have neither colour nor mark.
+// way; cells without a verdict have neither colour nor mark. On a writer with a width
+// (Fit) the tables wrap into blocks of steps, the config and figure columns repeated,
+// and the prose wraps at spaces; an explain pointer keeps its command on one line.
 func CompareText(w io.Writer, c report.Comparison, colour bool) error {
+	width := Columns(w)
 	var buf bytes.Buffer
-	writeGroups(&buf, c, report.Printable)
+	for i, g := range c.Groups {
+		mark := ""
+		if i == c.Base {
+			mark = " (base)"
+		}
+		writeWrapped(&buf, width, "", "  ", fmt.Sprintf("%s%s: %s", report.Printable(g.Name), mark, report.Printable(g.Describe())))
+	}
 	for _, t := range c.Tables {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&buf, "\n%s\n", report.Printable(t.Title))
-		tb := newTable(&buf, len(t.HeadColumns))
+		buf.WriteString("\n")
+		writeWrapped(&buf, width, "", "  ", report.Printable(t.Title))
+		tb := newTable(&buf, len(t.HeadColumns)).fit(width)
 		tb.row(append(append([]string{}, t.HeadColumns...), t.Columns...)...)
 		for _, r := range t.Rows {
 			cells := append([]string{}, r.Head...)
@@ -139,23 +150,20 @@ func CompareText(w io.Writer, c report.Comparison, colour bool) error {
 		if err := tb.flush(); err != nil {
 			return err
 		}
-		for _, l := range t.MDELines() {
-			fmt.Fprintf(&buf, "  %s\n", report.Printable(l))
-		}
-		for _, l := range t.Legend {
-			fmt.Fprintf(&buf, "  %s\n", report.Printable(l))
+		for _, l := range append(t.MDELines(), t.Legend...) {
+			writeWrapped(&buf, width, "  ", "  ", report.Printable(l))
 		}
 	}
 	if len(c.Notes) > 0 {
 		buf.WriteString("\nNotes\n")
 		for _, n := range c.Notes {
-			fmt.Fprintf(&buf, "  - %s\n", report.Printable(n.Text))
+			writeWrapped(&buf, width, "  - ", "  ", report.Printable(n.Text))
 		}
 	}
 	if ps := c.ExplainPointers(); len(ps) > 0 {
 		buf.WriteString("\n")
 		for _, p := range ps {
-			fmt.Fprintf(&buf, "%s\n", report.Printable(p))
+			writePointer(&buf, width, report.Printable(p))
 		}
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -164,15 +172,21 @@ func CompareText(w io.Writer, c report.Comparison, colour bool) error {
 	return nil
 }
 
-// writeGroups lists the compared configurations, the base marked.
-func writeGroups(buf *bytes.Buffer, c report.Comparison, esc func(string) string) {
-	for i, g := range c.Groups {
-		mark := ""
-		if i == c.Base {
-			mark = " (base)"
-		}
-		fmt.Fprintf(buf, "%s%s: %s\n", esc(g.Name), mark, esc(g.Describe()))
+// writePointer writes an explain pointer ("qp100 is faster (+20.0%): why: dbperf explain
+// a b --step qp100"): its words wrapped to width, but its command whole on its own line
+// when the pointer does not fit, so that it can be copied.
+func writePointer(buf *bytes.Buffer, width int, p string) {
+	i := strings.Index(p, "dbperf explain ")
+	if width <= 0 || utf8.RuneCountInString(p) <= width || i <= 0 {
+		writeWrapped(buf, width, "", "  ", p)
+		return
 	}
+	// The options a run needs stay together: a NUL joins their words while wrapping.
+	const opts = "--cpu-profile DIR --explain"
+	var head bytes.Buffer
+	writeWrapped(&head, width, "", "  ", strings.ReplaceAll(strings.TrimRight(p[:i], " "), opts, strings.ReplaceAll(opts, " ", "\x00")))
+	buf.WriteString(strings.ReplaceAll(head.String(), "\x00", " "))
+	buf.WriteString("  " + p[i:] + "\n")
 }
 
 // Markdown writes the comparison as Markdown: a heading and a pipe table per table,

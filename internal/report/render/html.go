@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,9 @@ import (
 // Cell colours are the reference's (§2.3): red #FF9A9A worse, green #81FFA6 better, grey
 // #D7D7D7 the same; a relative cell gets one only from its ratio's verdict (unstable and
 // no-verdict cells have none). A relative cell's title tells its interval, pairing,
-// verdict and the smallest change its trials can detect.
+// verdict and the smallest change its trials can detect. A table wider than the window
+// scrolls sideways in its own box (div.scroll), its first two head columns (the config,
+// the metric and config) staying in view; so does a chart wider than the window.
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -38,7 +41,14 @@ td.better { background: #81FFA6; } td.worse, td.sla-miss { background: #FF9A9A; 
 td.same, td.target { background: #D7D7D7; }
 ul.notes { font-size: 0.9em; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
-figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+div.scroll { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+div.scroll table { border-collapse: separate; border-spacing: 0; }
+div.scroll th, div.scroll td { border-width: 0 1px 1px 0; }
+div.scroll tr:first-child > * { border-top-width: 1px; } div.scroll tr > :first-child { border-left-width: 1px; }
+div.scroll tr > .h0, div.scroll tr > .h1 { position: sticky; left: 0; background: #fff; z-index: 1; }
+div.scroll tr > .h0.of2 { box-sizing: border-box; width: 9em; min-width: 9em; max-width: 9em; }
+div.scroll tr > .h1 { left: 9em; }
 </style>
 </head>
 <body>
@@ -50,12 +60,15 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 </ul>
 {{- range .Tables}}
 <h2 id="{{.ID}}">{{.Title}}</h2>
+<div class="scroll">
 <table>
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{- $t := .}}
+<tr>{{range $i, $h := .Head}}<th{{$t.HeadClass $i}}>{{$h}}</th>{{end}}</tr>
 {{- range .Rows}}
-<tr{{if .Base}} class="base"{{end}}>{{range .Head}}<th>{{.}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+<tr{{if .Base}} class="base"{{end}}>{{range $i, $h := .Head}}<th{{$t.HeadClass $i}}>{{$h}}</th>{{end}}{{range .Cells}}<td class="num{{if .Class}} {{.Class}}{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{- end}}
 </table>
+</div>
 {{- range .Legend}}
 <p class="legend">{{.}}</p>
 {{- end}}
@@ -97,8 +110,25 @@ type htmlGroup struct {
 type htmlTable struct {
 	ID, Title string
 	Head      []string
-	Rows      []htmlRow
-	Legend    []string
+	// Heads is how many of the first columns are the rows' heads (config, metric).
+	Heads  int
+	Rows   []htmlRow
+	Legend []string
+}
+
+// HeadClass is the class attribute of column i's cells: the first two head columns
+// stay in view while the table scrolls sideways (h0, h1; h0 of a fixed width when h1
+// follows it, "of2"), the others none.
+func (t htmlTable) HeadClass(i int) template.HTMLAttr {
+	switch {
+	case i == 0 && t.Heads > 1:
+		return ` class="h0 of2"`
+	case i == 0 && t.Heads == 1:
+		return ` class="h0"`
+	case i == 1 && t.Heads > 1:
+		return ` class="h1"`
+	}
+	return ""
 }
 
 type htmlRow struct {
@@ -138,7 +168,7 @@ func HTML(w io.Writer, rep report.Report) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...),
+		ht := htmlTable{ID: t.ID, Title: t.Title, Head: append(append([]string{}, t.HeadColumns...), t.Columns...), Heads: len(t.HeadColumns),
 			Legend: append(t.MDELines(), t.Legend...)}
 		for _, r := range t.Rows {
 			hr := htmlRow{Base: r.Base, Head: r.Head}
@@ -236,26 +266,9 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	}
 
 	// Relative throughput per step: one bar per non-base config.
-	if rel := tableByID(c, "relative"); rel != nil && len(c.Groups) > 1 {
-		bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
-			Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
-		for _, r := range rel.Rows {
-			if r.Base {
-				continue
-			}
-			g := relativeBars(r)
-			for i, step := range c.Steps {
-				if c.IsOneOp(step) && i < len(g.Values) {
-					g.Values[i] = math.NaN() // a ratio of durations: not throughput
-					g.Lo[i], g.Hi[i], g.Marks[i] = math.NaN(), math.NaN(), ""
-				}
-			}
-			bars.Groups = append(bars.Groups, g)
-		}
-		if hasValue(bars.Groups) {
-			if err := draw(bars.SVG()); err != nil {
-				return nil, err
-			}
+	if bars, ok := relativeChart(c); ok {
+		if err := draw(bars.SVG()); err != nil {
+			return nil, err
 		}
 	}
 	add("Relative throughput", svgs, "Each bar is the ratio to the base with its 95% interval (the whisker) and the table's mark: "+
@@ -266,172 +279,287 @@ func charts(rep report.Report, c report.Comparison) ([]htmlSection, error) {
 	// count, one line per config.
 	svgs = nil
 	if conc := tableByID(c, "concurrency"); conc != nil {
-		counts := make([]float64, len(conc.Columns))
-		for i, col := range conc.Columns {
-			n, _ := strconv.Atoi(strings.Fields(col + " x")[0])
-			counts[i] = float64(n)
-		}
-		what := strings.TrimPrefix(conc.Title, "Throughput by ")
-		var line *chart.Line
-		flush := func() error {
-			if line != nil && len(line.Series) > 0 {
-				if err := draw(line.SVG()); err != nil {
-					return err
-				}
+		for _, line := range concurrencyLines(conc) {
+			if err := draw(line.SVG()); err != nil {
+				return nil, err
 			}
-			line = nil
-			return nil
-		}
-		for _, r := range conc.Rows {
-			if r.Head[0] != "" {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-				unit := ""
-				for _, cell := range r.Cells {
-					if cell.Present {
-						unit = cell.Unit
-					}
-				}
-				line = &chart.Line{Title: r.Head[0] + ": throughput by " + what, XLabel: what, YLabel: "throughput (" + unit + ")", IntegerX: true}
-			}
-			se := chart.Series{Name: r.Head[1]}
-			for i, cell := range r.Cells {
-				if cell.Present && i < len(counts) {
-					se.X, se.Y = append(se.X, counts[i]), append(se.Y, cell.Median)
-				}
-			}
-			if line != nil && len(se.X) > 0 {
-				line.Series = append(line.Series, se)
-			}
-		}
-		if err := flush(); err != nil {
-			return nil, err
 		}
 	}
 	add("Throughput by concurrency", svgs)
 
 	// HW efficiency: one bar chart per metric that some config measured.
 	svgs = nil
-	if hw := tableByID(c, "hw"); hw != nil {
-		for _, d := range metrics.HWDefs() {
-			if !d.Charted {
-				continue
-			}
-			m := d.Name
-			bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
-			for _, r := range hw.Rows {
-				if r.Head[0] == m {
-					bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
-				}
-			}
-			if hasValue(bars.Groups) {
-				if err := draw(bars.SVG()); err != nil {
-					return nil, err
-				}
-			}
+	for _, bars := range hwCharts(c) {
+		if err := draw(bars.SVG()); err != nil {
+			return nil, err
 		}
 	}
 	add("HW efficiency", svgs)
 
 	// Per step: throughput and p99 latency of the primary op over time, one line per run.
-	svgs = nil
-	for _, step := range c.Steps {
-		tput := chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
-		lat := chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
-			YLabel: "service time (ms, log scale)", LogY: true}
-		for _, g := range c.Groups {
-			for _, r := range g.Runs {
-				s, ok := r.Step(step)
-				if !ok {
-					continue
-				}
-				name := runName(g, r, len(c.Groups))
-				// A colour per config (its runs share it, named once in the legend), a dash
-				// per percentile.
-				ts := chart.Series{Name: name, Group: g.Name}
-				p50, p99 := chart.Series{Name: name + " p50", Group: g.Name, Kind: "p50"}, chart.Series{Name: name + " p99", Group: g.Name, Kind: "p99"}
-				for _, iv := range s.Intervals {
-					for _, o := range iv.Ops {
-						if o.Label != s.Primary {
-							continue
-						}
-						tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, o.RateUnit())
-						ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
-						if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
-							p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
-							p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
-						}
-					}
-				}
-				if len(ts.X) > 0 {
-					tput.Series = append(tput.Series, ts)
-				}
-				if len(p99.X) > 0 {
-					lat.Series = append(lat.Series, p50, p99)
-				}
-			}
-		}
-		if len(tput.Series) > 0 {
-			if err := draw(tput.SVG()); err != nil {
-				return nil, err
-			}
-		}
-		if len(lat.Series) > 0 {
-			if err := draw(lat.SVG()); err != nil {
-				return nil, err
-			}
-		}
-		for _, lc := range kvIntervalCharts(c, step) {
-			if err := draw(lc.SVG()); err != nil {
-				return nil, err
-			}
-		}
+	over, shortNote, err := overTimeCharts(c)
+	if err != nil {
+		return nil, err
 	}
-	add("Throughput and latency over time", svgs)
+	svgs = over
+	if len(svgs) == 0 && len(shortNote) > 0 {
+		sections = append(sections, htmlSection{Title: "Throughput and latency over time", Legend: shortNote})
+	}
+	add("Throughput and latency over time", svgs, shortNote...)
 
-	// Background writers: achieved rate per interval against the target.
+	// Background writers: the rate each kept per interval against the target.
 	svgs = nil
+	var windows []string
 	for _, col := range c.BackgroundColumns() {
-		step, role := col[0], col[1]
-		line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
-			XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
-		target := 0.0
-		for _, g := range c.Groups {
-			for _, r := range g.Runs {
-				s, ok := r.Step(step)
-				if !ok {
-					continue
-				}
-				b, ok := r.BackgroundOf(step, role)
-				if !ok {
-					continue
-				}
-				target = max(target, b.TargetPerSec)
-				ser := chart.Series{Name: runName(g, r, len(c.Groups))}
-				for _, iv := range s.Intervals {
-					for _, o := range iv.Ops {
-						if o.Label == b.Label {
-							ser.X, ser.Y = append(ser.X, iv.EndSec), append(ser.Y, o.PerSec)
-						}
-					}
-				}
-				if len(ser.X) > 0 {
-					line.Series = append(line.Series, ser)
-				}
-			}
+		if maxIntervals(c, col[0]) == 1 {
+			continue // a dot: named with the steps not drawn over time
 		}
-		if target > 0 {
-			line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
-		}
+		line, window := backgroundLine(c, col[0], col[1])
 		if len(line.Series) > 0 {
 			if err := draw(line.SVG()); err != nil {
 				return nil, err
 			}
+			if window > 1 {
+				windows = append(windows, fmt.Sprintf("%s %s: %d s", col[0], col[1], window))
+			}
 		}
 	}
-	add("Background writers", svgs)
+	var keptNote []string
+	if len(windows) > 0 {
+		keptNote = append(keptNote, "Each point is the rate the writer kept: its rows over the last seconds (up to the point) "+
+			"divided by their seconds, over enough seconds that a batch more or less moves it by at most a tenth of the target. "+
+			"A writer inserts or deletes a batch of rows at a time, so a single second holds one batch more or less "+
+			"(50, 100 or 150 rows at 100/s in batches of 50) though it keeps its rate; the table's rate is over the whole step. "+
+			"Seconds averaged: "+strings.Join(windows, ", ")+".")
+	}
+	add("Background writers", svgs, keptNote...)
 	return sections, nil
+}
+
+// relativeChart is the bar chart of relative throughput per step, one group per
+// non-base config with the table's intervals and marks (relativeBars), one-op steps left
+// out; false when no bar has a value.
+func relativeChart(c report.Comparison) (chart.Bars, bool) {
+	rel := tableByID(c, "relative")
+	if rel == nil || len(c.Groups) < 2 {
+		return chart.Bars{}, false
+	}
+	bars := chart.Bars{Title: "Throughput relative to " + c.Groups[c.Base].Name, YLabel: "ratio to the base",
+		Categories: c.Steps, Refs: []chart.Ref{{Label: "base = 1", Y: 1}}}
+	for _, r := range rel.Rows {
+		if r.Base {
+			continue
+		}
+		g := relativeBars(r)
+		for i, step := range c.Steps {
+			if c.IsOneOp(step) && i < len(g.Values) {
+				g.Values[i] = math.NaN() // a ratio of durations: not throughput
+				g.Lo[i], g.Hi[i], g.Marks[i] = math.NaN(), math.NaN(), ""
+			}
+		}
+		bars.Groups = append(bars.Groups, g)
+	}
+	return bars, hasValue(bars.Groups)
+}
+
+// hwCharts are a bar chart per charted HW metric that some config measured, a group
+// per config.
+func hwCharts(c report.Comparison) []chart.Bars {
+	hw := tableByID(c, "hw")
+	if hw == nil {
+		return nil
+	}
+	var out []chart.Bars
+	for _, d := range metrics.HWDefs() {
+		if !d.Charted {
+			continue
+		}
+		m := d.Name
+		bars := chart.Bars{Title: m + " per step", YLabel: metricAxis(m), Categories: c.Steps}
+		for _, r := range hw.Rows {
+			if r.Head[0] == m {
+				bars.Groups = append(bars.Groups, chart.BarGroup{Name: r.Head[1], Values: medians(r.Cells)})
+			}
+		}
+		if hasValue(bars.Groups) {
+			out = append(out, bars)
+		}
+	}
+	return out
+}
+
+// concurrencyLines are a concurrency table's charts: per step, the rate by count of
+// clients or threads, one line per config.
+func concurrencyLines(conc *report.Table) []chart.Line {
+	counts := make([]float64, len(conc.Columns))
+	for i, col := range conc.Columns {
+		n, _ := strconv.Atoi(strings.Fields(col + " x")[0])
+		counts[i] = float64(n)
+	}
+	what := strings.TrimPrefix(conc.Title, "Throughput by ")
+	var out []chart.Line
+	for _, r := range conc.Rows {
+		if r.Head[0] != "" {
+			unit := ""
+			for _, cell := range r.Cells {
+				if cell.Present {
+					unit = cell.Unit
+				}
+			}
+			out = append(out, chart.Line{Title: r.Head[0] + ": throughput by " + what, XLabel: what, YLabel: "throughput (" + unit + ")", IntegerX: true})
+		}
+		se := chart.Series{Name: r.Head[1]}
+		for i, cell := range r.Cells {
+			if cell.Present && i < len(counts) {
+				se.X, se.Y = append(se.X, counts[i]), append(se.Y, cell.Median)
+			}
+		}
+		if len(out) > 0 && len(se.X) > 0 {
+			out[len(out)-1].Series = append(out[len(out)-1].Series, se)
+		}
+	}
+	return slices.DeleteFunc(out, func(l chart.Line) bool { return len(l.Series) == 0 })
+}
+
+// overTimeCharts are each step's charts over time (overTime, kvIntervalCharts) as SVG,
+// and a note naming the steps no run measured over two intervals, which have no line to
+// draw.
+func overTimeCharts(c report.Comparison) (svgs, note []string, err error) {
+	draw := func(svg string, err error) error {
+		if err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		svgs = append(svgs, svg)
+		return nil
+	}
+	var short []string
+	for _, step := range c.Steps {
+		if maxIntervals(c, step) == 1 {
+			short = append(short, step)
+			continue
+		}
+		tput, lat := overTime(c, step)
+		if len(tput.Series) > 0 {
+			if err := draw(tput.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+		if len(lat.Series) > 0 {
+			if err := draw(lat.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, lc := range kvIntervalCharts(c, step) {
+			if err := draw(lc.SVG()); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if len(short) > 0 {
+		note = append(note, "Not drawn over time, measured over one interval only (a step of about a second or less): "+
+			strings.Join(short, ", ")+"; the tables give their figures.")
+	}
+	return svgs, note, nil
+}
+
+// overTime are a step's charts over time: the primary op's throughput, one line per
+// run, and its p50 and p99 latency, a colour per config and a dash per percentile.
+func overTime(c report.Comparison, step string) (tput, lat chart.Line) {
+	tput = chart.Line{Title: step + ": throughput over time", XLabel: "time since step start (s)"}
+	lat = chart.Line{Title: step + ": p50 and p99 latency over time", XLabel: "time since step start (s)",
+		YLabel: "service time (ms, log scale)", LogY: true}
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			s, ok := r.Step(step)
+			if !ok {
+				continue
+			}
+			name := runName(g, r, len(c.Groups))
+			ts := chart.Series{Name: name, Group: g.Name}
+			p50, p99 := chart.Series{Name: name + " p50", Group: g.Name, Kind: "p50"}, chart.Series{Name: name + " p99", Group: g.Name, Kind: "p99"}
+			for _, iv := range s.Intervals {
+				for _, o := range iv.Ops {
+					if o.Label != s.Primary {
+						continue
+					}
+					tput.YLabel = fmt.Sprintf("%s (%s)", s.Primary, o.RateUnit())
+					ts.X, ts.Y = append(ts.X, iv.EndSec), append(ts.Y, o.PerSec)
+					if o.Service.P50 > 0 && o.Service.P99 > 0 { // a log axis has no 0
+						p50.X, p50.Y = append(p50.X, iv.EndSec), append(p50.Y, float64(o.Service.P50)/1000)
+						p99.X, p99.Y = append(p99.X, iv.EndSec), append(p99.Y, float64(o.Service.P99)/1000)
+					}
+				}
+			}
+			if len(ts.X) > 0 {
+				tput.Series = append(tput.Series, ts)
+			}
+			if len(p99.X) > 0 {
+				lat.Series = append(lat.Series, p50, p99)
+			}
+		}
+	}
+	return tput, lat
+}
+
+// backgroundLine is the chart of a background writer (role) of step against its target:
+// per run, the rate it kept per interval (metrics.KeptRates over metrics.KeptWindow's
+// seconds, from its batch and target), and the widest window used.
+func backgroundLine(c report.Comparison, step, role string) (chart.Line, int) {
+	line := chart.Line{Title: fmt.Sprintf("%s: background %s rate", step, role),
+		XLabel: "time since step start (s)", YLabel: role + " (rows/s)"}
+	target, widest := 0.0, 0
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			s, ok := r.Step(step)
+			if !ok {
+				continue
+			}
+			b, ok := r.BackgroundOf(step, role)
+			if !ok {
+				continue
+			}
+			target = max(target, b.TargetPerSec)
+			batch := 1.0
+			for _, o := range s.Ops {
+				if o.Label == b.Label {
+					batch = o.Batch()
+				}
+			}
+			ser := chart.Series{Name: runName(g, r, len(c.Groups))}
+			var counts, secs []float64
+			for _, iv := range s.Intervals {
+				for _, o := range iv.Ops {
+					if o.Label == b.Label {
+						ser.X = append(ser.X, iv.EndSec)
+						counts, secs = append(counts, float64(o.Count)), append(secs, iv.EndSec-iv.StartSec)
+					}
+				}
+			}
+			window := metrics.KeptWindow(batch, b.TargetPerSec, slices.Max(append(secs, 0)))
+			widest = max(widest, window)
+			ser.Y = metrics.KeptRates(counts, secs, window)
+			if len(ser.X) > 0 {
+				line.Series = append(line.Series, ser)
+			}
+		}
+	}
+	if target > 0 {
+		line.Refs = []chart.Ref{{Label: fmt.Sprintf("target %s/s", formatRate(target)), Y: target}}
+	}
+	return line, widest
+}
+
+// maxIntervals is the most intervals a run of the comparison measured step over.
+func maxIntervals(c report.Comparison, step string) int {
+	n := 0
+	for _, g := range c.Groups {
+		for _, r := range g.Runs {
+			if s, ok := r.Step(step); ok {
+				n = max(n, len(s.Intervals))
+			}
+		}
+	}
+	return n
 }
 
 // kvIntervalCharts are a key-value step's engine figures over time, one line per run,

@@ -230,7 +230,7 @@ func checkMark(t *testing.T, where string, cell report.Cell, base bool, text, co
 var (
 	cellSplit   = regexp.MustCompile(`\s{2,}`)
 	ansiCode    = regexp.MustCompile("\x1b\\[[0-9;]*m")
-	htmlTableRe = regexp.MustCompile(`(?s)<h2 id="([a-z_]+)">[^<]*</h2>\s*<table>(.*?)</table>`)
+	htmlTableRe = regexp.MustCompile(`(?s)<h2 id="([a-z_]+)">[^<]*</h2>\s*(?:<div class="scroll">\s*)?<table>(.*?)</table>`)
 	htmlRowRe   = regexp.MustCompile(`(?s)<tr( class="base")?>(.*?)</tr>`)
 	htmlCellRe  = regexp.MustCompile(`<td class="num( [a-z-]+)?"(?: title="[^"]*")?>([^<]*)</td>`)
 )

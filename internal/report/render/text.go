@@ -43,7 +43,9 @@ const LabelWidth = 40
 // Text writes rep for a terminal: per run a short header, a table with one row per
 // step (a step with several labels continues on the following lines), a latency table
 // with service and, for rate-limited labels, response time, and notes (errors, step
-// notes, audit details). Times are shown in rep.Location (default time.Local).
+// notes, audit details). Times are shown in rep.Location (default time.Local). On a
+// writer with a width (Fit) a wider table goes in blocks of columns, the step repeated,
+// and the prose wraps at spaces.
 func Text(w io.Writer, rep report.Report) error {
 	loc := rep.Location
 	if loc == nil {
@@ -54,7 +56,7 @@ func Text(w io.Writer, rep report.Report) error {
 		if i > 0 {
 			buf.WriteString("\n")
 		}
-		if err := renderRunText(&buf, r, loc); err != nil {
+		if err := renderRunText(&buf, r, loc, Columns(w)); err != nil {
 			return fmt.Errorf("render: run %d: %w", r.ID, err)
 		}
 	}
@@ -64,7 +66,83 @@ func Text(w io.Writer, rep report.Report) error {
 	return nil
 }
 
-func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) error {
+func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location, width int) error {
+	writeRunHeader(w, r, loc, width)
+	if len(r.Steps) == 0 {
+		fmt.Fprintln(w, "no steps")
+		return nil
+	}
+
+	fmt.Fprintln(w)
+	t := newTable(w, allLeft).fit(width)
+	t.row("step", "status", "secs", "throughput", "ops (per sec, p99)", "background (achieved/target)", "client µs/op", "audit")
+	for _, s := range r.Steps {
+		ops := opsCells(s)
+		bg := backgroundCells(s)
+		if len(bg) == 0 {
+			bg = []string{"-"}
+		}
+		if len(ops) == 0 {
+			ops = []string{"-"}
+		}
+		for i := range max(len(ops), len(bg)) {
+			if i == 0 {
+				t.row(s.Name, string(s.Status), fmt.Sprintf("%.1f", s.Seconds), throughput(s), cell(ops, i), cell(bg, i),
+					cpuPerOp(s), orDash(s.Audit.Status))
+				continue
+			}
+			t.row("", "", "", "", cell(ops, i), cell(bg, i), "", "")
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+
+	if hasOps(r.Steps) {
+		fmt.Fprintln(w)
+		t = newTable(w, allLeft).fit(width).repeat(3)
+		t.row("step", "label", "latency", "p50", "p90", "p99", "p99.9", "p99.99", "max", "count", "errors", "late", "missed")
+		for _, s := range r.Steps {
+			name := s.Name
+			for _, o := range s.Ops {
+				lateMissed := []string{"-", "-"}
+				if o.HasResponse || o.TargetPerSec > 0 {
+					lateMissed = []string{fmt.Sprint(o.Late), fmt.Sprint(o.Missed)}
+				}
+				t.row(append([]string{name, o.Label, "service"}, append(opLatencyCells(o, o.Service),
+					fmt.Sprintf("%d %s", o.Count, o.Unit), fmt.Sprint(o.Errors), lateMissed[0], lateMissed[1])...)...)
+				if o.HasResponse {
+					t.row(append([]string{"", "", "response"}, opLatencyCells(o, o.Response)...)...)
+				}
+				name = ""
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+
+	if hasHW(r.Steps) {
+		fmt.Fprintln(w)
+		if err := renderHWText(w, r, width); err != nil {
+			return err
+		}
+	}
+
+	notes := r.Notes()
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "notes")
+		for _, n := range notes {
+			writeWrapped(w, width, "  ", "  ", report.Printable(n))
+		}
+	}
+	return nil
+}
+
+// writeRunHeader writes a run's header: what ran on which engine, when, with which
+// seed and parameters, how the server was reached, the CPU and the queue job.
+func writeRunHeader(w *bytes.Buffer, r report.RunReport, loc *time.Location, width int) {
 	engine := r.Engine
 	if r.EngineVersion != "" {
 		engine += " " + r.EngineVersion
@@ -94,7 +172,7 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 		}
 		line = append(line, fmt.Sprintf("%s %v", k, v))
 	}
-	fmt.Fprintln(w, report.Printable(strings.Join(line, ", ")))
+	writeItems(w, width, line)
 	// How the server was reached (cli stores these with the engine's settings).
 	switch r.EngineSettings["dbperf.managed"] {
 	case "true":
@@ -118,76 +196,6 @@ func renderRunText(w *bytes.Buffer, r report.RunReport, loc *time.Location) erro
 		fmt.Fprintf(w, "queued job %s, attempt %s, run by agent %s of class %s\n", report.Printable(job),
 			report.Printable(r.Env[store.EnvQueueAttempt]), report.Printable(r.Env[store.EnvAgent]), report.Printable(orDash(r.Env[store.EnvAgentClass])))
 	}
-	if len(r.Steps) == 0 {
-		fmt.Fprintln(w, "no steps")
-		return nil
-	}
-
-	fmt.Fprintln(w)
-	t := newTable(w, allLeft)
-	t.row("step", "status", "secs", "throughput", "ops (per sec, p99)", "background (achieved/target)", "client µs/op", "audit")
-	for _, s := range r.Steps {
-		ops := opsCells(s)
-		bg := backgroundCells(s)
-		if len(bg) == 0 {
-			bg = []string{"-"}
-		}
-		if len(ops) == 0 {
-			ops = []string{"-"}
-		}
-		for i := range max(len(ops), len(bg)) {
-			if i == 0 {
-				t.row(s.Name, string(s.Status), fmt.Sprintf("%.1f", s.Seconds), throughput(s), cell(ops, i), cell(bg, i),
-					cpuPerOp(s), orDash(s.Audit.Status))
-				continue
-			}
-			t.row("", "", "", "", cell(ops, i), cell(bg, i), "", "")
-		}
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-
-	if hasOps(r.Steps) {
-		fmt.Fprintln(w)
-		t = newTable(w, allLeft)
-		t.row("step", "label", "latency", "p50", "p90", "p99", "p99.9", "p99.99", "max", "count", "errors", "late", "missed")
-		for _, s := range r.Steps {
-			name := s.Name
-			for _, o := range s.Ops {
-				lateMissed := []string{"-", "-"}
-				if o.HasResponse || o.TargetPerSec > 0 {
-					lateMissed = []string{fmt.Sprint(o.Late), fmt.Sprint(o.Missed)}
-				}
-				t.row(append([]string{name, o.Label, "service"}, append(opLatencyCells(o, o.Service),
-					fmt.Sprintf("%d %s", o.Count, o.Unit), fmt.Sprint(o.Errors), lateMissed[0], lateMissed[1])...)...)
-				if o.HasResponse {
-					t.row(append([]string{"", "", "response"}, opLatencyCells(o, o.Response)...)...)
-				}
-				name = ""
-			}
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-
-	if hasHW(r.Steps) {
-		fmt.Fprintln(w)
-		if err := renderHWText(w, r); err != nil {
-			return err
-		}
-	}
-
-	notes := r.Notes()
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "notes")
-		for _, n := range notes {
-			fmt.Fprintf(w, "  %s\n", report.Printable(n))
-		}
-	}
-	return nil
 }
 
 func cpuLine(env map[string]string) string {
@@ -338,9 +346,9 @@ func hasHW(steps []report.StepReport) bool {
 
 // renderHWText writes the HW-efficiency table (one row per step; per-connection CPU by
 // role continues on the following lines) and, once each, why metrics are missing.
-func renderHWText(w *bytes.Buffer, r report.RunReport) error {
+func renderHWText(w *bytes.Buffer, r report.RunReport, width int) error {
 	names := metrics.MetricNames()
-	t := newTable(w, allLeft)
+	t := newTable(w, allLeft).fit(width)
 	t.row(append(append([]string{"step"}, names...), "conn cpu")...)
 	reasons := map[string][]string{}
 	var order []string
@@ -385,26 +393,30 @@ func renderHWText(w *bytes.Buffer, r report.RunReport) error {
 		return err
 	}
 	for _, l := range report.MetricsLegend(metrics.HWDefs()) {
-		fmt.Fprintln(w, l)
+		writeWrapped(w, width, "", "  ", l)
 	}
 	if anyConn {
 		for i, l := range report.ConnCPULegend() {
 			if i == 0 {
 				l = "conn cpu: " + l
 			}
-			for _, part := range wrapWords(l, 110) {
+			wrap := 110
+			if width > 0 {
+				wrap = min(wrap, width)
+			}
+			for _, part := range wrapWords(l, wrap) {
 				fmt.Fprintln(w, part)
 			}
 		}
 	}
 	for _, n := range r.HWNotes() {
-		fmt.Fprintf(w, "  %s\n", n)
+		writeWrapped(w, width, "  ", "  ", n)
 	}
 	for _, why := range order {
-		fmt.Fprintf(w, "  - %s: %s\n", strings.Join(reasons[why], " "), why)
+		writeWrapped(w, width, "  - ", "  ", strings.Join(reasons[why], " ")+": "+why)
 	}
 	for _, l := range oneOps {
-		fmt.Fprintf(w, "  - %s\n", l)
+		writeWrapped(w, width, "  - ", "  ", l)
 	}
 	return nil
 }

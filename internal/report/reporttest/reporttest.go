@@ -4,6 +4,7 @@
 package reporttest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -431,4 +432,126 @@ func ThreadFixture() (report.Report, []report.Group) {
 		groups = append(groups, g)
 	}
 	return report.Build(runs), groups
+}
+
+// SysbenchSteps are the 41 steps of a sysbench suite's whole sequence as a run names
+// them (its tests at each range, the warm-ups, the load and the cleanups).
+func SysbenchSteps() []string {
+	return []string{"load", "point-query.warm", "cleanup.load", "scan.warmpre", "point-query.pre",
+		"range-notcovered-si.pre", "update-inlist", "update-index", "update-nonindex", "update-one", "update-zipf",
+		"write-only", "read-write.range=10", "read-write.range=100", "cleanup.read-write", "scan.warm", "scan",
+		"read-only.range=10", "read-only.range=100", "read-only.range=10000", "read-only-simple", "read-only-sum",
+		"read-only-order", "read-only-distinct", "read-only-count", "point-query", "random-points.range=10",
+		"random-points.range=100", "random-points.range=1000", "hot-points", "points-covered-pk",
+		"points-notcovered-pk", "range-covered-pk", "range-notcovered-pk", "points-covered-si.warm",
+		"points-covered-si", "points-notcovered-si", "range-covered-si", "range-notcovered-si", "delete", "insert"}
+}
+
+// sysbenchGroup is a sysbench step's group, as the workload declares it.
+func sysbenchGroup(step string) string {
+	switch {
+	case strings.HasPrefix(step, "cleanup"):
+		return ""
+	case step == "load":
+		return "load"
+	case strings.Contains(step, ".warm") || strings.HasSuffix(step, ".pre"):
+		return "warm-up"
+	case strings.HasPrefix(step, "update") || strings.HasPrefix(step, "write") || strings.HasPrefix(step, "read-write") ||
+		step == "delete" || step == "insert":
+		return "write"
+	case strings.HasPrefix(step, "read-only"):
+		return "agg"
+	case strings.HasPrefix(step, "range") || strings.HasPrefix(step, "scan"):
+		return "range"
+	}
+	return "point"
+}
+
+// ManyStepsRun is a finished sysbench run of config label over steps whose speed is
+// factor× a base (every third step a further 10% when factor ≠ 1), jitter varying the
+// repeats: each step a 2 s read-write step of queries and a rate-limited insert writer,
+// with HW figures, two connection roles and two 1 s intervals.
+func ManyStepsRun(id int64, label string, steps []string, factor, jitter float64) store.Run {
+	r := store.Run{ID: id,
+		RunMeta: store.RunMeta{Workload: "sysbench", WorkloadVersion: 1, Engine: "mariadb", EngineVersion: "11.4.4",
+			Label: label, Seed: 1, StartedAt: Start.Add(time.Duration(id) * time.Hour),
+			StepGroups: []store.StepGroup{{Name: "point", Title: "point queries"}, {Name: "range", Title: "range queries without aggregation"},
+				{Name: "agg", Title: "range queries with aggregation"}, {Name: "write", Title: "writes"}, {Name: "load", Title: "load"},
+				{Name: "warm-up", Title: "warm-up (.warm, .pre, .warmpre)"}},
+			Env: map[string]string{"server_processes": "managed server: pid 4242 and its children", "io_devices": "nvme0n1"}},
+		Status: store.RunOK, FinishedAt: Start.Add(time.Duration(id)*time.Hour + 30*time.Minute),
+	}
+	for i, name := range steps {
+		f := factor * (1 + jitter*float64(1+i%3))
+		if factor != 1 && i%3 == 0 {
+			f *= 1.1
+		}
+		res := WithHW(metrics.StepResult{
+			Name: name, Status: metrics.StatusOK, StartedAt: Start.Add(time.Duration(i) * 3 * time.Second),
+			Seconds: 2, Kind: "read-write", Primary: "point-query",
+			Labels: []metrics.LabelStats{QueryLabel(int64(20000 * f * float64(1+i%5))), RowsLabel("insert", 200, 100)},
+			Audit:  metrics.Audit{Status: "ok"}, ClientCPUSec: 0.4,
+		}, HW(1.6/f, 1.1/f, 0.4, 1024),
+			metrics.ConnCPU{Role: "query", Sessions: 1, CPUSec: 1.0 / f}, metrics.ConnCPU{Role: "insert", Sessions: 1, CPUSec: 0.05})
+		st := store.Step{ID: id*100 + int64(i), Seq: i, Group: sysbenchGroup(name), Result: res}
+		for s := range 2 {
+			st.Intervals = append(st.Intervals, RWIntervals(100, 0, [3]int64{int64(10000 * f * float64(1+i%5)), 100, -1})[0])
+			st.Intervals[s].Seq, st.Intervals[s].Start, st.Intervals[s].End = s, Sec(float64(s)), Sec(float64(s+1))
+		}
+		r.Steps = append(r.Steps, st)
+	}
+	return r
+}
+
+// ManyStepsRuns are the runs of configs a (base) and b (faster on every third step),
+// 4 each, of a sysbench suite of steps (SysbenchSteps: a 41-step comparison).
+func ManyStepsRuns(steps []string) []store.Run {
+	var runs []store.Run
+	for gi, name := range []string{"a", "b"} {
+		for i, j := range []float64{-0.01, 0, 0.012, 0.004} {
+			runs = append(runs, ManyStepsRun(int64(10*gi+i+1), name, steps, 1+0.02*float64(gi), j))
+		}
+	}
+	return runs
+}
+
+// ManyStepsFixture is ManyStepsRuns as a report and its configs a and b.
+func ManyStepsFixture(steps []string) (report.Report, []report.Group) {
+	runs := ManyStepsRuns(steps)
+	groups := []report.Group{{Name: "a"}, {Name: "b"}}
+	for i, r := range runs {
+		groups[i/4].RunIDs = append(groups[i/4].RunIDs, r.ID)
+	}
+	rep := report.Build(runs)
+	rep.Location = time.UTC
+	return rep, groups
+}
+
+// Save stores runs in st as a run would (their steps, intervals and results), each
+// under a new id, and returns the ids.
+func Save(ctx context.Context, st *store.Store, runs ...store.Run) ([]int64, error) {
+	var ids []int64
+	for _, r := range runs {
+		id, err := st.BeginRun(ctx, r.RunMeta)
+		if err != nil {
+			return nil, fmt.Errorf("reporttest: save run %d: %w", r.ID, err)
+		}
+		for _, s := range r.Steps {
+			sid, err := st.BeginStep(ctx, id, s.Seq, s.Result.Name, s.Group, s.Result.StartedAt)
+			if err == nil {
+				err = st.AppendIntervals(ctx, sid, s.Intervals)
+			}
+			if err == nil {
+				err = st.FinishStep(ctx, sid, s.Result)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reporttest: save run %d, step %s: %w", r.ID, s.Result.Name, err)
+			}
+		}
+		if err := st.FinishRun(ctx, id, r.Status, r.FinishedAt); err != nil {
+			return nil, fmt.Errorf("reporttest: save run %d: %w", r.ID, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
