@@ -492,14 +492,14 @@ func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, time
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part runs on alone", step, arrived, n, timeout)
+			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part does not run it", step, arrived, n, timeout)
 		}
 		if time.Since(checked) >= time.Second {
 			checked = time.Now()
 			if gone, err := f.partsGone(ctx, key, step); err != nil {
 				return fmt.Errorf("wait at step %s: %w", step, err)
 			} else if gone != "" {
-				return fmt.Errorf("step %s: %d of %d parts arrived, and %s without arriving: it never will; this part runs on alone: %w",
+				return fmt.Errorf("step %s: %d of %d parts arrived, and %s without arriving: it never will; this part does not run it: %w",
 					step, arrived, n, gone, ErrPartGone)
 			}
 		}

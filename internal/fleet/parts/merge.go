@@ -79,7 +79,10 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		}
 		if why := apartWhy(parts, s); why != "" {
 			// Parts that did not run the step together are no measurement of the run.
-			step.Result.Status, step.Result.Error = metrics.StatusFailed, why
+			if step.Result.Status != metrics.StatusInterrupted {
+				step.Result.Status = metrics.StatusFailed
+			}
+			step.Result.Error = why
 			apart = append(apart, why)
 		}
 		if step.Result.Status != metrics.StatusOK && step.Result.Status != metrics.StatusSkipped {
@@ -94,18 +97,25 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 }
 
 // apartWhy says why the parts' step s was not run together, "" when it was (or when a
-// part's step did not run: its own status says so): a part's load started without the
-// barrier (its note says why), or after another part's had ended.
+// part's step did not run for another reason: its own status says so): a part's barrier
+// was not passed (its step failed before its load, or, stored before that was so, its
+// load started alone: its note says why), or a part's load started after another part's
+// had ended.
 func apartWhy(parts []store.Run, s int) string {
+	for i, p := range parts {
+		st := p.Steps[s].Result
+		for _, text := range []string{st.Error, st.Note} {
+			if _, after, ok := strings.Cut(text, BarrierName+": "); ok {
+				return fmt.Sprintf("part %d's %s did not start with the other parts' (%s: %s)", i+1, st.Name, BarrierName, after)
+			}
+		}
+	}
 	var lastStart, firstEnd time.Time
 	late, early := 0, 0
 	for i, p := range parts {
 		st := p.Steps[s].Result
 		if st.Status != metrics.StatusOK {
 			return ""
-		}
-		if _, after, ok := strings.Cut(st.Note, BarrierName+": "); ok {
-			return fmt.Sprintf("part %d's %s did not start with the other parts' (%s: %s)", i+1, st.Name, BarrierName, after)
 		}
 		end := st.StartedAt.Add(time.Duration(st.Seconds * float64(time.Second)))
 		if i == 0 || st.StartedAt.After(lastStart) {
