@@ -254,6 +254,7 @@ func (c *Coordinator) failIncomplete(ctx context.Context, done []fleet.Job) ([]s
 		if len(j.Errors) > 0 {
 			why += fmt.Sprintf(" (queue: %s)", strings.TrimRight(j.Errors[len(j.Errors)-1], "; "))
 		}
+		why += j.SpillNote()
 		if _, err := c.st.FailJobRuns(ctx, j.ID, j.Attempt+1, why, time.Now()); err != nil {
 			return nil, err
 		}
@@ -279,7 +280,7 @@ func (c *Coordinator) partRuns(ctx context.Context, done []fleet.Job) ([]int64, 
 			}
 		}
 		if ok == 0 {
-			problems = append(problems, fmt.Sprintf("part %d (job %d): %s, no finished run", i+1, j.ID, j.State))
+			problems = append(problems, fmt.Sprintf("part %d (job %d): %s, no finished run%s", i+1, j.ID, j.State, j.SpillNote()))
 			continue
 		}
 		partIDs = append(partIDs, ok)
