@@ -61,10 +61,8 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		if p.Status != store.RunOK {
 			m.Status = store.RunFailed
 		}
-		if len(p.Steps) != len(first.Steps) {
-			return m, fmt.Errorf("merge: part %d ran %d steps, part 1 %d", i+1, len(p.Steps), len(first.Steps))
-		}
 	}
+	parts, first = padSteps(parts), parts[0]
 	m.Params["clients"] = clients
 	m.Params["agents"] = len(parts)
 	m.Env[EnvAgents] = strings.Join(desc, "; ")
@@ -94,6 +92,32 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		m.Env[EnvAgentsPartial] = strings.Join(apart, "; ")
 	}
 	return m, nil
+}
+
+// padSteps gives every part the steps of the part that stored the most (a part whose
+// command stopped mid-run stored none of the steps after): each step a part lacks is
+// interrupted, "part stopped before it", so the merged step is not ok and says so. The
+// parts' runs are copied, not changed.
+func padSteps(parts []store.Run) []store.Run {
+	longest := parts[0]
+	for _, p := range parts {
+		if len(p.Steps) > len(longest.Steps) {
+			longest = p
+		}
+	}
+	out := slices.Clone(parts)
+	for i, p := range out {
+		if len(p.Steps) == len(longest.Steps) {
+			continue
+		}
+		p.Steps = slices.Clone(p.Steps)
+		for _, ls := range longest.Steps[len(p.Steps):] {
+			p.Steps = append(p.Steps, store.Step{Seq: ls.Seq, Group: ls.Group, Result: metrics.StepResult{Name: ls.Result.Name,
+				Status: metrics.StatusInterrupted, StartedAt: ls.Result.StartedAt, Error: "not run: this part stopped before it"}})
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // apartWhy says why the parts' step s was not run together, "" when it was (or when a

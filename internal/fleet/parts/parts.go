@@ -156,7 +156,8 @@ func (c *Coordinator) Enqueue(ctx context.Context) ([]int64, error) {
 // queue gone): their jobs are cancelled and nothing is merged.
 var ErrInterrupted = errors.New("interrupted")
 
-// UnmergedError is Finish's when a part left no finished run: nothing is merged.
+// UnmergedError is Finish's when a part left no finished run, or the parts' runs do not
+// merge (not the same steps): nothing is merged.
 type UnmergedError struct {
 	Label string
 	// Problems are the parts without a finished run, one clause each.
@@ -224,7 +225,9 @@ func (c *Coordinator) Finish(ctx context.Context) (Result, error) {
 	}
 	merged, err := mergeParts(runs, c.o.Label, c.o.Host, c.o.Settings, done)
 	if err != nil {
-		return Result{}, err
+		// Parts that did not run the same steps (one stopped before its first): nothing to
+		// merge, a failed run rather than an error of the command.
+		return Result{}, &UnmergedError{Label: c.o.Label, Problems: append(partial, err.Error())}
 	}
 	if len(partial) > 0 {
 		merged.Status = store.RunFailed

@@ -106,4 +106,19 @@ func TestMerge(t *testing.T) {
 		t.Errorf("a part that did not pass its barrier: run %s, step %s %q, %s %q, audit %q: want failed, not whole, saying why, both parts' audits",
 			m.Status, r.Status, r.Error, EnvAgentsPartial, m.Env[EnvAgentsPartial], r.Audit.Detail)
 	}
+	// A part that stopped before its second step (its agent killed in the first): the
+	// merged run has both steps, the second not ok, naming the part. Before, the merge
+	// failed ("part 2 ran 1 steps, part 1 2") and nothing was stored.
+	two := part("a", false, 0.5, 100)
+	qp := two.Steps[0]
+	qp.Seq, qp.Result.Name = 2, "qp100"
+	two.Steps = append(two.Steps, qp)
+	m, err = mergeParts([]store.Run{two, part("b", false, 0.25, 200)}, "L", "c", nil, nil)
+	if err != nil {
+		t.Fatalf("a part with fewer steps: %v", err)
+	}
+	if len(m.Steps) != 2 || m.Steps[1].Result.Status != metrics.StatusInterrupted || m.Status != store.RunFailed ||
+		m.Steps[1].Result.Error != "part 2: not run: this part stopped before it" {
+		t.Errorf("a part with fewer steps: run %s, %d steps, the last %+v", m.Status, len(m.Steps), m.Steps[len(m.Steps)-1].Result)
+	}
 }
