@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -121,7 +122,7 @@ func followStore(ctx context.Context, env Env, results, path string, cfg fleet.A
 		moved := make(chan string, 1)
 		go watchStore(actx, env, results, path, f, cfg, func(p string) { moved <- p; cancel() })
 		run := cfg
-		run.Run = func(ctx context.Context, a fleet.Attempt) (fleet.Outcome, error) {
+		run.Run = func(ctx context.Context, a fleet.Attempt) (fleet.Ended, error) {
 			return runJob(ctx, env, path, st, a, cfg.StopTimeout)
 		}
 		_, err = f.RunAgent(actx, run)
@@ -181,12 +182,12 @@ func watchStore(ctx context.Context, env Env, results, path string, f *fleet.Fle
 // runJob runs an attempt's command: dbperf itself with the job's arguments, the store's
 // DSN and the job's identity in its environment. A later attempt first marks the runs
 // earlier ones left unfinished failed.
-func runJob(ctx context.Context, env Env, results string, st *store.Store, a fleet.Attempt, stopTimeout time.Duration) (fleet.Outcome, error) {
+func runJob(ctx context.Context, env Env, results string, st *store.Store, a fleet.Attempt, stopTimeout time.Duration) (fleet.Ended, error) {
 	if a.Job.Attempt > 1 {
 		why := fmt.Sprintf("its agent stopped before it finished: job %d was taken again (attempt %d, agent %s)", a.Job.ID, a.Job.Attempt, a.AgentID)
 		ids, err := st.FailJobRuns(ctx, a.Job.ID, a.Job.Attempt, why, time.Now())
 		if err != nil {
-			return fleet.Interrupted, err
+			return fleet.Ended{Outcome: fleet.Interrupted}, err
 		}
 		for _, id := range ids {
 			fmt.Fprintf(env.Err, "agent %s: run %d of job %d's earlier attempt marked failed\n", a.AgentID, id, a.Job.ID)
@@ -194,7 +195,7 @@ func runJob(ctx context.Context, env Env, results string, st *store.Store, a fle
 	}
 	bin, err := os.Executable()
 	if err != nil {
-		return fleet.Interrupted, fmt.Errorf("agent: find dbperf's own binary: %w", err)
+		return fleet.Ended{Outcome: fleet.Interrupted}, fmt.Errorf("agent: find dbperf's own binary: %w", err)
 	}
 	cmd := exec.Command(bin, append(append([]string(nil), a.Job.Args.Argv...), "--quiet")...)
 	cmd.Env = append(jobEnviron(), "DBPERF_RESULTS="+results,
@@ -218,7 +219,7 @@ func runJob(ctx context.Context, env Env, results string, st *store.Store, a fle
 		done <- result{cmd.Wait()}
 	}()
 	if err := <-started; err != nil {
-		return fleet.Interrupted, fmt.Errorf("agent: start dbperf: %w", err)
+		return fleet.Ended{Outcome: fleet.Interrupted}, fmt.Errorf("agent: start dbperf: %w", err)
 	}
 	var res result
 	select {
@@ -231,18 +232,21 @@ func runJob(ctx context.Context, env Env, results string, st *store.Store, a fle
 			_ = cmd.Process.Kill()
 			res = <-done
 		}
-		return fleet.Interrupted, fmt.Errorf("stopped: %w", context.Cause(ctx))
+		spills, _ := record.SpillFiles(record.SpillDir(environ(cmd.Env)), cmd.Process.Pid)
+		return fleet.Ended{Outcome: fleet.Interrupted, Spills: spills}, fmt.Errorf("stopped: %w", context.Cause(ctx))
 	}
+	// What the command measured when its store failed is only in its spill files.
+	spills, _ := record.SpillFiles(record.SpillDir(environ(cmd.Env)), cmd.Process.Pid)
 	var ee *exec.ExitError
 	switch {
 	case res.err == nil:
-		return fleet.Done, nil
+		return fleet.Ended{Outcome: fleet.Done, Spills: spills}, nil
 	case errors.As(res.err, &ee) && ee.ExitCode() == ExitStepFailed:
-		return fleet.Done, nil // a failed step is a result: the run is stored, the job done
+		return fleet.Ended{Outcome: fleet.Done, Spills: spills}, nil // a failed step is a result: the run is stored, the job done
 	case errors.As(res.err, &ee) && ee.ExitCode() == ExitBadInput:
-		return fleet.Refused, errors.New("dbperf refused the job's arguments (exit status 2; its line is in the agent's log)")
+		return fleet.Ended{Outcome: fleet.Refused}, errors.New("dbperf refused the job's arguments (exit status 2; its line is in the agent's log)")
 	default:
-		return fleet.Interrupted, fmt.Errorf("dbperf %s: %w", fleet.ShortArgv(a.Job.Args.Argv, 80), res.err)
+		return fleet.Ended{Outcome: fleet.Interrupted, Spills: spills}, fmt.Errorf("dbperf %s: %w", fleet.ShortArgv(a.Job.Args.Argv, 80), res.err)
 	}
 }
 
@@ -259,4 +263,17 @@ func jobEnviron() []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// environ is the getenv of an environment list (KEY=VALUE, the last of a key winning).
+func environ(kv []string) func(string) string {
+	return func(k string) string {
+		v := ""
+		for _, e := range kv {
+			if key, val, ok := strings.Cut(e, "="); ok && key == k {
+				v = val
+			}
+		}
+		return v
+	}
 }

@@ -286,3 +286,51 @@ func TestPartBarrierRetried(t *testing.T) {
 		t.Errorf("part 1 at l.i0 with part 2's job cancelled: %v after %s: want ErrPartGone (%q) within seconds", err, time.Since(start), want)
 	}
 }
+
+// TestPartRetriedNotRun (issue 40, What to build 4): a part that comes to a step whose
+// barrier every part passed already (it ran again after the others went on) never runs
+// that step alone. Before, its barrier's error was only the step's note and its load ran
+// alone, stored ok; now the step fails before its load, naming the barrier, with nothing
+// measured, and the run exits 1.
+func TestPartRetriedNotRun(t *testing.T) {
+	t.Parallel()
+	in := startStorePostgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := fleet.Open(ctx, in.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	errs := make(chan error, 2)
+	for part := 1; part <= 2; part++ {
+		go func() { errs <- f.Barrier(ctx, "again", "l.i0", part, 2, 10*time.Second) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("both parts at the barrier: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	code, out, stderr := runCLICtx(ctx, nil, "run", "insertbench", "--scale", "tiny", "--steps", "l.i0", "--part", "again/2/2",
+		"--results", in.DSN, "--workdir", dir, "--label", "again", "--quiet")
+	id, err := st.LatestRunID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Results(ctx, []int64{id})
+	if err != nil || len(got) != 1 || len(got[0].Steps) != 1 {
+		t.Fatalf("the part's run %d: %v (exit %d\n%s%s)", id, err, code, out, stderr)
+	}
+	s := got[0].Steps[0].Result
+	if code != ExitStepFailed || s.Status != metrics.StatusFailed || got[0].Status != store.RunFailed ||
+		!strings.Contains(s.Error, parts.BarrierName+": step l.i0: part 2 of 2 arrives again") || s.PrimaryCount() != 0 {
+		t.Errorf("part 2 again at l.i0: exit %d, run %s, step %s %q, %d rows; want exit 1, failed before its load, naming the barrier, nothing measured\n%s%s",
+			code, got[0].Status, s.Status, s.Error, s.PrimaryCount(), out, stderr)
+	}
+}

@@ -286,13 +286,16 @@ func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, po
 		case !m.Completed:
 			var states []string
 			for _, j := range m.Jobs {
-				states = append(states, fmt.Sprintf("job %d %s", j.ID, j.State))
+				states = append(states, fmt.Sprintf("job %d %s%s", j.ID, j.State, j.SpillNote()))
 			}
 			problems = append(problems, fmt.Sprintf("point %s: %s", m.Name, strings.Join(states, ", ")))
 		case len(m.RunIDs) == 0:
-			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)", m.Job.Args.Point, w.label, m.Job.Args.Point))
+			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)%s", m.Job.Args.Point, w.label, m.Job.Args.Point, m.Job.SpillNote()))
 		default:
 			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
+			if n := m.Job.SpillNote(); n != "" {
+				problems = append(problems, fmt.Sprintf("point %s: job %d left a run unstored%s", m.Job.Args.Point, m.Job.ID, n))
+			}
 		}
 	}
 	var classes, hs []string

@@ -53,7 +53,15 @@ type AgentConfig struct {
 	// Run runs an attempt's command; ctx ends when the agent stops, the job is cancelled
 	// or the agent lost its lease. It must never run two commands at once (the agent calls
 	// it once at a time).
-	Run func(ctx context.Context, a Attempt) (Outcome, error)
+	Run func(ctx context.Context, a Attempt) (Ended, error)
+}
+
+// Ended is how an attempt's command ended: its Outcome, and the spill files it left on
+// this host (its results store failed mid-run: what it measured is only there), which the
+// agent logs and records with the attempt (Job.Spills).
+type Ended struct {
+	Outcome Outcome
+	Spills  []string
 }
 
 // errLeaseLost ends a command whose job is no longer this agent's.
@@ -274,7 +282,9 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[JobArgs]) error {
 		return fmt.Errorf("agent: record job %d: %w", j.ID, err)
 	}
 	fmt.Fprintf(a.cfg.Log, "agent %s: job %d attempt %d: dbperf %s\n", a.id, j.ID, j.Attempt, ShortArgv(j.Args.Argv, 200))
-	out, runErr := a.cfg.Run(ctx, Attempt{Job: j, AgentID: a.id, Class: a.cfg.Class, Host: a.cfg.Host})
+	ended, runErr := a.cfg.Run(ctx, Attempt{Job: j, AgentID: a.id, Class: a.cfg.Class, Host: a.cfg.Host})
+	out := ended.Outcome
+	a.recordSpills(ctx, j, ended.Spills)
 	cause := context.Cause(ctx)
 	switch {
 	case out == Interrupted && errors.Is(cause, errStopping) && j.Args.Part != "":
@@ -301,4 +311,35 @@ func (w *worker) Work(ctx context.Context, rj *river.Job[JobArgs]) error {
 	}
 	fmt.Fprintf(a.cfg.Log, "agent %s: job %d done\n", a.id, j.ID)
 	return nil
+}
+
+// spillRecordTimeout bounds how long the agent keeps trying to record an attempt's spill
+// files: they are there because the store failed, which may not answer yet.
+const spillRecordTimeout = time.Minute
+
+// recordSpills logs each spill file the job's command left and records them with its
+// attempt (dbperf_job_attempts.spills, Job.Spills), retried while the store does not
+// answer, for spillRecordTimeout at most.
+func (a *agent) recordSpills(ctx context.Context, j Job, spills []string) {
+	if len(spills) == 0 {
+		return
+	}
+	for _, p := range spills {
+		fmt.Fprintf(a.cfg.Log, "agent %s: job %d: its results store failed; what the run measured is in spill file %s on %s: publish it with \"dbperf results copy --from %s --to STORE\"\n",
+			a.id, j.ID, p, a.cfg.Host, p)
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), spillRecordTimeout)
+	defer cancel()
+	for {
+		_, err := a.f.pool.Exec(rctx, `UPDATE dbperf_job_attempts SET spills = $3 WHERE job_id = $1 AND attempt = $2`, j.ID, j.Attempt, spills)
+		if err == nil {
+			return
+		}
+		select {
+		case <-rctx.Done():
+			fmt.Fprintf(a.cfg.Log, "agent %s: job %d: could not record its spill files in the queue: %v\n", a.id, j.ID, err)
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }

@@ -205,7 +205,8 @@ CREATE TABLE IF NOT EXISTS dbperf_job_attempts (
 	host       TEXT NOT NULL,
 	started_at TIMESTAMPTZ NOT NULL,
 	PRIMARY KEY (job_id, attempt)
-)`
+);
+ALTER TABLE dbperf_job_attempts ADD COLUMN IF NOT EXISTS spills TEXT[] NOT NULL DEFAULT '{}'`
 
 func (f *Fleet) migrate(ctx context.Context) error {
 	// Two processes may open a new store at once (three agents started together): the
@@ -299,6 +300,28 @@ type Job struct {
 	Host string
 	// Errors are its attempts' errors, oldest first.
 	Errors []string
+	// Spills are the spill files its latest attempt's command left on Host: its results
+	// store failed, and what the run measured is only there (AgentConfig.Run's Ended).
+	Spills []string
+}
+
+// SpillNote says where the job's latest attempt left what it measured when its results
+// store failed ("; what it measured is in spill file P on HOST: publish it with …"), ""
+// when it left no spill file.
+func (j Job) SpillNote() string {
+	if len(j.Spills) == 0 {
+		return ""
+	}
+	host := j.Host
+	if host == "" {
+		host = "its agent's host"
+	}
+	what := "spill file " + j.Spills[0]
+	if len(j.Spills) > 1 {
+		what = "spill files " + strings.Join(j.Spills, ", ")
+	}
+	return fmt.Sprintf("; its results store failed and what it measured is in %s on %s: publish it with \"dbperf results copy --from %s --to STORE\"",
+		what, host, j.Spills[0])
 }
 
 // Done says whether the job will not run again.
@@ -335,7 +358,7 @@ func (f *Fleet) Jobs(ctx context.Context, sweep string) ([]Job, error) {
 		}
 		j.StartedAt = nil
 		if la, ok := latest[j.ID]; ok {
-			j.StartedAt, j.Host = &la.started, la.host
+			j.StartedAt, j.Host, j.Spills = &la.started, la.host, la.spills
 		}
 		out = append(out, j)
 	}
@@ -359,11 +382,13 @@ func jobOf(r *rivertype.JobRow) (Job, error) {
 type latestAttempt struct {
 	started time.Time
 	host    string
+	spills  []string
 }
 
-// latestAttempts are, per job, its latest attempt's start and host (dbperf_job_attempts).
+// latestAttempts are, per job, its latest attempt's start, host and spill files
+// (dbperf_job_attempts; a store read only, never migrated since spills came, has none).
 func (f *Fleet) latestAttempts(ctx context.Context) (map[int64]latestAttempt, error) {
-	rows, err := f.pool.Query(ctx, `SELECT DISTINCT ON (job_id) job_id, started_at, host FROM dbperf_job_attempts ORDER BY job_id, attempt DESC, started_at DESC`)
+	rows, err := f.pool.Query(ctx, `SELECT DISTINCT ON (job_id) job_id, started_at, host, COALESCE(to_jsonb(a) -> 'spills', '[]') FROM dbperf_job_attempts a ORDER BY job_id, attempt DESC, started_at DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("queue: read the jobs' attempts: %w", err)
 	}
@@ -372,7 +397,7 @@ func (f *Fleet) latestAttempts(ctx context.Context) (map[int64]latestAttempt, er
 	for rows.Next() {
 		var id int64
 		var la latestAttempt
-		if err := rows.Scan(&id, &la.started, &la.host); err != nil {
+		if err := rows.Scan(&id, &la.started, &la.host, &la.spills); err != nil {
 			return nil, fmt.Errorf("queue: read the jobs' attempts: %w", err)
 		}
 		out[id] = la
@@ -492,14 +517,14 @@ func (f *Fleet) Barrier(ctx context.Context, key, step string, part, n int, time
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part runs on alone", step, arrived, n, timeout)
+			return fmt.Errorf("step %s: %d of %d parts arrived within %s; this part does not run it", step, arrived, n, timeout)
 		}
 		if time.Since(checked) >= time.Second {
 			checked = time.Now()
 			if gone, err := f.partsGone(ctx, key, step); err != nil {
 				return fmt.Errorf("wait at step %s: %w", step, err)
 			} else if gone != "" {
-				return fmt.Errorf("step %s: %d of %d parts arrived, and %s without arriving: it never will; this part runs on alone: %w",
+				return fmt.Errorf("step %s: %d of %d parts arrived, and %s without arriving: it never will; this part does not run it: %w",
 					step, arrived, n, gone, ErrPartGone)
 			}
 		}

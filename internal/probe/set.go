@@ -12,7 +12,10 @@ import (
 
 // Set runs several runner.Profilers as one, each error named by its profiler (the
 // step's note): a profiler that fails to start is left out of the step and its error is
-// the step's note at the end; the others run. Its zero value is an empty set.
+// the step's note at the end; the others run. A profiler whose Start error is
+// runner.ErrNoStart's (a part's barrier) keeps the step from running: the profilers
+// started before it are stopped and Start returns its error. Its zero value is an empty
+// set.
 type Set struct {
 	// Extra are sessions of dbperf's own that every profiler is told of beside the
 	// step's workers' (the --explain diag's connection, role RoleExplain).
@@ -42,7 +45,17 @@ func (m *Set) Start(ctx context.Context, step string, sessions []runner.Profiled
 	any := false
 	for i, p := range m.ps {
 		if err := p.Start(ctx, step, sessions); err != nil {
-			m.startE = append(m.startE, fmt.Errorf("%s: %w", m.names[i], err))
+			err = fmt.Errorf("%s: %w", m.names[i], err)
+			if errors.Is(err, runner.ErrNoStart) {
+				for j := range i {
+					if m.started[j] {
+						_ = m.ps[j].Stop(ctx, step)
+						m.started[j] = false
+					}
+				}
+				return err
+			}
+			m.startE = append(m.startE, err)
 			continue
 		}
 		m.started[i], any = true, true

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/metrics"
@@ -148,6 +151,7 @@ func (rec *Run) spill(done bool) (string, error) {
 		return "", fmt.Errorf("spill directory: %w (set DBPERF_SPILL_DIR)", err)
 	}
 	path := filepath.Join(rec.opts.SpillDir, fmt.Sprintf("run-%s-%d-%d.db", time.Now().Format("20060102-150405"), os.Getpid(), rec.id))
+	// SpillFiles finds it by that name: keep the two together.
 	ctx, cancel := context.WithTimeout(context.Background(), spillTimeout)
 	defer cancel()
 	st, err := store.Open(ctx, path)
@@ -283,4 +287,24 @@ func (rec *Run) StoreFoldedProfiles(ctx context.Context, byStep map[probe.Window
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SpillFiles are the spill files the process pid wrote into dir (run-TIME-PID-RUN.db, as
+// spill names them), sorted: an agent names those its job's command left (issue 40: the
+// spill files of jobs stayed on the host unreported).
+func SpillFiles(dir string, pid int) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("run-*-%d-*.db", pid)))
+	if err != nil {
+		return nil, fmt.Errorf("spill files in %s: %w", dir, err)
+	}
+	var out []string
+	for _, f := range files {
+		// run-DATE-TIME-PID-RUN.db: the pid is the third field from the end.
+		fs := strings.Split(strings.TrimSuffix(filepath.Base(f), ".db"), "-")
+		if len(fs) >= 3 && fs[len(fs)-2] == strconv.Itoa(pid) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -3,7 +3,9 @@ package record
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +70,23 @@ func TestStoreFailedInterrupted(t *testing.T) {
 	var sf *StoreFailedError
 	if err := rec.Finish(); !errors.As(err, &sf) || !sf.Interrupted || sf.Spill == "" {
 		t.Fatalf("Finish after Ctrl-C on a closed store: %v (%+v), want an interrupted *StoreFailedError with a spill", err, sf)
+	}
+}
+
+// TestSpillFiles: a process's spill files are found by its pid, not another's whose pid
+// shares its digits.
+func TestSpillFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, n := range []string{"run-20261128-101010-12-1.db", "run-20261128-101011-12-2.db", "run-20261128-101010-123-1.db",
+		"run-20261128-101010-112-12.db", "other-12-1.db"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := SpillFiles(dir, 12)
+	want := []string{filepath.Join(dir, "run-20261128-101010-12-1.db"), filepath.Join(dir, "run-20261128-101011-12-2.db")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("SpillFiles(dir, 12) = %v, %v; want %v", got, err, want)
 	}
 }

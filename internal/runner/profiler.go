@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dbperf/dbperf/internal/engine"
 )
@@ -10,7 +11,7 @@ import (
 // --explain): the runner says when the load starts and ends and which sessions play which
 // role; what is sampled and where it goes is the hook's. Its errors never fail a step:
 // they become the step's note, as they are (so they should name what failed: "cpu
-// profile: …").
+// profile: …"); but a Start error wrapping ErrNoStart fails the step before its load.
 type Profiler interface {
 	// Start is called once the step's sessions are open and its workers initialised,
 	// right before the step's clock starts; the profile should span from its return.
@@ -65,13 +66,32 @@ func (r *Runner) profiledSessions(ws []*worker) []ProfiledSession {
 }
 
 // startProfile starts the step's profile; it reports whether it runs and, when it could
-// not start, why (the step's note).
-func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker) (bool, string) {
+// not start, why (the step's note). An error wrapping ErrNoStart is returned instead: the
+// step must not run.
+func (r *Runner) startProfile(ctx context.Context, name string, ws []*worker) (bool, string, error) {
 	if r.Profiler == nil {
-		return false, ""
+		return false, "", nil
 	}
 	if err := r.Profiler.Start(ctx, name, r.profiledSessions(ws)); err != nil {
-		return false, err.Error()
+		if errors.Is(err, ErrNoStart) {
+			return false, "", err
+		}
+		return false, err.Error(), nil
 	}
-	return true, ""
+	return true, "", nil
 }
+
+// ErrNoStart is what a Profiler's Start error wraps (NoStart) when the step must not run
+// without it: a part's barrier that was not passed (the other parts of the run went on
+// without this one, or never came), whose load alone would be no measurement of the run.
+// The step then fails with that error, its load never started.
+var ErrNoStart = errors.New("the step's load must not start")
+
+// NoStart wraps err as a Profiler's Start error that keeps the step from running: its
+// text is err's, and it is errors.Is ErrNoStart and err.
+func NoStart(err error) error { return noStart{err} }
+
+type noStart struct{ err error }
+
+func (e noStart) Error() string   { return e.err.Error() }
+func (e noStart) Unwrap() []error { return []error{e.err, ErrNoStart} }

@@ -80,3 +80,22 @@ func TestProfilerSpansTheLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestProfilerNoStart: a profiler whose Start error wraps ErrNoStart (a part's barrier
+// not passed) keeps the step's load from running: the step fails with that error and
+// nothing is measured. Before, every Start error was only the step's note and the load
+// ran (a part ran its step alone).
+func TestProfilerNoStart(t *testing.T) {
+	r := newRunner(t)
+	w := &insertWorker{}
+	p := &fakeProfiler{w: w, startErr: NoStart(errors.New("agents barrier: step test: part 2 of 2 arrives again"))}
+	r.Profiler = p
+	step := &testStep{load: workload.Load{Kind: "read-write", Primary: "insert", Duration: 300 * time.Millisecond,
+		Groups: []workload.Group{{Label: "insert", Role: "writer", Unit: workload.UnitRows, RowsPerOp: 1,
+			Workers: []workload.Worker{w}}}}}
+	res := r.Run(context.Background(), step, &collector{})
+	if res.Status != metrics.StatusFailed || res.Error != "agents barrier: step test: part 2 of 2 arrives again" || w.done != 0 ||
+		strings.Join(p.calls, ",") != "start test" {
+		t.Errorf("status %s, error %q, %d ops, calls %v: want failed with the barrier's error, no op, not stopped", res.Status, res.Error, w.done, p.calls)
+	}
+}

@@ -205,7 +205,10 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 		defer runtime.SetDefaultGOMAXPROCS()
 	}
 	probe := r.newProbe(workers)
-	profiling, profNote := r.startProfile(ctx, step.Name(), workers)
+	profiling, profNote, err := r.startProfile(ctx, step.Name(), workers)
+	if err != nil {
+		return fail(err)
+	}
 	start := time.Now()
 	kvt := r.newKVTicker(kvBefore, kvKnown, start)
 	probe.start()

@@ -35,11 +35,17 @@ func OpenBarrier(ctx context.Context, resultsPath string, part Spec) (*Barrier, 
 	return &Barrier{fl: fl, part: part, timeout: barrierTimeout}, nil
 }
 
-// Start waits until every part has reached step.
+// Start waits until every part has reached step. A barrier not passed (timed out, passed
+// by the others already, another part gone) keeps the step from running
+// (runner.NoStart): a part's load alone is no measurement of the run, and a part that
+// came again after the others went on must never run its step alone.
 func (b *Barrier) Start(ctx context.Context, step string, _ []runner.ProfiledSession) error {
-	// Its error is the step's note as "agents barrier: …" (BarrierName, the profiler's
+	// Its error is the step's error as "agents barrier: …" (BarrierName, the profiler's
 	// name), which the merge reads (apartWhy).
-	return b.fl.Barrier(ctx, b.part.Key, step, b.part.I, b.part.N, b.timeout)
+	if err := b.fl.Barrier(ctx, b.part.Key, step, b.part.I, b.part.N, b.timeout); err != nil {
+		return runner.NoStart(err)
+	}
+	return nil
 }
 
 // Stop does nothing: the barrier is at a step's start only.

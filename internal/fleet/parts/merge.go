@@ -61,10 +61,8 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		if p.Status != store.RunOK {
 			m.Status = store.RunFailed
 		}
-		if len(p.Steps) != len(first.Steps) {
-			return m, fmt.Errorf("merge: part %d ran %d steps, part 1 %d", i+1, len(p.Steps), len(first.Steps))
-		}
 	}
+	parts, first = padSteps(parts), parts[0]
 	m.Params["clients"] = clients
 	m.Params["agents"] = len(parts)
 	m.Env[EnvAgents] = strings.Join(desc, "; ")
@@ -79,7 +77,10 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 		}
 		if why := apartWhy(parts, s); why != "" {
 			// Parts that did not run the step together are no measurement of the run.
-			step.Result.Status, step.Result.Error = metrics.StatusFailed, why
+			if step.Result.Status != metrics.StatusInterrupted {
+				step.Result.Status = metrics.StatusFailed
+			}
+			step.Result.Error = why
 			apart = append(apart, why)
 		}
 		if step.Result.Status != metrics.StatusOK && step.Result.Status != metrics.StatusSkipped {
@@ -93,19 +94,52 @@ func mergeParts(parts []store.Run, label, host string, settings map[string]strin
 	return m, nil
 }
 
+// padSteps gives every part the steps of the part that stored the most (a part whose
+// command stopped mid-run stored none of the steps after): each step a part lacks is
+// interrupted, "part stopped before it", so the merged step is not ok and says so. The
+// parts' runs are copied, not changed.
+func padSteps(parts []store.Run) []store.Run {
+	longest := parts[0]
+	for _, p := range parts {
+		if len(p.Steps) > len(longest.Steps) {
+			longest = p
+		}
+	}
+	out := slices.Clone(parts)
+	for i, p := range out {
+		if len(p.Steps) == len(longest.Steps) {
+			continue
+		}
+		p.Steps = slices.Clone(p.Steps)
+		for _, ls := range longest.Steps[len(p.Steps):] {
+			p.Steps = append(p.Steps, store.Step{Seq: ls.Seq, Group: ls.Group, Result: metrics.StepResult{Name: ls.Result.Name,
+				Status: metrics.StatusInterrupted, StartedAt: ls.Result.StartedAt, Error: "not run: this part stopped before it"}})
+		}
+		out[i] = p
+	}
+	return out
+}
+
 // apartWhy says why the parts' step s was not run together, "" when it was (or when a
-// part's step did not run: its own status says so): a part's load started without the
-// barrier (its note says why), or after another part's had ended.
+// part's step did not run for another reason: its own status says so): a part's barrier
+// was not passed (its step failed before its load, or, stored before that was so, its
+// load started alone: its note says why), or a part's load started after another part's
+// had ended.
 func apartWhy(parts []store.Run, s int) string {
+	for i, p := range parts {
+		st := p.Steps[s].Result
+		for _, text := range []string{st.Error, st.Note} {
+			if _, after, ok := strings.Cut(text, BarrierName+": "); ok {
+				return fmt.Sprintf("part %d's %s did not start with the other parts' (%s: %s)", i+1, st.Name, BarrierName, after)
+			}
+		}
+	}
 	var lastStart, firstEnd time.Time
 	late, early := 0, 0
 	for i, p := range parts {
 		st := p.Steps[s].Result
 		if st.Status != metrics.StatusOK {
 			return ""
-		}
-		if _, after, ok := strings.Cut(st.Note, BarrierName+": "); ok {
-			return fmt.Sprintf("part %d's %s did not start with the other parts' (%s: %s)", i+1, st.Name, BarrierName, after)
 		}
 		end := st.StartedAt.Add(time.Duration(st.Seconds * float64(time.Second)))
 		if i == 0 || st.StartedAt.After(lastStart) {

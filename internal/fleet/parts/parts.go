@@ -156,7 +156,8 @@ func (c *Coordinator) Enqueue(ctx context.Context) ([]int64, error) {
 // queue gone): their jobs are cancelled and nothing is merged.
 var ErrInterrupted = errors.New("interrupted")
 
-// UnmergedError is Finish's when a part left no finished run: nothing is merged.
+// UnmergedError is Finish's when a part left no finished run, or the parts' runs do not
+// merge (not the same steps): nothing is merged.
 type UnmergedError struct {
 	Label string
 	// Problems are the parts without a finished run, one clause each.
@@ -224,7 +225,9 @@ func (c *Coordinator) Finish(ctx context.Context) (Result, error) {
 	}
 	merged, err := mergeParts(runs, c.o.Label, c.o.Host, c.o.Settings, done)
 	if err != nil {
-		return Result{}, err
+		// Parts that did not run the same steps (one stopped before its first): nothing to
+		// merge, a failed run rather than an error of the command.
+		return Result{}, &UnmergedError{Label: c.o.Label, Problems: append(partial, err.Error())}
 	}
 	if len(partial) > 0 {
 		merged.Status = store.RunFailed
@@ -254,6 +257,7 @@ func (c *Coordinator) failIncomplete(ctx context.Context, done []fleet.Job) ([]s
 		if len(j.Errors) > 0 {
 			why += fmt.Sprintf(" (queue: %s)", strings.TrimRight(j.Errors[len(j.Errors)-1], "; "))
 		}
+		why += j.SpillNote()
 		if _, err := c.st.FailJobRuns(ctx, j.ID, j.Attempt+1, why, time.Now()); err != nil {
 			return nil, err
 		}
@@ -279,7 +283,7 @@ func (c *Coordinator) partRuns(ctx context.Context, done []fleet.Job) ([]int64, 
 			}
 		}
 		if ok == 0 {
-			problems = append(problems, fmt.Sprintf("part %d (job %d): %s, no finished run", i+1, j.ID, j.State))
+			problems = append(problems, fmt.Sprintf("part %d (job %d): %s, no finished run%s", i+1, j.ID, j.State, j.SpillNote()))
 			continue
 		}
 		partIDs = append(partIDs, ok)

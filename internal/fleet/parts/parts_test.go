@@ -86,4 +86,39 @@ func TestMerge(t *testing.T) {
 		!strings.Contains(r.Error, "part 2's l.i0 started at ") || !strings.Contains(m.Env[EnvAgentsPartial], "the parts never ran it together") {
 		t.Errorf("parts that never overlapped: run %s, step %s %q, %s %q: want failed, saying so", m.Status, r.Status, r.Error, EnvAgentsPartial, m.Env[EnvAgentsPartial])
 	}
+	// A part whose barrier was not passed (it came again after the others went on): its
+	// step failed before its load. The merged run is failed and not whole, saying why;
+	// the audits are every part's.
+	again := part("b", false, 0, 200)
+	again.Status = store.RunFailed
+	again.Steps[0].Result.Status, again.Steps[0].Result.Error = metrics.StatusFailed, BarrierName+": step l.i0: part 2 of 2 arrives again"
+	again.Steps[0].Result.Labels = nil
+	first := part("a", false, 0.5, 100)
+	first.Steps[0].Result.Audit = metrics.Audit{Status: "ok", Detail: "pi1: 100 rows"}
+	again.Steps[0].Result.Audit = metrics.Audit{Status: "ok", Detail: "pi2: 0 rows"}
+	m, err = mergeParts([]store.Run{first, again}, "L", "c", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Steps[0].Result; m.Status != store.RunFailed || r.Status != metrics.StatusFailed ||
+		!strings.Contains(m.Env[EnvAgentsPartial], "part 2's l.i0 did not start with the other parts' (agents barrier: step l.i0: part 2 of 2 arrives again)") ||
+		!strings.Contains(r.Audit.Detail, "part 1: pi1") || !strings.Contains(r.Audit.Detail, "part 2: pi2") {
+		t.Errorf("a part that did not pass its barrier: run %s, step %s %q, %s %q, audit %q: want failed, not whole, saying why, both parts' audits",
+			m.Status, r.Status, r.Error, EnvAgentsPartial, m.Env[EnvAgentsPartial], r.Audit.Detail)
+	}
+	// A part that stopped before its second step (its agent killed in the first): the
+	// merged run has both steps, the second not ok, naming the part. Before, the merge
+	// failed ("part 2 ran 1 steps, part 1 2") and nothing was stored.
+	two := part("a", false, 0.5, 100)
+	qp := two.Steps[0]
+	qp.Seq, qp.Result.Name = 2, "qp100"
+	two.Steps = append(two.Steps, qp)
+	m, err = mergeParts([]store.Run{two, part("b", false, 0.25, 200)}, "L", "c", nil, nil)
+	if err != nil {
+		t.Fatalf("a part with fewer steps: %v", err)
+	}
+	if len(m.Steps) != 2 || m.Steps[1].Result.Status != metrics.StatusInterrupted || m.Status != store.RunFailed ||
+		m.Steps[1].Result.Error != "part 2: not run: this part stopped before it" {
+		t.Errorf("a part with fewer steps: run %s, %d steps, the last %+v", m.Status, len(m.Steps), m.Steps[len(m.Steps)-1].Result)
+	}
 }
