@@ -157,7 +157,7 @@ func CompareText(w io.Writer, c report.Comparison, colour bool) error {
 	if len(c.Notes) > 0 {
 		buf.WriteString("\nNotes\n")
 		for _, n := range c.Notes {
-			writeWrapped(&buf, width, "  - ", "  ", report.Printable(n.Text))
+			writeWrapped(&buf, width, "  - ", "", report.Printable(n.Text))
 		}
 	}
 	if ps := c.ExplainPointers(); len(ps) > 0 {

@@ -413,10 +413,10 @@ func renderHWText(w *bytes.Buffer, r report.RunReport, width int) error {
 		writeWrapped(w, width, "  ", "  ", n)
 	}
 	for _, why := range order {
-		writeWrapped(w, width, "  - ", "  ", strings.Join(reasons[why], " ")+": "+why)
+		writeWrapped(w, width, "  - ", "", strings.Join(reasons[why], " ")+": "+why)
 	}
 	for _, l := range oneOps {
-		writeWrapped(w, width, "  - ", "  ", l)
+		writeWrapped(w, width, "  - ", "", l)
 	}
 	return nil
 }

@@ -41,7 +41,8 @@ func Columns(w io.Writer) int {
 }
 
 // writeWrapped writes s at indent as lines of at most width runes, broken at spaces,
-// the lines after the first at indent+hang (a word longer than the line stays whole).
+// the lines after the first at indent's width in spaces plus hang (a bullet's "  - "
+// with hang "" aligns them with its text; a word longer than the line stays whole).
 // width ≤ 0 writes s on one line.
 func writeWrapped(w *bytes.Buffer, width int, indent, hang, s string) {
 	if width <= 0 || utf8.RuneCountInString(indent+s) <= width {
@@ -54,7 +55,7 @@ func writeWrapped(w *bytes.Buffer, width int, indent, hang, s string) {
 	for _, word := range words {
 		if !empty && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
 			w.WriteString(strings.TrimRight(line, " ") + "\n")
-			lead = indent + hang
+			lead = strings.Repeat(" ", utf8.RuneCountInString(indent)) + hang
 			line, empty = lead, true
 		}
 		if !empty {
