@@ -83,7 +83,7 @@ var topologies = []topology{
 	{name: "postgres", engine: "postgres", args: []string{"--engine", "postgres", "--managed"},
 		loadRows: 2000000, timedRows: 20000, grace: 10 * time.Second,
 		roles: []role{
-			{"server", `step {step} failed: .*terminating connection due to unexpected postmaster exit`},
+			{"server", `step {step} failed: the server \(pid {pid}\) is gone: `},
 			{"dbperf", ""},
 		}},
 	{name: "postgres-cluster3", engine: "postgres", args: []string{"--engine", "postgres", "--managed", "--cluster", "3"},

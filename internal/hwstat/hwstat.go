@@ -124,3 +124,17 @@ func (s *Sampler) mountOf(dir string) *procfs.MountInfo {
 	}
 	return best
 }
+
+// Alive says whether process pid exists and has not exited (a zombie, not yet reaped
+// by its parent, has).
+func (s *Sampler) Alive(pid int) bool {
+	p, err := s.fs.Proc(pid)
+	if err != nil {
+		return false
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return false
+	}
+	return st.State != "Z" && st.State != "X"
+}

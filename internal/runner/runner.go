@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -147,6 +148,9 @@ type worker struct {
 // otherwise; everything measured up to that point is in the result either way.
 func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
 	res := r.run(ctx, step, obs)
+	if res.Status == metrics.StatusFailed {
+		res.Error = r.serverGone(res.Error)
+	}
 	measured := res.Metrics // a key-value step's metrics (kvMetrics) and the think time, set by run
 	res.Metrics = res.Efficiency()
 	maps.Copy(res.Metrics, res.Noise())
@@ -618,3 +622,15 @@ func raiseProcs(workers int) bool {
 // another thread, so the goroutine hops threads and sysmon polls at 20 µs. Yielding well
 // within 10 ms keeps the goroutine on its thread; it costs one scheduler pass per 5 ms.
 const yieldEvery = 5 * time.Millisecond
+
+// serverGone names the server in a failed step's error when its main process
+// (HWTargets.ServerPID, on this machine) has died: the engine's own error ("unexpected
+// postmaster exit", "connection refused") does not say that the server is gone.
+func (r *Runner) serverGone(msg string) string {
+	pid := r.HW.ServerPID
+	if pid <= 0 || r.HW.Remote || r.Sampler == nil || r.Sampler.Alive(pid) ||
+		strings.Contains(msg, fmt.Sprintf("pid %d)", pid)) { // a cluster's node named already
+		return msg
+	}
+	return fmt.Sprintf("the server (pid %d) is gone: %s", pid, msg)
+}
