@@ -51,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/session"
@@ -121,8 +122,8 @@ func badInput(err error) error { return &exitError{code: ExitBadInput, err: err}
 
 // asExit is err's exit status and message: its exitError, else a domain error's mapped to
 // its status (session's BadInputError, InterruptedError and StepFailedError; a
-// *record.StoreFailedError: ExitInterrupted when the run had been interrupted, else
-// ExitStepFailed); false for none.
+// *record.StoreFailedError or *sweepq.StoppedError: ExitInterrupted when interrupted,
+// else ExitStepFailed; a *sweepq.UnmeasuredError: ExitStepFailed); false for none.
 func asExit(err error) (*exitError, bool) {
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -147,6 +148,18 @@ func asExit(err error) (*exitError, bool) {
 			code = ExitInterrupted
 		}
 		return &exitError{code: code, err: sf}, true
+	}
+	var stopped *sweepq.StoppedError
+	if errors.As(err, &stopped) {
+		code := ExitStepFailed
+		if stopped.Interrupted {
+			code = ExitInterrupted
+		}
+		return &exitError{code: code, err: stopped}, true
+	}
+	var um *sweepq.UnmeasuredError
+	if errors.As(err, &um) {
+		return &exitError{code: ExitStepFailed, err: um}, true
 	}
 	return nil, false
 }

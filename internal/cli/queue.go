@@ -135,12 +135,9 @@ command cleanly (its run is kept, marked interrupted).`,
   dbperf queue --cancel 42`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := resultsPath(results, env)
+			path, err := queueResults(results, env)
 			if err != nil {
-				return badInput(err)
-			}
-			if !store.IsPostgres(path) {
-				return badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+				return err
 			}
 			ctx := cmd.Context()
 			f, st, err := openQueue(ctx, path)
@@ -230,72 +227,46 @@ type waitFlags struct {
 	timeout        time.Duration
 }
 
-// waitSweep waits until every point of the queued sweep w.label is done (completed,
-// cancelled or discarded), then prints the sweep's relative report, the first point the
-// base, and which class and hosts ran it. A point queued again after its job was
-// cancelled or discarded is one point, measured when one of its jobs completed. Exit
-// status 1 when no job of a point completed or a point has no run that finished ok.
+// waitSweep waits until every point of the queued sweep w.label is done (sweepq's
+// Follow), then prints the sweep's relative report, the first point the base, and which
+// class and hosts ran it. Exit status 1 when a point was not measured
+// (sweepq.UnmeasuredError) or --timeout ran out, 130 when interrupted (StoppedError).
 func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 	if w.label == "" {
 		return badInput(errors.New("--wait needs the --label of a queued sweep (dbperf queue lists the sweeps)"))
 	}
-	path, err := resultsPath(w.results, env)
+	path, err := queueResults(w.results, env)
 	if err != nil {
-		return badInput(err)
-	}
-	if !store.IsPostgres(path) {
-		return badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
+		return err
 	}
 	q, err := sweepq.Open(ctx, path)
 	if err != nil {
 		return badInput(err)
 	}
 	defer q.Close()
-	if w.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.timeout)
-		defer cancel()
-	}
-	o := sweepq.WaitOptions{Label: w.label}
+	o := sweepq.FollowOptions{WaitOptions: sweepq.WaitOptions{Label: w.label}, Timeout: w.timeout}
 	if env.IsTerminal {
 		o.Progress = func(done, total int) {
 			fmt.Fprintf(env.Out, "sweep %s: %d of %d points done\n", w.label, done, total)
 		}
 	}
-	points, err := q.Wait(ctx, o)
+	out, err := q.Follow(ctx, o)
 	if errors.Is(err, sweepq.ErrNoSweep) {
 		return badInput(fmt.Errorf("--label %s: no queued sweep has this label (dbperf queue lists the jobs)", w.label))
 	}
 	if err != nil {
-		return waitErr(ctx, w, err)
-	}
-	return reportWaited(ctx, env, q, w, points)
-}
-
-// reportWaited prints a waited sweep's classes, hosts and relative report; it exits 1
-// naming each point that was not measured.
-func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, points []sweepq.Point) error {
-	out, err := q.Outcome(ctx, w.label, points)
-	if err != nil {
 		return err
 	}
+	return reportWaited(ctx, env, q, out)
+}
+
+// reportWaited prints a waited sweep's classes, hosts and relative report; its error
+// names each point that was not measured (Outcome.Err).
+func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, out sweepq.Outcome) error {
 	var groups []report.Group
-	var problems []string
 	for _, m := range out.Points {
-		switch {
-		case !m.Completed:
-			var states []string
-			for _, j := range m.Jobs {
-				states = append(states, fmt.Sprintf("job %d %s%s", j.ID, j.State, j.SpillNote()))
-			}
-			problems = append(problems, fmt.Sprintf("point %s: %s", m.Name, strings.Join(states, ", ")))
-		case len(m.RunIDs) == 0:
-			problems = append(problems, fmt.Sprintf("point %s: no run finished ok (dbperf runs --label %s/%s)%s", m.Job.Args.Point, w.label, m.Job.Args.Point, m.Job.SpillNote()))
-		default:
+		if m.OK() {
 			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
-			if n := m.Job.SpillNote(); n != "" {
-				problems = append(problems, fmt.Sprintf("point %s: job %d left a run unstored%s", m.Job.Args.Point, m.Job.ID, n))
-			}
 		}
 	}
 	var classes, hs []string
@@ -305,7 +276,7 @@ func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, po
 	for _, h := range sortedKeys(out.Hosts) {
 		hs = append(hs, fmt.Sprintf("%s (%s)", h, plural(out.Hosts[h], "point")))
 	}
-	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", w.label, len(points), strings.Join(classes, ", "), strings.Join(hs, ", "))
+	fmt.Fprintf(env.Out, "sweep %s: %d points on %s, hosts %s\n", out.Label, len(out.Points), strings.Join(classes, ", "), strings.Join(hs, ", "))
 	if len(groups) > 0 {
 		cmp, err := sweep.Compare(ctx, q.Store, groups)
 		if err != nil {
@@ -315,20 +286,20 @@ func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, w waitFlags, po
 			return err
 		}
 	}
-	if len(problems) > 0 {
-		return &exitError{code: ExitStepFailed, err: errors.New(strings.Join(problems, "\n"))}
-	}
-	return nil
+	return out.Err()
 }
 
-func waitErr(ctx context.Context, w waitFlags, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && w.timeout > 0 {
-		return &exitError{code: ExitStepFailed, err: fmt.Errorf("sweep %s: not done after --timeout %s (dbperf queue --sweep %s)", w.label, w.timeout, w.label)}
+// queueResults is the results store of --results (resultsPath), refused unless it is a
+// PostgreSQL one: the queue lives there.
+func queueResults(flag string, env Env) (string, error) {
+	path, err := resultsPath(flag, env)
+	if err != nil {
+		return "", badInput(err)
 	}
-	if ctx.Err() != nil {
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stopped waiting for sweep %s (its jobs go on)", w.label)}
+	if !store.IsPostgres(path) {
+		return "", badInput(errors.New("--results: the queue lives in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)"))
 	}
-	return err
+	return path, nil
 }
 
 // openQueue opens the results store at path and its queue (sweepq.Open).

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +52,7 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 			if to, err = session.ReadAt("--to", to); err != nil {
 				return badInput(err)
 			}
-			if same(from, to) {
+			if store.Same(from, to) {
 				return badInput(fmt.Errorf("--from and --to are the same store: copy into another one"))
 			}
 			ctx := cmd.Context()
@@ -63,32 +61,22 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 				return err
 			}
 			defer src.Close()
-			var ids []int64
-			if len(args) > 0 {
-				if ids, err = src.ResolveRuns(ctx, args); err != nil {
-					return badInput(err)
-				}
-			} else {
-				sums, err := src.Runs(ctx, store.RunFilter{})
-				if err != nil {
-					return err
-				}
-				for _, s := range sums {
-					ids = append(ids, s.ID)
-				}
+			ids, err := src.Select(ctx, args)
+			if err != nil {
+				return badInput(err)
 			}
 			dst, err := store.Open(ctx, to)
 			if err != nil {
 				return badInput(err)
 			}
 			defer dst.Close()
-			copied, present, running, err := copyRuns(ctx, src, dst, ids)
+			n, err := store.CopyRuns(ctx, src, dst, ids)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", copied, src.Path(), dst.Path(), present)
-			if running > 0 {
-				fmt.Fprintf(env.Out, "; %d still running, left out (copy them again when they end)", running)
+			fmt.Fprintf(env.Out, "copied %d runs from %s to %s; %d were there already", n.Copied, src.Path(), dst.Path(), n.Present)
+			if n.Running > 0 {
+				fmt.Fprintf(env.Out, "; %d still running, left out (copy them again when they end)", n.Running)
 			}
 			fmt.Fprintln(env.Out)
 			return nil
@@ -97,48 +85,4 @@ Exit status: 0 copied, 2 bad input (no store A, A and B the same file, an unknow
 	cmd.Flags().StringVar(&from, "from", "", "the store to copy from (a SQLite file, postgres://…, or @FILE: the first line of FILE)")
 	cmd.Flags().StringVar(&to, "to", "", "the store to copy into, created when missing (a SQLite file, postgres://…, or @FILE)")
 	return cmd
-}
-
-// copyRuns copies the runs ids of src into dst, one at a time (a store of thousands never
-// sits in memory), each whole or not at all; runs still running are left out and counted.
-func copyRuns(ctx context.Context, src, dst *store.Store, ids []int64) (copied, present, running int, err error) {
-	for _, id := range ids {
-		runs, err := src.Results(ctx, []int64{id})
-		if err != nil {
-			return copied, present, running, err
-		}
-		r := runs[0]
-		if r.Status == store.RunRunning {
-			running++
-			continue
-		}
-		_, added, err := dst.Import(ctx, r)
-		if err != nil {
-			return copied, present, running, fmt.Errorf("copy run %d: %w (nothing of it was written, the runs before it are in %s: copy again to finish)", r.ID, err, dst.Path())
-		}
-		if added {
-			copied++
-		} else {
-			present++
-		}
-	}
-	return copied, present, running, nil
-}
-
-// same reports whether two stores are the same: the same file, or the same DSN.
-func same(a, b string) bool {
-	if store.IsPostgres(a) || store.IsPostgres(b) {
-		return a == b
-	}
-	aa, errA := filepath.Abs(a)
-	bb, errB := filepath.Abs(b)
-	if errA != nil || errB != nil {
-		return a == b
-	}
-	if aa == bb {
-		return true
-	}
-	ea, errA := filepath.EvalSymlinks(aa)
-	eb, errB := filepath.EvalSymlinks(bb)
-	return errA == nil && errB == nil && ea == eb
 }

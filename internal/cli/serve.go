@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dbperf/dbperf/internal/fleet"
-	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/web"
 )
 
@@ -50,18 +46,8 @@ Exit status: 0 stopped, 2 bad input (no store, an address that cannot be listene
 	return cmd
 }
 
-// loopback reports whether a listen address's host is a loopback one.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func serve(ctx context.Context, env Env, results, listen string) error {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(listen); err != nil {
 		return badInput(fmt.Errorf("--listen %q: give host:port, e.g. %s: %v", listen, DefaultListen, err))
 	}
 	st, err := openExisting(ctx, results)
@@ -69,42 +55,16 @@ func serve(ctx context.Context, env Env, results, listen string) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := web.New(st)
-	if err != nil {
-		return err
+	err = web.Serve(ctx, st, web.ServeOptions{Results: results, Listen: listen, Log: env.Err,
+		Listening: func(addr net.Addr, loopback bool) {
+			if !loopback {
+				fmt.Fprintf(env.Err, "warning: serving on %s, not a loopback address: anyone who can reach it can read every run in %s\n", addr, st.Path())
+			}
+			fmt.Fprintf(env.Out, "serving %s at http://%s/ (read-only; Ctrl-C stops)\n", st.Path(), addr)
+		}})
+	var le *web.ListenError
+	if errors.As(err, &le) {
+		return badInput(fmt.Errorf("--listen %s: %w", listen, le.Err))
 	}
-	srv.Log = env.Err // why a page could not read the store (the page does not say)
-	if store.IsPostgres(results) {
-		// A team store may hold the fleet's queue: its page, read-only like the others.
-		q, err := fleet.OpenReadOnly(ctx, results)
-		if err != nil {
-			return err
-		}
-		if q != nil {
-			defer q.Close()
-			srv.SetQueue(q)
-		}
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return badInput(fmt.Errorf("--listen %s: %w", listen, err))
-	}
-	if !loopback(host) {
-		fmt.Fprintf(env.Err, "warning: serving on %s, not a loopback address: anyone who can reach it can read every run in %s\n", ln.Addr(), st.Path())
-	}
-	fmt.Fprintf(env.Out, "serving %s at http://%s/ (read-only; Ctrl-C stops)\n", st.Path(), ln.Addr())
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	return err
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/server/state"
 )
@@ -192,24 +192,18 @@ output and <workdir>/<engine>.json show it redacted.
 }
 
 // serverStart starts a detached server of the engine name with o under --workdir and
-// writes its state and DSN files.
+// writes its state and DSN files (state.StartIn).
 func serverStart(ctx context.Context, f *serverCmdFlags, name string, o state.Options) error {
 	srv, err := serverEngine(name)
 	if err != nil {
 		return err
 	}
-	if st, err := state.Read(state.Path(f.workdir, name)); err == nil && st.Running() {
-		return badInput(fmt.Errorf("a %s server started here is still running (pid %d, %s): \"dbperf server stop %s\" first", name, st.PID, RedactDSN(st.DSN), name))
+	o.WorkDir, o.ProfilesDir, o.CacheDir = f.workdir, f.pdir(), f.cache()
+	in, err := state.StartIn(ctx, srv, o)
+	var we *state.WorkDirError
+	if errors.As(err, &we) {
+		return badInput(fmt.Errorf("--workdir: %w", we.Err))
 	}
-	if err := os.MkdirAll(f.workdir, 0o755); err != nil {
-		return badInput(fmt.Errorf("--workdir: %w", err))
-	}
-	abs, err := filepath.Abs(f.workdir)
-	if err != nil {
-		return badInput(fmt.Errorf("--workdir: %w", err))
-	}
-	o.WorkDir, o.ProfilesDir, o.CacheDir = abs, f.pdir(), f.cache()
-	in, err := state.Start(ctx, srv, o)
 	if err != nil {
 		return badInput(err)
 	}
@@ -235,23 +229,15 @@ func serverStopCmd(f *serverCmdFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sp := state.Path(f.workdir, args[0])
-			st, err := state.Read(sp)
-			if errors.Is(err, os.ErrNotExist) {
-				return badInput(fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", sp))
-			}
-			if err != nil {
-				return badInput(err)
-			}
-			foreign, err := st.Stop(srv)
-			if err != nil {
-				return err
+			st, foreign, err := state.StopIn(f.workdir, srv, keep)
+			if errors.Is(err, state.ErrNotStarted) {
+				return badInput(fmt.Errorf("no server was started here (%s is missing): use the same --workdir as \"dbperf server start\"", state.Path(f.workdir, args[0])))
 			}
 			if foreign {
 				fmt.Fprintf(f.env.Out, "note: pid %d is not the %s server started here (another process has that pid now): left alone\n", st.PID, st.Engine)
 			}
-			if err := st.Remove(sp, keep); err != nil {
-				return err
+			if err != nil {
+				return badInput(err)
 			}
 			fmt.Fprintf(f.env.Out, "%s stopped\n", st.Engine)
 			return nil
@@ -279,14 +265,7 @@ func serverStatusCmd(f *serverCmdFlags) *cobra.Command {
 				fmt.Fprintf(out, "%s: not running\n", args[0])
 				return nil
 			}
-			status := "running"
-			switch st.Liveness() {
-			case state.Died:
-				status = "not running (it died; see " + st.Log + ")"
-			case state.PIDReused:
-				status = fmt.Sprintf("not running (it died; pid %d is another process now; see %s)", st.PID, st.Log)
-			}
-			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, status, st.PID, st.Started, RedactDSN(st.DSN))
+			fmt.Fprintf(out, "%s %s: %s, pid %d, since %s\n%s\n", st.Engine, st.Version, st.Status(), st.PID, st.Started, RedactDSN(st.DSN))
 			if st.DSNFile != "" {
 				fmt.Fprintf(out, "the DSN with its password is in %s\n", st.DSNFile)
 			}
@@ -300,18 +279,13 @@ func serverStatusCmd(f *serverCmdFlags) *cobra.Command {
 // profileLines lists each engine's config profiles and where each comes from, one line
 // each, for `dbperf server list`.
 func profileLines(profilesDir string) ([]string, error) {
+	ps, err := managed.Profiles(profilesDir)
+	if err != nil {
+		return nil, err
+	}
 	lines := []string{"profiles (--profile NAME):"}
-	// Every engine's that has profiles: the managed servers', then the key-value engines'
-	// (LSM options for dbbench).
-	for _, e := range catalog.Engines(catalog.EngineOptions{}) {
-		eng := e.Meta().Name
-		ps, err := server.ListProfiles(profilesDir, eng)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			lines = append(lines, fmt.Sprintf("  %s %s (%s)", eng, p.Name, p.Source()))
-		}
+	for _, p := range ps {
+		lines = append(lines, fmt.Sprintf("  %s %s (%s)", p.Engine, p.Name, p.Source()))
 	}
 	return lines, nil
 }

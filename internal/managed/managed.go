@@ -14,6 +14,8 @@
 //
 // A managed cluster (--cluster) is started elsewhere, on the same server.Options
 // (Options.Server).
+//
+// Profiles lists the config profiles every engine can be given (`dbperf server list`).
 package managed
 
 import (

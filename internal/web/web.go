@@ -13,7 +13,8 @@
 // HEAD are served (405 otherwise). /queue, when the store holds the fleet's queue
 // (SetQueue, fleet.OpenReadOnly), shows the agents (host, class, state, job, last
 // heartbeat) and the jobs (state, attempt, host, start, runs). A store read that fails
-// is a 503 page naming nothing of the store, its error logged.
+// is a 503 page naming nothing of the store, its error logged. Serve listens at an
+// address and serves the pages until its context ends (ServeOptions; *ListenError).
 package web
 
 import (

@@ -1,7 +1,9 @@
 // Package sweepq is a sweep queued in the fleet (dbperf sweep … --queue: a job per point)
 // as `dbperf sweep --label L --wait` follows it: the queue with the results store its
 // points' runs go to (Open), the sweep's jobs grouped by point (Group), waiting until
-// every point is done (Queue.Wait), and which runs measured each point (Queue.Outcome).
+// every point is done (Queue.Wait), and which runs measured each point (Queue.Outcome);
+// Queue.Follow is both, with a timeout, and Outcome.Err names the points not measured.
+// Its errors say how a wait ended: ErrNoSweep, *StoppedError, *UnmeasuredError.
 //
 // A point queued again after its job was cancelled or discarded has several jobs: it is
 // done when each of them is (completed, cancelled or discarded), and measured by its
@@ -161,6 +163,8 @@ type Measured struct {
 
 // Outcome is what a waited sweep measured, point by point, and where.
 type Outcome struct {
+	// Label is the sweep's.
+	Label  string
 	Points []Measured
 	// Classes are the host classes of the points' jobs (Measured.Job), sorted, "" for
 	// agents without a class.
@@ -174,7 +178,7 @@ type Outcome struct {
 // discarded and queued again is superseded by the one that completed), by the runs of
 // its label that finished ok.
 func (q *Queue) Outcome(ctx context.Context, label string, points []Point) (Outcome, error) {
-	out := Outcome{Hosts: map[string]int{}}
+	out := Outcome{Label: label, Hosts: map[string]int{}}
 	for _, p := range points {
 		m := Measured{Point: p}
 		m.Job, m.Completed = p.Completed()

@@ -4,7 +4,9 @@
 // A started server leaves two files in the work dir: <engine>.json, the state (Server:
 // its pid, dirs, log, version and DSN with the password redacted), and <engine>.dsn, the
 // DSN with its password, readable by its owner only (dbperf run … --dsn @FILE reads
-// it). Start starts the server and writes both; Read reads the state back.
+// it). Start starts the server and writes both; Read reads the state back. StartIn and
+// StopIn are `dbperf server start` and `stop` in a work dir (a server still running
+// there refused, its files removed), Server.Status what `status` says.
 //
 // A pid outlives its process: the kernel gives it to another one once the server is
 // gone. So the state records the server process's start time (/proc/PID/stat, clock ticks
