@@ -194,15 +194,3 @@ func joinIDs(ids []int64) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// openPartBarrier opens the queue of cfg's store for a part's barrier.
-func openPartBarrier(ctx context.Context, cfg *config.Run) (*parts.Barrier, error) {
-	ps, err := parts.Parse(cfg.Part)
-	if err != nil {
-		return nil, badInput(err)
-	}
-	if !store.IsPostgres(cfg.ResultsPath) {
-		return nil, badInput(errors.New("--part: a part's barrier lives in a PostgreSQL results store"))
-	}
-	return parts.OpenBarrier(ctx, cfg.ResultsPath, ps)
-}
