@@ -95,6 +95,14 @@ password, written to the same file) the agent starts again on it.`,
 // one line saying how to let the agent follow it.
 func followStore(ctx context.Context, env Env, results, path string, cfg fleet.AgentConfig) error {
 	first, said := true, ""
+	wait := func() bool { // a lease, or false when ctx ends first
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(cfg.Lease):
+			return true
+		}
+	}
 	for {
 		f, st, err := openQueue(ctx, path)
 		if err != nil {
@@ -107,16 +115,15 @@ func followStore(ctx context.Context, env Env, results, path string, cfg fleet.A
 				said = err.Error()
 				fmt.Fprintf(env.Err, "agent: the results store at %s does not answer yet (tried again every %s): %v\n", RedactDSN(path), cfg.Lease, err)
 			}
-			select {
-			case <-ctx.Done():
+			if !wait() {
 				return nil
-			case <-time.After(cfg.Lease):
 			}
 			if p, err := resultsPath(results, env); err == nil {
 				path = p
 			}
 			continue
 		}
+		following := !first
 		first = false
 		actx, cancel := context.WithCancel(ctx)
 		moved := make(chan string, 1)
@@ -135,6 +142,16 @@ func followStore(ctx context.Context, env Env, results, path string, cfg fleet.A
 			path = p
 			continue
 		default:
+		}
+		// A store just moved may answer the ping of openQueue and still refuse the
+		// agent's registration or start once ("connection reset by peer"): try again.
+		var se *fleet.StartError
+		if following && errors.As(err, &se) && ctx.Err() == nil {
+			fmt.Fprintf(env.Err, "agent: the results store at %s does not take the agent yet (tried again every %s): %v\n", RedactDSN(path), cfg.Lease, err)
+			if !wait() {
+				return nil
+			}
+			continue
 		}
 		return err
 	}

@@ -141,6 +141,22 @@ type Stmt interface {
 	Close() error
 }
 
+// Pipeliner is implemented by sessions that can send several executions before reading
+// any result (PostgreSQL's pipeline mode; pgbench's \startpipeline … \endpipeline): one
+// write and one wait for the whole batch instead of one round trip per statement.
+type Pipeliner interface {
+	// Queue adds an execution of st (a statement of this session, prepared or prepared on
+	// the client) with args to the pipeline; args are read before Queue returns.
+	Queue(st Stmt, args *Args) error
+	// Sync sends the queued executions and a Sync and reads every result: rows[i] is the
+	// i-th execution's rows (read, or affected). The first execution that fails ends the
+	// batch (the server skips the rest up to the Sync): failed is its index, err its
+	// error (a conflict wraps ErrConflict); failed is -1 when none did.
+	Sync(ctx context.Context) (rows []int64, failed int, err error)
+	// Reset drops the queued executions unsent (a batch abandoned before its Sync).
+	Reset()
+}
+
 // Index is a secondary index to create.
 type Index struct {
 	Name    string

@@ -91,6 +91,14 @@ func newAgentID(host string) string {
 	return id
 }
 
+// StartError is RunAgent's error when the agent could not register with the store or
+// start taking jobs: a store that has just come up may refuse a connection or two, so a
+// caller following a moved store tries again (cli's followStore).
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
 // RunAgent runs an agent until ctx ends: it registers in dbperf_agents, takes one job at a
 // time from its class's queue, heartbeats, and on ctx's end (SIGTERM) stops the current
 // command and requeues its job, then records itself stopped. It returns the agent's id
@@ -108,7 +116,7 @@ func (f *Fleet) RunAgent(ctx context.Context, cfg AgentConfig) (string, error) {
 	a := &agent{f: f, cfg: cfg, id: newAgentID(cfg.Host)}
 	if _, err := f.pool.Exec(ctx, `INSERT INTO dbperf_agents (id, host, class, pid, lease_ms, state, started_at, heartbeat_at)
 		VALUES ($1, $2, $3, $4, $5, 'idle', now(), now())`, a.id, cfg.Host, cfg.Class, os.Getpid(), cfg.Lease.Milliseconds()); err != nil {
-		return "", fmt.Errorf("agent: register: %w", err)
+		return "", &StartError{Err: fmt.Errorf("agent: register: %w", err)}
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{a: a})
@@ -133,7 +141,7 @@ func (f *Fleet) RunAgent(ctx context.Context, cfg AgentConfig) (string, error) {
 	// The client runs until StopAndCancel below, not until ctx: a stop must let the
 	// command end cleanly and the job be requeued.
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
-		return a.id, fmt.Errorf("agent: start: %w", err)
+		return a.id, &StartError{Err: fmt.Errorf("agent: start: %w", err)}
 	}
 	fmt.Fprintf(cfg.Log, "agent %s: taking jobs from queue %s\n", a.id, Queue(cfg.Class))
 	beats := make(chan struct{})

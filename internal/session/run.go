@@ -175,7 +175,14 @@ func openPartBarrier(ctx context.Context, cfg *config.Run) (*parts.Barrier, erro
 	if !store.IsPostgres(cfg.ResultsPath) {
 		return nil, badInput(errors.New("--part: a part's barrier lives in a PostgreSQL results store"))
 	}
-	return parts.OpenBarrier(ctx, cfg.ResultsPath, ps)
+	b, err := parts.OpenBarrier(ctx, cfg.ResultsPath, ps)
+	if err != nil {
+		// The store did not answer (down, too many clients): the part failed, its input
+		// was fine; exit 1, so an agent records the job failed and retries it rather than
+		// refused.
+		return nil, &StepFailedError{Err: err}
+	}
+	return b, nil
 }
 
 // PrepareCPUProfile readies --cpu-profile DIR for the runs of one command (run, or every

@@ -87,7 +87,8 @@ type InterruptedError struct{ Err error }
 func (e *InterruptedError) Error() string { return e.Err.Error() }
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
-// A StepFailedError is a run that finished, stored, with a failed step.
+// A StepFailedError is a run that failed (exit 1): it finished, stored, with a failed
+// step, or what its steps need did not answer (a part's barrier store).
 type StepFailedError struct{ Err error }
 
 func (e *StepFailedError) Error() string { return e.Err.Error() }

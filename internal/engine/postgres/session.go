@@ -51,6 +51,8 @@ type session struct {
 	interruptFn func()
 	// interruptOnce guards interrupt: the first cancellation ends the connection.
 	interruptOnce sync.Once
+	// pipe is the batch of executions queued for the next Sync (pipeline.go).
+	pipe pipeline
 }
 
 // interruptTarget is a connected session's socket and protocol connection.

@@ -59,21 +59,24 @@ func points(l report.HistoryLine) int {
 }
 
 // HistoryText writes a history as text: per series its runs, then a line per step
-// and metric with its first and last value and its change points.
+// and metric with its first and last value and its change points, fitted to w's width
+// (Columns) as the report's tables are.
 func HistoryText(w io.Writer, h report.History) error {
+	width := Columns(w)
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s in order of %s; %s\n", report.Plural(len(h.Series), "series"), h.Order, describeDetect(h))
+	writeWrapped(&buf, width, "", "  ", fmt.Sprintf("%s in order of %s; %s", report.Plural(len(h.Series), "series"), h.Order, describeDetect(h)))
 	if len(h.Series) == 0 {
 		fmt.Fprintln(&buf, "no finished runs match")
 	}
 	for _, s := range h.Series {
-		fmt.Fprintf(&buf, "\n%s: %s\n", report.Printable(s.Title), report.Plural(len(s.Runs), "run"))
+		buf.WriteString("\n")
+		writeWrapped(&buf, width, "", "  ", fmt.Sprintf("%s: %s", report.Printable(s.Title), report.Plural(len(s.Runs), "run")))
 		var xs []string
 		for i, r := range s.Runs {
 			xs = append(xs, fmt.Sprintf("#%d run %d %s", i+1, r.ID, r.X))
 		}
-		fmt.Fprintf(&buf, "  %s\n", report.Printable(strings.Join(xs, ", ")))
-		t := newTable(&buf, allLeft)
+		writeWrapped(&buf, width, "  ", "", report.Printable(strings.Join(xs, ", ")))
+		t := newTable(&buf, allLeft).fit(width).repeat(2)
 		t.row("  step", "metric", "points", "first", "last", "change points")
 		for _, l := range s.Lines {
 			first, last := firstLast(l)
@@ -212,7 +215,8 @@ table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #999; padding: 4px 8px; }
 td.worse { background: #FF9A9A; } td.better { background: #81FFA6; }
 p.legend { font-size: 0.85em; color: #555; margin: 0.2em 0; }
-figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; }
+figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; max-width: 100%; overflow-x: auto; }
+div.scroll { overflow-x: auto; max-width: 100%; }
 </style>
 </head>
 <body>
@@ -220,20 +224,20 @@ figure { display: inline-block; margin: 0.5em 1em 0.5em 0; vertical-align: top; 
 <p class="legend">{{.Describe}}</p>
 {{- range .Series}}
 <h2>{{.Title}}</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>#</th><th>run</th><th>label</th><th>engine version</th><th>build id</th><th>started (UTC)</th></tr>
 {{- range .Runs}}
 <tr><td>{{.Pos}}</td><td>{{if $.RunURL}}<a href="{{$.RunURL}}{{.ID}}">{{.ID}}</a>{{else}}{{.ID}}{{end}}</td><td>{{.Label}}</td><td>{{.EngineVersion}}</td><td>{{.BuildID}}</td><td>{{.Started}}</td></tr>
 {{- end}}
-</table>
-<table>
+</table></div>
+<div class="scroll"><table>
 <tr><th>step</th><th>metric</th><th>change point</th><th>before</th><th>after</th><th>change</th><th>p</th></tr>
 {{- range .Changes}}
 <tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>#{{.Pos}} run {{if $.RunURL}}<a href="{{$.RunURL}}{{.RunID}}">{{.RunID}}</a>{{else}}{{.RunID}}{{end}}</td><td>{{.Before}}</td><td>{{.After}}</td><td class="{{.Verdict}}">{{.Pct}} {{.Verdict}}</td><td>{{.P}}</td></tr>
 {{- else}}
 <tr><td colspan="7">no change points</td></tr>
 {{- end}}
-</table>
+</table></div>
 {{- range .Charts}}
 <figure>{{.}}</figure>
 {{- end}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/reporttest"
@@ -71,7 +72,45 @@ func TestHistoryRenderersNameTheChange(t *testing.T) {
 			t.Errorf("the HTML page lacks %s", want)
 		}
 	}
+	// Each series' two tables scroll sideways in their own box (issue 42), as the
+	// report's do: a long label or build id never widens the page.
+	if n := strings.Count(buf.String(), `<div class="scroll"><table>`); n != 4 {
+		t.Errorf("%d tables in a scrolling box, want 4 (2 series × 2 tables)", n)
+	}
 	if !strings.Contains(buf.String(), "<svg") || strings.Count(buf.String(), "<svg") != 4 {
 		t.Errorf("the HTML page has %d charts, want 4 (2 series × 2 metrics)", strings.Count(buf.String(), "<svg"))
+	}
+}
+
+// HistoryText fits its runs line and its table to the writer's width (Fit), as the
+// report's text does: no line over it, every step and metric still there.
+func TestHistoryTextFits(t *testing.T) {
+	h, err := report.BuildHistory(reporttest.ChangeSeries(), report.HistoryOptions{Metrics: []string{report.MetricThroughput, "cpupq"}, Detect: reporttest.Detect()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wide, narrow bytes.Buffer
+	if err := HistoryText(&wide, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := HistoryText(Fit(&narrow, 90), h); err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, l := range strings.Split(wide.String(), "\n") {
+		longest = max(longest, utf8.RuneCountInString(l))
+	}
+	if longest <= 90 {
+		t.Fatalf("the unfitted history's longest line is %d: the test needs a wider one", longest)
+	}
+	for _, l := range strings.Split(narrow.String(), "\n") {
+		if utf8.RuneCountInString(l) > 90 {
+			t.Errorf("line of %d runes over 90: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+	for _, want := range []string{"throughput", "cpupq", "worse"} {
+		if !strings.Contains(narrow.String(), want) {
+			t.Errorf("fitted history lacks %q:\n%s", want, narrow.String())
+		}
 	}
 }

@@ -18,10 +18,10 @@ type sized struct {
 // Columns is the width w's text lines may take.
 func (s sized) Columns() int { return s.columns }
 
-// Fit is w with a width: the text reports written to it (Text, CompareText, Bench) fit
-// their lines to columns runes: a wider table in blocks of columns (table.go), prose
-// wrapped at spaces. A writer without a width takes lines of any length. columns ≤ 0
-// is no width.
+// Fit is w with a width: the text reports written to it (Text, CompareText, Bench,
+// HistoryText) fit their lines to columns runes: a wider table in blocks of columns
+// (table.go), prose wrapped at spaces. A writer without a width takes lines of any
+// length. columns ≤ 0 is no width.
 func Fit(w io.Writer, columns int) io.Writer {
 	if columns <= 0 {
 		return w

@@ -141,6 +141,10 @@ type client struct {
 	// lazy: statements are prepared when they first run, not in Init (a setup script
 	// creating the tables it then fills).
 	lazy bool
+	// pipe is the session's pipeline mode (nil: the engine has none); piped are the
+	// commands queued in the open pipeline since its start or last sync.
+	pipe  engine.Pipeliner
+	piped []int
 }
 
 // clientSeeds are what a client starts from.
@@ -200,6 +204,12 @@ func (c *client) Init(ctx context.Context, s engine.Session) error {
 
 func (c *client) prepare(ctx context.Context, s engine.Session) error {
 	c.sess = s
+	c.pipe, _ = s.(engine.Pipeliner)
+	for _, sc := range c.prog.Scripts {
+		if sc.pipeline > 0 && c.pipe == nil {
+			return fmt.Errorf("%s:%d: \\startpipeline: the %s engine has no pipeline mode; run the statements without a pipeline", sc.Name, sc.pipeline, c.d.Name())
+		}
+	}
 	c.stmts = make([][]engine.Stmt, len(c.prog.Scripts))
 	c.gsetNames = make([][][]string, len(c.prog.Scripts))
 	c.gsetSlots = make([][][]int, len(c.prog.Scripts))
@@ -346,6 +356,13 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 	fail := func(cmd *command, err error) (int64, error) {
 		return rows, fmt.Errorf("%s:%d: %w", sc.Name, cmd.line, err)
 	}
+	c.piped = c.piped[:0]
+	inPipe := false
+	defer func() {
+		if inPipe { // an error left the pipeline before its end: nothing of it is sent
+			c.pipe.Reset()
+		}
+	}()
 	for pc := 0; pc < len(cmds); {
 		cmd := &cmds[pc]
 		var t0 time.Time
@@ -355,6 +372,13 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 		}
 		switch cmd.kind {
 		case cSQL:
+			if inPipe {
+				if err := c.queue(ctx, si, pc, cmd); err != nil {
+					return fail(cmd, err)
+				}
+				pc++
+				break
+			}
 			n, err := c.exec(ctx, si, pc, cmd)
 			if err != nil {
 				return fail(cmd, err)
@@ -398,6 +422,21 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 			pc = cmd.end + 1
 		case cEndif:
 			pc++
+		case cPipeStart:
+			inPipe = true
+			pc++
+		case cPipeSync, cPipeEnd:
+			n, failed, err := c.syncPipeline(ctx, si)
+			rows += n
+			if err != nil {
+				inPipe = false // the batch was sent: nothing is left to drop
+				if failed >= 0 {
+					return fail(&cmds[failed], err)
+				}
+				return fail(cmd, err)
+			}
+			inPipe = cmd.kind == cPipeSync
+			pc++
 		}
 		if c.perCmd != nil {
 			st := &c.perCmd[si][at]
@@ -409,6 +448,53 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 		return rows, fmt.Errorf("%s: the script ended inside a transaction (BEGIN without COMMIT or END)", sc.Name)
 	}
 	return rows, nil
+}
+
+// queue adds SQL command ci of script si to the open pipeline, bound to its variables.
+func (c *client) queue(ctx context.Context, si, ci int, cmd *command) error {
+	if err := c.bind(cmd); err != nil {
+		return err
+	}
+	st, err := c.stmt(ctx, si, ci, cmd)
+	if err != nil {
+		return err
+	}
+	if err := c.pipe.Queue(st, &c.args); err != nil {
+		return err
+	}
+	c.piped = append(c.piped, ci)
+	return nil
+}
+
+// syncPipeline sends the commands queued since the pipeline's start or last sync and
+// reads their results: their rows, and on an error the index of the command that failed
+// (-1: none known). The transaction state follows the BEGINs and ENDs that ran; after a
+// failure inside a transaction block the block is aborted but open (Op rolls it back).
+func (c *client) syncPipeline(ctx context.Context, si int) (rows int64, failed int, err error) {
+	cmds := c.prog.Scripts[si].cmds
+	n, bad, err := c.pipe.Sync(ctx)
+	ran := len(c.piped)
+	if err != nil {
+		ran = max(bad, 0)
+	}
+	for k, ci := range c.piped[:ran] {
+		rows += n[k]
+		switch cmds[ci].sql {
+		case sqlBegin:
+			c.inTx = true
+		case sqlEnd:
+			c.inTx = false
+		}
+	}
+	if err != nil && bad >= 0 && bad < len(c.piped) && cmds[c.piped[bad]].sql == sqlBegin {
+		c.inTx = false // the BEGIN itself failed: no block is open
+	}
+	failed = -1
+	if err != nil && bad >= 0 && bad < len(c.piped) {
+		failed = c.piped[bad]
+	}
+	c.piped = c.piped[:0]
+	return rows, failed, err
 }
 
 // branch finds the branch to run after a false condition, from branch command j (the
@@ -453,17 +539,27 @@ func (c *client) bind(cmd *command) error {
 	return nil
 }
 
-func (c *client) exec(ctx context.Context, si, ci int, cmd *command) (int64, error) {
-	if err := c.bind(cmd); err != nil {
-		return 0, err
-	}
+// stmt is the statement of SQL command ci of script si, prepared on first use when Init
+// could not.
+func (c *client) stmt(ctx context.Context, si, ci int, cmd *command) (engine.Stmt, error) {
 	st := c.stmts[si][ci]
 	if st == nil {
 		var err error
 		if st, err = c.prepareCmd(ctx, cmd); err != nil {
-			return 0, err
+			return nil, err
 		}
 		c.stmts[si][ci] = st
+	}
+	return st, nil
+}
+
+func (c *client) exec(ctx context.Context, si, ci int, cmd *command) (int64, error) {
+	if err := c.bind(cmd); err != nil {
+		return 0, err
+	}
+	st, err := c.stmt(ctx, si, ci, cmd)
+	if err != nil {
+		return 0, err
 	}
 	switch cmd.sql {
 	case sqlQuery:

@@ -18,6 +18,9 @@ const (
 	cElif
 	cElse
 	cEndif
+	cPipeStart // \startpipeline
+	cPipeSync  // \syncpipeline
+	cPipeEnd   // \endpipeline
 )
 
 // sqlKind says how a SQL command is sent.
@@ -69,6 +72,8 @@ type Script struct {
 	// sets are the variables it assigns with \set; gsets the prefixes of its \gset.
 	sets  []string
 	gsets []string
+	// pipeline is the line of the script's first \startpipeline (0: none).
+	pipeline int
 }
 
 type varUse struct {
@@ -83,11 +88,13 @@ func parseError(name string, line int, format string, args ...any) error {
 
 // Parse parses a script in pgbench's language: SQL commands ending with ';' (several
 // lines each, or \gset in place of the ';'), and the meta-commands \set, \sleep, \if,
-// \elif, \else, \endif and \gset. Variables are interned in vars.
+// \elif, \else, \endif, \gset, \startpipeline, \syncpipeline and \endpipeline.
+// Variables are interned in vars.
 func Parse(name, text string, vars *varTable) (*Script, error) {
 	s := &Script{Name: name, Weight: 1}
 	sc := &scanner{src: text, line: 1, name: name}
 	var stack []int // open \if and their branches: index of the last branch command
+	pipe := 0       // the line of the open \startpipeline (0: none)
 	for {
 		sc.skipBlank()
 		if sc.eof() {
@@ -99,6 +106,12 @@ func Parse(name, text string, vars *varTable) (*Script, error) {
 				return nil, err
 			}
 			i := len(s.cmds)
+			if err := checkPipeline(name, &pipe, len(stack) > 0, &cmd); err != nil {
+				return nil, err
+			}
+			if cmd.kind == cPipeStart && s.pipeline == 0 {
+				s.pipeline = cmd.line
+			}
 			switch cmd.kind {
 			case cIf:
 				stack = append(stack, i)
@@ -137,7 +150,13 @@ func Parse(name, text string, vars *varTable) (*Script, error) {
 		if err != nil {
 			return nil, err
 		}
+		if pipe > 0 && cmd.sql == sqlGset {
+			return nil, parseError(name, cmd.line, "\\gset inside a pipeline (\\startpipeline at line %d): its row comes back only at \\endpipeline; end the pipeline first", pipe)
+		}
 		s.cmds = append(s.cmds, cmd)
+	}
+	if pipe > 0 {
+		return nil, parseError(name, pipe, "\\startpipeline without a matching \\endpipeline")
 	}
 	if len(stack) > 0 {
 		return nil, parseError(name, s.cmds[outerIf(s.cmds, stack[len(stack)-1])].line, "\\if without a matching \\endif")
@@ -146,6 +165,36 @@ func Parse(name, text string, vars *varTable) (*Script, error) {
 		return nil, parseError(name, 1, "the script has no commands")
 	}
 	return s, nil
+}
+
+// checkPipeline checks meta-command cmd against the pipeline open at line *pipe (0:
+// none) and opens or closes it. A pipeline holds SQL commands and \set only, and opens
+// outside \if blocks (inIf), so that every execution of the script reaches its end.
+func checkPipeline(name string, pipe *int, inIf bool, cmd *command) error {
+	switch cmd.kind {
+	case cPipeStart:
+		if *pipe > 0 {
+			return parseError(name, cmd.line, "\\startpipeline inside a pipeline (\\startpipeline at line %d)", *pipe)
+		}
+		if inIf {
+			return parseError(name, cmd.line, "\\startpipeline inside \\if: dbperf runs a pipeline outside \\if blocks")
+		}
+		*pipe = cmd.line
+	case cPipeSync, cPipeEnd:
+		word := map[cmdKind]string{cPipeSync: "syncpipeline", cPipeEnd: "endpipeline"}[cmd.kind]
+		if *pipe == 0 {
+			return parseError(name, cmd.line, "\\%s without a \\startpipeline", word)
+		}
+		if cmd.kind == cPipeEnd {
+			*pipe = 0
+		}
+	case cSet:
+	default:
+		if *pipe > 0 {
+			return parseError(name, cmd.line, "\\%s inside a pipeline (\\startpipeline at line %d): a pipeline holds SQL commands and \\set only", kindName(cmd.kind), *pipe)
+		}
+	}
+	return nil
 }
 
 // findPrev is the branch command before branch j of the same \if (j: an \elif or
@@ -320,9 +369,13 @@ func (sc *scanner) meta(vars *varTable, s *Script) (command, error) {
 	case "setshell", "shell":
 		return fail("\\%s is not supported: dbperf runs no shell commands from a script", word)
 	case "startpipeline", "endpipeline", "syncpipeline":
-		return fail("\\%s is not supported yet: run the statements without a pipeline", word)
+		if rest != "" {
+			return fail("\\%s takes no argument, got %q", word, rest)
+		}
+		cmd.kind = map[string]cmdKind{"startpipeline": cPipeStart, "syncpipeline": cPipeSync, "endpipeline": cPipeEnd}[word]
+		return cmd, nil
 	}
-	return fail("unknown meta-command \\%s (dbperf knows \\set, \\sleep, \\gset, \\if, \\elif, \\else, \\endif)", word)
+	return fail("unknown meta-command \\%s (dbperf knows \\set, \\sleep, \\gset, \\if, \\elif, \\else, \\endif, \\startpipeline, \\syncpipeline, \\endpipeline)", word)
 }
 
 func validName(n string) bool {
