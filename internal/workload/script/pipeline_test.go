@@ -1,18 +1,11 @@
 package script
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/metrics"
-	"github.com/dbperf/dbperf/internal/server"
-	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
 
@@ -34,40 +27,12 @@ END;
 \endpipeline
 `
 
-// startPostgres starts a managed PostgreSQL 15 and opens the engine on it; the test is
-// skipped when it is not installed.
-func startPostgres(t *testing.T) engine.SQL {
-	t.Helper()
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err != nil {
-		t.Skip("PostgreSQL 15 not installed (make test installs it)")
-	}
-	dir, err := os.MkdirTemp("", "dbperf-script-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755) // reachable by the server's user when run as root
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	in, err := pgserver.Start(ctx, server.Options{WorkDir: dir, ProfilesDir: filepath.Join("..", "..", "..", "profiles")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = in.Stop(context.Background()) })
-	h, err := postgres.New().Open(ctx, engine.Target{DSN: in.DSN})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
-	return h.(engine.SQL)
-}
-
 // TestPipelinePostgres runs pgbench's TPC-B-like transaction pipelined (with a
 // \syncpipeline inside) on a managed PostgreSQL: the balances add up to the history's
 // deltas and there is a history row per transaction (every statement ran, once), and a statement that fails inside a
 // pipeline fails the step naming its own line, its transaction rolled back.
 func TestPipelinePostgres(t *testing.T) {
-	h := startPostgres(t)
+	h := workloadtest.Managed(t, "postgres", filepath.Join("..", "..", "..", "profiles"))
 	dir := t.TempDir()
 	steps := workloadtest.Plan(t, New(), "--pgbench-init", "--scale-factor", "1",
 		"-f", write(t, dir, "tpcb-pipelined.sql", pipelinedTPCB), "--clients", "2", "--time", "1")

@@ -2,20 +2,14 @@ package tpcc
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/engine/mariadb"
-	"github.com/dbperf/dbperf/internal/engine/postgres"
 	"github.com/dbperf/dbperf/internal/metrics"
 	"github.com/dbperf/dbperf/internal/runner"
-	"github.com/dbperf/dbperf/internal/server"
-	mariadbserver "github.com/dbperf/dbperf/internal/server/mariadb"
-	pgserver "github.com/dbperf/dbperf/internal/server/postgres"
 	"github.com/dbperf/dbperf/internal/workload"
 	"github.com/dbperf/dbperf/internal/workload/workloadtest"
 )
@@ -30,42 +24,10 @@ const (
 )
 
 // startServer starts a managed server of kind ("postgres", "innodb", "rocksdb") and
-// opens the engine on it; the test is skipped when its binaries are not installed.
+// opens the engine on it (workloadtest.Managed).
 func startServer(t *testing.T, kind string) engine.SQL {
 	t.Helper()
-	bin, start, o, e := "/usr/lib/postgresql/15/bin/postgres", pgserver.Start, server.Options{}, engine.Engine(postgres.New())
-	switch kind {
-	case "innodb", "rocksdb":
-		bin, start, o, e = "/usr/sbin/mariadbd", mariadbserver.Start, server.Options{StorageEngine: kind}, mariadb.New(kind)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not installed (make test installs it)", bin)
-	}
-	if kind == "rocksdb" {
-		if _, err := os.Stat("/usr/lib/mysql/plugin/ha_rocksdb.so"); err != nil {
-			t.Skip("MyRocks plugin not installed (apt-get install mariadb-plugin-rocksdb)")
-		}
-	}
-	dir, err := os.MkdirTemp("", "dbperf-tpcc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755) // reachable by the server's user when run as root
-	o.WorkDir, o.ProfilesDir = dir, filepath.Join("..", "..", "..", "profiles")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	in, err := start(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = in.Stop(context.Background()) })
-	h, err := e.Open(ctx, engine.Target{DSN: in.DSN})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
-	return h.(engine.SQL)
+	return workloadtest.Managed(t, kind, filepath.Join("..", "..", "..", "profiles"))
 }
 
 // plan resolves args as `dbperf run tproc-c` does and plans with the test's counts;

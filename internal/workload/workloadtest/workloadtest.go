@@ -4,8 +4,9 @@
 // plans them, Names lists the steps, and Problems checks the one-line-each problems a
 // Resolve reports. MustResolve fails the test on a problem. Validation and Steps are
 // table-driven checks of a workload's problems and plans, MetaSteps checks its Meta's step
-// names, DialectOnly and Load give a step's Load without an engine, and InitWorker
-// initialises a worker on a session.
+// names, DialectOnly and Load give a step's Load without an engine, InitWorker
+// initialises a worker on a session, and Managed starts a managed server for a
+// workload's integration tests.
 package workloadtest
 
 import (
