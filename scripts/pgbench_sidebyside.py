@@ -68,10 +68,19 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     p.add_argument("--settle", type=float, default=20,
                    help="wait at most this many seconds for a quiet server before each measurement")
+    p.add_argument("--scripts", default=",".join(SCRIPTS),
+                   help="the scripts run by both, comma-separated: a pgbench built-in name, or a FILE.sql "
+                        "(pgbench -f, dbperf -f; e.g. scripts/tpcb-pipelined.sql) (default %(default)s)")
     p.add_argument("--out", help="also write OUT.md and OUT.json")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     a = p.parse_args(argv)
     problems = []
+    a.scripts = [x.strip() for x in a.scripts.split(",") if x.strip()]
+    for x in a.scripts:
+        if x.endswith(".sql") and not os.path.isfile(x):
+            problems.append("--scripts: %s is not a file" % x)
+        elif not x.endswith(".sql") and x not in ("tpcb-like", "simple-update", "select-only"):
+            problems.append("--scripts: %s: give a pgbench built-in (tpcb-like, simple-update, select-only) or a FILE.sql" % x)
     if not os.access(a.dbperf, os.X_OK):
         problems.append("--dbperf %s is not an executable: run `make build`" % a.dbperf)
     if not os.access(a.pgbench, os.X_OK):
@@ -104,9 +113,21 @@ def parse_pgbench(path):
     return (int(n.group(1)) if n else None), (float(tps.group(1)) if tps else None)
 
 
+def script_args(script):
+    """pgbench's and dbperf's arguments naming a script: -b NAME, or -f FILE."""
+    if script.endswith(".sql"):
+        return ["-f", os.path.abspath(script)]
+    return ["-b", script]
+
+
+def script_tag(script):
+    """A file-name-safe name of a script."""
+    return os.path.basename(script).replace(".sql", "")
+
+
 def measure_pgbench(a, conn, tmp, rnd, script):
-    out = os.path.join(tmp, "pgbench-%s-r%d.out" % (script, rnd))
-    argv = [a.pgbench, "-n", "-M", "prepared", "-b", script, "-c", str(a.clients), "-j", str(a.pgbench_threads),
+    out = os.path.join(tmp, "pgbench-%s-r%d.out" % (script_tag(script), rnd))
+    argv = [a.pgbench, "-n", "-M", "prepared"] + script_args(script) + ["-c", str(a.clients), "-j", str(a.pgbench_threads),
             "-T", str(a.time)]
     ru = sbs.run_measured(argv, tmp, pgbench_env(conn), out, a.time + 120)
     n, tps = parse_pgbench(out)
@@ -116,9 +137,9 @@ def measure_pgbench(a, conn, tmp, rnd, script):
 
 
 def measure_dbperf(a, dsn, tmp, rnd, script):
-    results = os.path.join(tmp, "dbperf-%s-r%d.db" % (script, rnd))
-    out = os.path.join(tmp, "dbperf-%s-r%d.out" % (script, rnd))
-    argv = [a.dbperf, "run", "script", "--engine", "postgres", "--dsn", dsn, "-b", script,
+    results = os.path.join(tmp, "dbperf-%s-r%d.db" % (script_tag(script), rnd))
+    out = os.path.join(tmp, "dbperf-%s-r%d.out" % (script_tag(script), rnd))
+    argv = [a.dbperf, "run", "script", "--engine", "postgres", "--dsn", dsn] + script_args(script) + [
             "--scale-factor", str(a.scale_factor), "--clients", str(a.clients), "--time", str(a.time),
             "--results", results, "--quiet"]
     ru = sbs.run_measured(argv, tmp, os.environ.copy(), out, a.time + 300)
@@ -179,7 +200,7 @@ def render(a, version, sums, n):
         "| script | client | TPS, median (min–max) | client CPU µs/transaction, median (min–max) |",
         "|---|---|---:|---:|",
     ]
-    for script in SCRIPTS:
+    for script in a.scripts:
         s = sums[script]
         lines += [
             "| %s | pgbench -M prepared (whole process) | %s | %s |" % (script, fmt_tps(s["pgbench_tps"]), fmt(s["pgbench_us"])),
@@ -218,7 +239,7 @@ def main(argv):
         for rnd in range(1, a.rounds + 1):
             order = ["dbperf", "pgbench"] if rnd % 2 else ["pgbench", "dbperf"]
             rec = {"round": rnd, "time": a.time}
-            for script in SCRIPTS:
+            for script in a.scripts:
                 rec[script] = {}
                 for tool in order:
                     sbs.settle(pid, a.settle)
@@ -239,7 +260,7 @@ def main(argv):
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             sbs.log("kept %s" % tmp)
-    sums = {s: summarize(rounds, s) for s in SCRIPTS}
+    sums = {s: summarize(rounds, s) for s in a.scripts}
     text = render(a, version, sums, len(rounds))
     print(text)
     if a.out:
