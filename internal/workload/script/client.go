@@ -131,7 +131,7 @@ type client struct {
 	throttle prng
 	args     engine.Args
 	row      engine.Row
-	timer    *time.Timer
+	wait     workload.Waiter // \sleep and the backoff before a retry
 	inTx     bool
 	rb       engine.Stmt
 	sess     engine.Session
@@ -324,27 +324,9 @@ func (c *client) Op(ctx context.Context) (int64, error) {
 		}
 		c.retries.Add(1)
 		c.rng = saved
-		if err := c.sleep(ctx, min(100*time.Microsecond<<min(attempt-1, 20), 50*time.Millisecond)); err != nil {
+		if err := c.wait.Backoff(ctx, attempt); err != nil {
 			return 0, err
 		}
-	}
-}
-
-func (c *client) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d)
-	}
-	select {
-	case <-c.timer.C:
-		return nil
-	case <-ctx.Done():
-		c.timer.Stop()
-		return ctx.Err()
 	}
 }
 
@@ -403,7 +385,7 @@ func (c *client) run(ctx context.Context, si int) (int64, error) {
 					return fail(cmd, fmt.Errorf("\\sleep: %w", err))
 				}
 			}
-			if err := c.sleep(ctx, time.Duration(n)*cmd.unit); err != nil {
+			if err := c.wait.Sleep(ctx, time.Duration(n)*cmd.unit); err != nil {
 				return fail(cmd, err)
 			}
 			pc++
@@ -678,8 +660,6 @@ func (c *client) Close() error {
 		all = append(all, c.rb)
 	}
 	c.stmts, c.rb = nil, nil
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	c.wait.Stop()
 	return workload.CloseStmts(all...)
 }

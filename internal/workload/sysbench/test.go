@@ -131,6 +131,7 @@ type tester struct {
 	begin, commit, rollback engine.Stmt
 	inTx                    bool
 	args                    engine.Args
+	wait                    workload.Waiter // the backoff before a retry
 	text                    []byte
 	pend                    []delta
 }
@@ -274,24 +275,9 @@ func (w *tester) Op(ctx context.Context) (int64, error) {
 			return 0, w.fail(err)
 		}
 		w.s.retries.Add(1)
-		if err := backoff(ctx, attempt); err != nil {
+		if err := w.wait.Backoff(ctx, attempt); err != nil {
 			return 0, w.fail(err)
 		}
-	}
-}
-
-// backoff waits before attempt+1 of an event: 100 µs, doubling up to 50 ms, so an engine
-// that refuses at once (SQLite's busy lock) is not asked again in a tight loop; the
-// hundred attempts span about four seconds.
-func backoff(ctx context.Context, attempt int) error {
-	d := min(100*time.Microsecond<<min(attempt-1, 20), 50*time.Millisecond)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -570,6 +556,7 @@ func (w *tester) insert(ctx context.Context) (int64, error) {
 
 // Close releases the statements.
 func (w *tester) Close() error {
+	w.wait.Stop()
 	var all []engine.Stmt
 	for i := range w.st {
 		all = append(all, w.st[i][:]...)

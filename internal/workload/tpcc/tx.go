@@ -147,7 +147,7 @@ type client struct {
 	a     engine.Args
 	row   engine.Row
 	last  int
-	timer *time.Timer
+	wait  workload.Waiter // the backoff before a retry
 	lines []orderLine
 	buf   []byte
 	// inTx: a transaction is open (BEGIN succeeded, no COMMIT yet), so a failure rolls
@@ -182,9 +182,7 @@ func (c *client) Ready(context.Context) error { return nil }
 
 // Close closes the statements.
 func (c *client) Close() error {
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	c.wait.Stop()
 	var all []engine.Stmt
 	for _, s := range c.st.all() {
 		if s != nil {
@@ -227,24 +225,9 @@ func (c *client) Op(ctx context.Context) (int64, error) {
 		}
 		c.stats.retries[kind].Add(1)
 		*c.src = saved
-		if err := c.sleep(ctx, min(100*time.Microsecond<<min(attempt-1, 20), 50*time.Millisecond)); err != nil {
+		if err := c.wait.Backoff(ctx, attempt); err != nil {
 			return 0, err
 		}
-	}
-}
-
-func (c *client) sleep(ctx context.Context, d time.Duration) error {
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d)
-	}
-	select {
-	case <-c.timer.C:
-		return nil
-	case <-ctx.Done():
-		c.timer.Stop()
-		return ctx.Err()
 	}
 }
 
