@@ -34,6 +34,8 @@ type sweepFlags struct {
 	loadOnce bool
 	// settle: with loadOnce, each later block begins with the points' engine cleanup.
 	settle bool
+	// placement: the duet's --duet-placement (sweep.Placements).
+	placement string
 	think  []string
 	// clients are the counts of --clients, the concurrency axis (one count: no axis).
 	clients []int
@@ -136,6 +138,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.StringVar(&sw.design, "design", sweep.Interleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")
 	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
 	fl.BoolVar(&sw.settle, "settle", false, "with --load-once: before every later block each point's engine reduces its writeback debt, unmeasured (PostgreSQL VACUUM ANALYZE of the database and CHECKPOINT, InnoDB's dirty-page flush, MyRocks' flush and compaction, SQLite's checkpoint), so every block starts both points from the same state")
+	fl.StringVar(&sw.placement, "duet-placement", sweep.PlacementPoint, "duet design: point (each point's clients and server on CPUs of their own) or role (every point's clients on one CPU set, every server on the other, swapped between blocks: a CPU's own slow seconds then slow every point alike; server engines)")
 	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", minSlice, maxSlice))
 	// --clients takes a list here: the concurrency axis.
 	cl := fl.Lookup("clients")
@@ -360,6 +363,11 @@ func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) [
 	if sw.settle && !sw.loadOnce {
 		errs = append(errs, "--settle: only with --load-once (without it every block loads its tables afresh); add --load-once or drop --settle")
 	}
+	if !slices.Contains(sweep.Placements(), sw.placement) {
+		errs = append(errs, fmt.Sprintf("--duet-placement %q: use %s", sw.placement, strings.Join(sweep.Placements(), " or ")))
+	} else if changed("duet-placement") && sw.design != sweep.Duet {
+		errs = append(errs, "--duet-placement: only with --design duet; add --design duet or drop --duet-placement")
+	}
 	if sw.loadOnce && sw.design == sweep.Sequential {
 		errs = append(errs, "--load-once: only with --design interleaved or duet (a sequential design runs each repeat whole); drop --load-once")
 	}
@@ -466,7 +474,7 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 	defer st.Close()
 	groups, lastFailed, err := sweep.Run(ctx, sweep.Options{Session: sessionOptions(env, cfg, wl, params, sp.eng, st),
 		Points: sp.points, Resolve: sp.resolve, Prefix: sp.prefix, Design: sw.design,
-		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, Resume: sw.resume})
+		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, Placement: sw.placement, Resume: sw.resume})
 	if err != nil {
 		return err
 	}
@@ -534,7 +542,7 @@ func parseVary(cmd *cobra.Command, vs []string) ([]sweep.VaryAxis, error) {
 func sweepOwnFlag(name string) bool {
 	switch name {
 	case "engine", "engine-version", "versions", "profile", "profiles", "clients", "label", "results", "repeat",
-		"design", "slice", "load-once", "settle", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
+		"design", "slice", "load-once", "settle", "duet-placement", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
 		"mysql-storage-engine", "cache-dir", "profiles-dir", "steps", "store-timeout", "cpu-profile", "explain",
 		"server-memory", "server-cpus", "build-id", "report-interval":
 		return true

@@ -61,10 +61,11 @@ type interleaved struct {
 	prog    *progress.Progress
 	quiet   bool
 	// duet: the points' trials run at the same time, point i on cpus[i] (DuetCPUs), with
-	// procs shared by their runners.
-	duet  bool
-	cpus  []unix.CPUSet
-	procs *runner.Procs
+	// procs shared by their runners; byRole (PlacementRole): every point's clients on one
+	// of two sets and every server on the other (placement.go).
+	duet, byRole bool
+	cpus         []unix.CPUSet
+	procs        *runner.Procs
 	// seed is --seed: the duet's CPU assignments are drawn from it (CPUAssignment).
 	seed int64
 	// loadOnce (--load-once): once a block has run every step on every point, the later
@@ -123,16 +124,22 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	// steal) is charged to every point equally often, and the report can take the
 	// assignment out of the ratio's interval.
 	var cpuOf []int
-	if i.duet {
+	switch {
+	case i.byRole:
+		cpuOf = CPUAssignment(i.seed, 2, b) // the clients' set and the servers'
+	case i.duet:
 		cpuOf = CPUAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
 	for pi, p := range i.points {
-		cpu := -1
-		if i.duet {
-			cpu = cpuOf[pi]
+		pl := placed{client: -1, server: -1}
+		switch {
+		case i.byRole:
+			pl = placed{client: cpuOf[0], server: cpuOf[1]}
+		case i.duet:
+			pl = placed{client: cpuOf[pi], server: cpuOf[pi]}
 		}
-		if err := i.openPoint(ctx, p, cpu); err != nil {
+		if err := i.openPoint(ctx, p, pl); err != nil {
 			return nil, err
 		}
 	}
@@ -188,9 +195,14 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 	return lastFailed, finish()
 }
 
+// placed is where a duet runs a point in a block: the indexes into interleaved.cpus of its
+// clients' set and its server's (-1: not a duet).
+type placed struct{ client, server int }
+
 // openPoint opens point p for block b (an embedded engine afresh, unless --load-once
-// keeps its data), pins it to its CPU set cpu in a duet (-1: none) and plans its steps.
-func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) error {
+// keeps its data), pins its clients and server to their CPU sets in a duet and plans its
+// steps.
+func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, pl placed) error {
 	pc, err := i.resolve(p.Point)
 	if err != nil {
 		return err
@@ -215,13 +227,16 @@ func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, cpu int) err
 		i.attachProbes(ctx, p)
 	}
 	if i.duet {
-		cpus := &i.cpus[cpu]
+		cpus, srv := &i.cpus[pl.client], &i.cpus[pl.server]
 		p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
 		p.cpus = CPUList(cpus)
+		if i.byRole {
+			p.cpus = "clients " + CPUList(cpus) + ", server " + CPUList(srv)
+		}
 		// Backends and threads started later inherit the affinity of the process or
 		// thread that starts them.
 		if p.target.ServerPID != 0 {
-			if err := PinTree(p.target.Sampler, p.target.ServerPID, cpus); err != nil {
+			if err := PinTree(p.target.Sampler, p.target.ServerPID, srv); err != nil {
 				return fmt.Errorf("sweep point %s: pin the server to its CPUs: %w", p.Name(), err)
 			}
 		}

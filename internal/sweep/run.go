@@ -38,6 +38,9 @@ type Options struct {
 	// Settle (--settle, with LoadOnce): before every block on kept data each point's
 	// engine reduces its writeback debt (settle.go).
 	Settle bool
+	// Placement is the duet's --duet-placement: PlacementPoint (the default, "" too) or
+	// PlacementRole (placement.go).
+	Placement string
 }
 
 // Run runs the points in the design asked for and returns the points' finished runs, a
@@ -79,9 +82,12 @@ func runInterleaved(ctx context.Context, o Options) ([]report.Group, error, erro
 		for _, p := range o.Points {
 			names = append(names, p.Name())
 		}
-		if il.duet {
+		switch {
+		case il.duet && il.byRole:
+			fmt.Fprintf(out, "sweep %s: %s in a duet, %s of every step on all points at once, every point's clients on one CPU set and every server on the other\n", o.Prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
+		case il.duet:
 			fmt.Fprintf(out, "sweep %s: %s in a duet, %s of every step on all points at once, each point on CPUs of its own\n", o.Prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
-		} else {
+		default:
 			fmt.Fprintf(out, "sweep %s: %s interleaved, %s of every step in a random order each\n", o.Prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
 		}
 	}
@@ -107,7 +113,14 @@ func newInterleaved(o Options) (*interleaved, error) {
 		il.points = append(il.points, &trialPoint{Point: p})
 	}
 	if o.Design == Duet {
-		cpus, err := DuetCPUs(len(o.Points))
+		sets := len(o.Points)
+		if o.Placement == PlacementRole {
+			if o.Session.Engine.Meta().Embedded {
+				return nil, session.BadInput(fmt.Errorf("--duet-placement %s: engine %s runs inside dbperf's own process, with no server to place apart from its clients; use --duet-placement %s", PlacementRole, o.Session.Config.Engine, PlacementPoint))
+			}
+			sets, il.byRole = 2, true
+		}
+		cpus, err := DuetCPUs(sets)
 		if err != nil {
 			return nil, session.BadInput(err)
 		}

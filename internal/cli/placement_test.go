@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/store"
+	"golang.org/x/sys/unix"
+)
+
+// TestDuetPlacementBadInput: --duet-placement's value, its design and its engine are
+// checked before anything runs.
+func TestDuetPlacementBadInput(t *testing.T) {
+	t.Parallel()
+	results := filepath.Join(t.TempDir(), "r.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--design", "duet", "--duet-placement", "apart"}, `--duet-placement "apart": use point or role`},
+		{[]string{"--duet-placement", "role"}, "--duet-placement: only with --design duet"},
+		{[]string{"--design", "duet", "--duet-placement", "role"}, "--duet-placement role: engine sqlite runs inside dbperf's own process"},
+	} {
+		args := append([]string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
+			"--scale", "tiny", "--rows", "1000", "--steps", "l.i0,qp100", "--time", "1", "--results", results}, tc.args...)
+		code, _, stderr := runCLI(t, nil, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestDuetPlacementRolePostgres: with --duet-placement role every point of a block has its
+// clients on one CPU and its server on the other, the same for both points, and the
+// counterbalanced draw swaps the two CPUs between the two blocks of a cycle.
+func TestDuetPlacementRolePostgres(t *testing.T) {
+	needServer(t, "postgres")
+	if cpus := duetCPUCount(t); cpus != 2 {
+		t.Skipf("this test names the two CPU sets of a 2-CPU machine; dbperf may use %d", cpus)
+	}
+	t.Parallel()
+	results := filepath.Join(t.TempDir(), "r.db")
+	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
+		"--design", "duet", "--duet-placement", "role", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100",
+		"--time", "1", "--repeat", "2", "--label", "pl", "--results", results, "--quiet")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
+	}
+	st, err := store.Open(context.Background(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Results(context.Background(), []int64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
+	for _, r := range runs {
+		b := fmt.Sprint(r.Params[store.ParamBlock])
+		if byBlock[b] == nil {
+			byBlock[b] = map[string]bool{}
+		}
+		byBlock[b][fmt.Sprint(r.Params[store.ParamCPUs])] = true
+	}
+	want := map[string]bool{"clients 0, server 1": true, "clients 1, server 0": true}
+	seen := map[string]bool{}
+	for b, cs := range byBlock {
+		if len(cs) != 1 {
+			t.Errorf("block %s: the points ran on %v, want one placement for both", b, cs)
+		}
+		for c := range cs {
+			if !want[c] {
+				t.Errorf("block %s: cpus %q, want one of %v", b, c, want)
+			}
+			seen[c] = true
+		}
+	}
+	if len(byBlock) != 2 || len(seen) != 2 {
+		t.Errorf("placements by block %v: want blocks 1 and 2 on the two placements", byBlock)
+	}
+}
+
+// duetCPUCount is how many CPUs dbperf may run on here (its duet splits them).
+func duetCPUCount(t *testing.T) int {
+	t.Helper()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	return set.Count()
+}
