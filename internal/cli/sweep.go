@@ -36,7 +36,7 @@ type sweepFlags struct {
 	settle bool
 	// placement: the duet's --duet-placement (sweep.Placements).
 	placement string
-	think  []string
+	think     []string
 	// clients are the counts of --clients, the concurrency axis (one count: no axis).
 	clients []int
 	// vary are --vary FLAG=V1,V2,…: axes over the workload's own parameters.
