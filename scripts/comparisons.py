@@ -672,7 +672,8 @@ def measure_known_engine(d, a, tmp, eng, think):
 
 RES_DESIGNS = ["sequential", "interleaved", "duet"]
 # A design variant is a design with extra sweep flags: "duet+load-once", "duet+load-once+settle".
-RES_VARIANTS = {"load-once": ["--load-once"], "settle": ["--settle"]}
+RES_VARIANTS = {"load-once": ["--load-once"], "settle": ["--settle"],
+                "role": ["--duet-placement", "role"]}
 
 
 def design_flags(design):
