@@ -31,8 +31,10 @@ package stats
 // The white-noise limit is the smallest change (MDEPct's rule: 80% power, two-sided 1 −
 // Confidence) the second-to-second noise alone would allow for the seconds measured: the
 // standard error of the ratio if every second were an independent sample,
-// √(σ²_sec,a/N_a + σ²_sec,b/N_b) for N seconds measured per point. No order of trials
-// beats it; only more measuring time does.
+// √(σ²_sec,a/N_a + σ²_sec,b/N_b) for N seconds measured per point. Where the slices'
+// (runs') means vary less than independent seconds would make them, the seconds cancel
+// each other in part (secondsAtSlices), and σ²_sec is scaled down to what shows at the
+// slices' scale. No order of trials beats it; only more measuring time does.
 //
 // Why by hand: gonum/stat has no variance-component (random-effects ANOVA) estimators and
 // x/perf/benchmath none either; the moment estimators are a few sums.
@@ -194,7 +196,6 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 	white := -1.0
 	if wn.known() {
 		white = wn.PerSlice
-		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(wn.Total), 1-confidenceOr(confidence), 0), true
 	}
 	// The slices' variance around their block's mean: white noise plus drift.
 	sliceVar := -1.0
@@ -204,6 +205,9 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 		if sliceVar > 0 {
 			d.BlockEffectP = 1 - fq.CDF(sHarm*total/sliceVar)
 		}
+	}
+	if wn.known() {
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(wn.Total*secondsAtSlices(white, sliceVar)), 1-confidenceOr(confidence), 0), true
 	}
 	perBlock := func(v float64) float64 { return v / sHarm / float64(n) }
 	switch {
@@ -243,12 +247,29 @@ func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) D
 		wa, wb := math.Min(a.perSlice(), va), math.Min(b.perSlice(), vb)
 		d.Var[SourceSeconds] = wa/na + wb/nb
 		d.Var[SourceBlocks] = (va-wa)/na + (vb-wb)/nb
-		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(a.perTotal()+b.perTotal()), 1-confidenceOr(confidence), 0), true
+		total := a.perTotal()*secondsAtSlices(a.perSlice(), va) + b.perTotal()*secondsAtSlices(b.perSlice(), vb)
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(total), 1-confidenceOr(confidence), 0), true
 	} else {
 		d.Var[SourceBlocks] = va/na + vb/nb
 	}
 	d.finish()
 	return d
+}
+
+// secondsAtSlices is the factor by which the seconds' noise shrinks at the slices' (or
+// runs') scale: 1 when a slice's mean varies at least as much as white seconds would make
+// it (whiteSlice, the per-slice variance from successive differences), else the slices'
+// own variance over it. Seconds are not always independent: two points' intervals that
+// end a few milliseconds apart while the machine's rate swings, or CPU time counted in
+// 10 ms ticks, put into one second what the next takes out, and that noise cancels over a
+// slice. The white-noise limit then is what the seconds leave at the slices' scale, as the
+// seconds' share is (min(white, slice variance)); without the factor a design whose
+// seconds cancel so would beat the limit.
+func secondsAtSlices(whiteSlice, sliceVar float64) float64 {
+	if whiteSlice > 0 && sliceVar >= 0 && sliceVar < whiteSlice {
+		return sliceVar / whiteSlice
+	}
+	return 1
 }
 
 // finish sums the components and names the dominant one (in the order of the sources:
