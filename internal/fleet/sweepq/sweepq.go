@@ -28,16 +28,10 @@ type Queue struct {
 	Store *store.Store
 }
 
-// Open opens the results store at path, creating dbperf's schema first (a store whose
-// database holds only river's tables would not be taken for one), then its queue.
+// Open opens the results store at path and its queue (fleet.OpenStore).
 func Open(ctx context.Context, path string) (*Queue, error) {
-	st, err := store.Open(ctx, path)
+	f, st, err := fleet.OpenStore(ctx, path)
 	if err != nil {
-		return nil, err
-	}
-	f, err := fleet.Open(ctx, path)
-	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	return &Queue{Fleet: f, Store: st}, nil
