@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -136,7 +135,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.StringVar(&sw.design, "design", sweep.Interleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own: for CPU-bound steps) or sequential (each point's repeats in turn)")
 	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
 	fl.BoolVar(&sw.settle, "settle", false, "with --load-once: before every later block each point's engine reduces its writeback debt, unmeasured (PostgreSQL VACUUM ANALYZE of the database and CHECKPOINT, InnoDB's dirty-page flush, MyRocks' flush and compaction, SQLite's checkpoint), so every block starts both points from the same state")
-	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", minSlice, maxSlice))
+	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", sweep.MinSlice, sweep.MaxSlice))
 	// --clients takes a list here: the concurrency axis.
 	cl := fl.Lookup("clients")
 	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
@@ -148,24 +147,10 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	return cmd
 }
 
-// minSlice and maxSlice bound --slice (0 aside): a shorter slice is mostly the switch
-// between points (0.0001 stored thousands of runs a minute), a longer one no longer
-// alternates the points within a step.
-const minSlice, maxSlice = 0.5, 3600.0
-
-// sweepKind is what kind of engine a sweep runs: a key-value engine is swept over its
-// profiles (LSM options) only, the library dbperf links being its one version; an
-// embedded SQL engine has neither versions nor profiles, and is swept only over named
-// points of its one configuration (an A/A comparison, a known effect with --think).
-type sweepKind struct{ kv, embedded bool }
-
-// managed says the points run on servers dbperf starts (versions and profiles).
-func (k sweepKind) managed() bool { return !k.kv && !k.embedded }
-
 // sweepPlan is a sweep checked and expanded: its config, engine, points and how one
 // point's config is resolved.
 type sweepPlan struct {
-	sweepKind
+	sweep.Kind
 	cfg      *config.Run
 	eng      engine.Engine
 	versions []string
@@ -196,7 +181,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			return err
 		}
 	}
-	if sp.managed() {
+	if sp.Managed() {
 		// Every version is installed (or found installed) before the first point runs, so
 		// a version that cannot be had is refused before anything is measured or stored.
 		var perr []error
@@ -234,8 +219,8 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	if len(errs) > 0 {
 		return nil, badInput(errors.New(strings.Join(errs, "\n")))
 	}
-	sp.sweepKind = kind
-	f.managed = kind.managed()
+	sp.Kind = kind
+	f.managed = kind.Managed()
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return nil, err
@@ -262,7 +247,7 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 		counts = []int{cfg.Clients}
 	}
 	axes := sweep.Axes{Versions: sp.versions, Profiles: named, Think: think, Clients: counts, Vary: vary,
-		Latencies: lats, Embedded: kind.embedded}
+		Latencies: lats, Embedded: kind.Embedded}
 	if sp.points, err = sweep.Points(axes, sp.prefix, sp.checkPoint); err != nil {
 		return nil, badInput(err)
 	}
@@ -286,7 +271,7 @@ func (sp *sweepPlan) checkPoint(pt sweep.Point) error {
 	if err := checkTarget(pc, sp.eng.Meta()); err != nil {
 		errs = append(errs, err)
 	}
-	if sp.managed() {
+	if sp.Managed() {
 		if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, pt.Profile); err != nil {
 			errs = append(errs, fmt.Errorf("--profiles: %w", err))
 		}
@@ -300,7 +285,7 @@ func (sp *sweepPlan) checkPoint(pt sweep.Point) error {
 
 // checkSweepFlags checks the flags a sweep adds to run's (and those it refuses), every
 // problem a line: the named points, their --think, the latency axis and the engine's kind.
-func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.NamedProfile, map[string]time.Duration, []time.Duration, sweepKind, []string) {
+func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.NamedProfile, map[string]time.Duration, []time.Duration, sweep.Kind, []string) {
 	var errs []string
 	changed := cmd.Flags().Changed
 	if f.q.queue {
@@ -328,17 +313,13 @@ func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.N
 	if err != nil {
 		errs = append(errs, err.Error())
 	}
-	var kind sweepKind
+	var kind sweep.Kind
 	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
-		m := e.Meta()
-		kind = sweepKind{kv: m.Kind == engine.KindKV, embedded: m.Embedded && m.Kind != engine.KindKV}
-		errs = append(errs, kindProblems(kind, f.engine, named, sw)...)
+		kind = sweep.KindOf(e.Meta())
+		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary)}
+		errs = append(errs, asked.KindProblems(kind, f.engine)...)
 	}
-	for n := range think {
-		if !slices.ContainsFunc(named, func(np sweep.NamedProfile) bool { return np.Name == n }) {
-			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))
-		}
-	}
+	errs = append(errs, sweep.ThinkProblems(think, named)...)
 	return named, think, lats, kind, errs
 }
 
@@ -357,39 +338,8 @@ func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) [
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
-	if sw.settle && !sw.loadOnce {
-		errs = append(errs, "--settle: only with --load-once (without it every block loads its tables afresh); add --load-once or drop --settle")
-	}
-	if sw.loadOnce && sw.design == sweep.Sequential {
-		errs = append(errs, "--load-once: only with --design interleaved or duet (a sequential design runs each repeat whole); drop --load-once")
-	}
-	if !slices.Contains(sweep.Designs(), sw.design) {
-		errs = append(errs, fmt.Sprintf("--design %q: use %s", sw.design, strings.Join(sweep.Designs(), ", ")))
-	}
-	if sw.slice != 0 && !(sw.slice >= minSlice && sw.slice <= maxSlice) { // NaN too
-		errs = append(errs, fmt.Sprintf("--slice %g: give 0 (whole steps) or the seconds of a slice, from %g to %g", sw.slice, minSlice, maxSlice))
-	}
-	if f.limits.cpus > 0 && sw.design == sweep.Duet {
-		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
-	}
-	return errs
-}
-
-// kindProblems are what a sweep of this kind of engine cannot do (sweepKind's comment).
-func kindProblems(kind sweepKind, engineName string, named []sweep.NamedProfile, sw *sweepFlags) []string {
-	onlyDefault := len(named) > 0
-	for _, np := range named {
-		onlyDefault = onlyDefault && np.Name != "" && np.Profile == "default"
-	}
-	switch {
-	case kind.kv && len(sw.versions) > 0:
-		return []string{fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", engineName, engineName)}
-	case kind.kv && sw.design == sweep.Duet:
-		return []string{fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", engineName)}
-	case kind.embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && (len(sw.clients) > 1 || len(sw.vary) > 0))):
-		return []string{fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", engineName)}
-	}
-	return nil
+	asked := sweep.Asked{Design: sw.design, Slice: sw.slice, LoadOnce: sw.loadOnce, Settle: sw.settle, ServerCPUs: f.limits.cpus}
+	return append(errs, asked.Problems()...)
 }
 
 // sweepResolver is the configuration of one point: a key-value engine's profile is part
@@ -399,11 +349,11 @@ func kindProblems(kind sweepKind, engineName string, named []sweep.NamedProfile,
 // keeps its own). --cpu-profile's rate, call graph and perf's availability are the
 // sweep's, read once before the first point (prepareCPUProfile): a point resolved again
 // takes them.
-func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags, cfg *config.Run, kind sweepKind) func(sweep.Point) (*config.Run, error) {
+func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags, cfg *config.Run, kind sweep.Kind) func(sweep.Point) (*config.Run, error) {
 	resolve := func(pt sweep.Point) (*config.Run, error) {
-		if !kind.kv && len(pt.Vary) == 0 {
+		if !kind.KV && len(pt.Vary) == 0 {
 			pc := *cfg
-			if !kind.embedded {
+			if !kind.Embedded {
 				pc.Profile = pt.Profile
 			}
 			return &pc, nil
@@ -413,27 +363,19 @@ func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params wor
 				return nil, fmt.Errorf("--vary %s=%s: %w", v[0], v[1], err)
 			}
 		}
-		if kind.kv {
+		if kind.KV {
 			f.profile = pt.Profile
 		}
 		pc, _, err := checkRun(cmd, env, wl, params, f)
 		if err != nil {
 			return nil, err
 		}
-		if kind.managed() {
+		if kind.Managed() {
 			pc.Profile = pt.Profile
 		}
 		return pc, nil
 	}
-	resolve = withNodeLatency(resolve)
-	return func(pt sweep.Point) (*config.Run, error) {
-		pc, err := resolve(pt)
-		if err == nil && pc.CPUProfileDir != "" {
-			pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
-			pc.CPUProfileCallGraph = cfg.CPUProfileCallGraph
-		}
-		return pc, err
-	}
+	return sweep.Resolver(cfg, resolve)
 }
 
 // queueSweep enqueues a sweep's points, a job each (--queue): each point's job is the
@@ -493,41 +435,10 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 }
 
 // parseVary reads --vary FLAG=V1,V2,…: FLAG a flag of the workload's own (not one the
-// sweep or the run owns), each value one the flag accepts, at least one value.
+// sweep or the run owns, sweepOwnFlag), at least one value (sweep.ParseVary).
 func parseVary(cmd *cobra.Command, vs []string) ([]sweep.VaryAxis, error) {
-	var out []sweep.VaryAxis
-	var errs []error
-	for _, v := range vs {
-		name, list, ok := strings.Cut(v, "=")
-		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
-		fl := cmd.Flags().Lookup(name)
-		switch {
-		case !ok || name == "" || strings.TrimSpace(list) == "":
-			errs = append(errs, fmt.Errorf("--vary %q: give FLAG=V1,V2,… with a flag of the workload, e.g. --vary rows=100000,200000", v))
-			continue
-		case fl == nil:
-			errs = append(errs, fmt.Errorf("--vary %s: the workload has no flag --%s (see its --help)", name, name))
-			continue
-		case sweepOwnFlag(name):
-			errs = append(errs, fmt.Errorf("--vary %s: --%s is the sweep's or the run's own; sweep versions, profiles and clients with --versions, --profiles and --clients", name, name))
-			continue
-		}
-		ax := sweep.VaryAxis{Flag: name}
-		for _, x := range strings.Split(list, ",") {
-			x = strings.TrimSpace(x)
-			if x == "" || slices.Contains(ax.Values, x) {
-				continue
-			}
-			ax.Values = append(ax.Values, x)
-		}
-		for _, o := range out {
-			if o.Flag == name {
-				errs = append(errs, fmt.Errorf("--vary %s: given twice; list its values once", name))
-			}
-		}
-		out = append(out, ax)
-	}
-	return out, errors.Join(errs...)
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	return sweep.ParseVary(vs, has, sweepOwnFlag)
 }
 
 // sweepOwnFlag says a flag is one a sweep sets per point or run-wide, never a --vary axis.
