@@ -20,9 +20,11 @@
 //   - queue.go: --queue and --class, `dbperf queue`, `sweep --label L --wait`.
 //   - agent.go: `dbperf agent`: its flags, then fleet.Follow (the agent on its store,
 //     each job's command dbperf itself in a process of its own: fleet.RunCommand).
-//   - agents.go: `run --agents N`: its flags and printing; the parts, their barrier
-//     (a runner.Profiler) and the merge of their runs are internal/fleet/parts'.
-//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts.
+//   - agents.go: `run --agents N`: its flags and printing; the server the parts share is
+//     session.StartShared, the parts, their barrier (a runner.Profiler) and the merge of
+//     their runs are internal/fleet/parts'.
+//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts with
+//     the rest of the target (session.CheckTarget).
 //   - cluster.go: --cluster, --node-latency, --node-jitter and --spread, and the sweep's
 //     distance axis; the cluster itself is internal/cluster.
 //   - workdir.go: `dbperf clean` and the check of a directory a flag names.
@@ -196,10 +198,7 @@ func Run(ctx context.Context, env Env, args []string) int {
 }
 
 func newRoot(ctx context.Context, env Env) *cobra.Command {
-	var workloads []string
-	for _, w := range catalog.Workloads() {
-		workloads = append(workloads, w.Meta().Name)
-	}
+	workloads := catalog.WorkloadNames(nil)
 	root := &cobra.Command{
 		Use:   "dbperf",
 		Short: "Run database benchmarks, keep every result, and report what got faster or slower",

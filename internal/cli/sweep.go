@@ -12,8 +12,9 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/managed"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
@@ -46,10 +47,7 @@ type sweepFlags struct {
 // several versions and/or config profiles of a managed engine.
 func newSweepCmd(env Env) *cobra.Command {
 	var wait waitFlags
-	var names []string
-	for _, w := range catalog.Workloads() {
-		names = append(names, w.Meta().Name)
-	}
+	names := catalog.WorkloadNames(nil)
 	cmd := &cobra.Command{
 		Use:   "sweep WORKLOAD",
 		Short: "Run a workload over several versions and/or config profiles of a managed engine, then compare them",
@@ -240,7 +238,7 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	}
 	sp.prefix = cfg.Label
 	if sp.prefix == "" {
-		sp.prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
+		sp.prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
 	}
 	counts := sw.clients
 	if len(counts) == 0 {
@@ -384,12 +382,11 @@ func queueSweep(ctx context.Context, env Env, sp *sweepPlan, f *runFlags) error 
 	if err := checkQueue(sp.cfg.ResultsPath, &f.q, f.dsn); err != nil {
 		return err
 	}
-	jobs := make([]fleet.JobArgs, len(sp.points))
+	names := make([]string, len(sp.points))
 	for i, pt := range sp.points {
-		argv := append(append([]string(nil), sp.queuedArgv...), "--design="+sweep.Sequential, "--label="+sp.prefix, "--point="+pt.Name())
-		jobs[i] = fleet.JobArgs{Argv: argv, Sweep: sp.prefix, Point: pt.Name(), Class: f.q.class}
+		names[i] = pt.Name()
 	}
-	if err := enqueue(ctx, env, sp.cfg.ResultsPath, jobs); err != nil {
+	if err := enqueue(ctx, env, sp.cfg.ResultsPath, sweepq.Jobs(sp.queuedArgv, sp.prefix, f.q.class, names)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", sp.prefix, sp.prefix)
@@ -415,20 +412,16 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 	if cfg.Quiet || len(groups) == 0 {
 		return lastFailed
 	}
-	cmp, err := sweep.Compare(ctx, st, groups)
+	cmp, err := sweep.Report(ctx, st, sp.points, groups)
 	if err != nil {
 		return err
-	}
-	if len(sw.clients) > 1 {
-		// The concurrency axis: its tables first, the seeds' view of such a sweep.
-		cmp.Tables = append(cmp.ConcurrencyTables(sweep.ConcurrencyPoints(sp.points, groups)), cmp.Tables...)
 	}
 	again := fmt.Sprintf("dbperf report %s/… to compare them again", sp.prefix)
 	if len(sw.clients) > 1 {
 		again += "; points at different counts of clients need --force there, a different count changes every figure"
 	}
 	fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (%s)\n", sp.prefix, len(groups), sw.design, again)
-	if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+	if err := render.CompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 		return err
 	}
 	return lastFailed

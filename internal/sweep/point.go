@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/store"
 )
@@ -111,6 +112,30 @@ func Compare(ctx context.Context, st *store.Store, groups []report.Group) (repor
 		return report.Comparison{}, err
 	}
 	return report.Compare(report.Build(runs), groups, 0), nil
+}
+
+// Report is the relative comparison of a sweep's points' groups (Compare); a sweep with
+// a concurrency axis (its points ByClients) gets its concurrency tables first, the
+// seeds' view of such a sweep.
+func Report(ctx context.Context, st *store.Store, points []Point, groups []report.Group) (report.Comparison, error) {
+	cmp, err := Compare(ctx, st, groups)
+	if err != nil || len(points) == 0 || !points[0].ByClients {
+		return cmp, err
+	}
+	cmp.Tables = append(cmp.ConcurrencyTables(ConcurrencyPoints(points, groups)), cmp.Tables...)
+	return cmp, nil
+}
+
+// MeasuredGroups are the measured points of a waited queued sweep (out), a group each
+// named by its point, for Compare.
+func MeasuredGroups(out sweepq.Outcome) []report.Group {
+	var groups []report.Group
+	for _, m := range out.Points {
+		if m.OK() {
+			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
+		}
+	}
+	return groups
 }
 
 // A NamedProfile is one --profiles entry: PROFILE or NAME=PROFILE.
