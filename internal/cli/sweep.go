@@ -229,23 +229,10 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	if err != nil {
 		return nil, badInput(err)
 	}
-	sp.versions = sweep.Dedupe(sw.versions)
-	if len(sp.versions) == 0 {
-		sp.versions = []string{""}
-	}
-	if len(named) == 0 {
-		named = []sweep.NamedProfile{{Profile: cfg.Profile}}
-	}
-	sp.prefix = cfg.Label
-	if sp.prefix == "" {
-		sp.prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
-	}
-	counts := sw.clients
-	if len(counts) == 0 {
-		counts = []int{cfg.Clients}
-	}
-	axes := sweep.Axes{Versions: sp.versions, Profiles: named, Think: think, Clients: counts, Vary: vary,
-		Latencies: lats, Embedded: kind.Embedded}
+	sp.prefix = sweep.Label(cfg, time.Now())
+	axes := sweep.Axes{Versions: sweep.Dedupe(sw.versions), Profiles: named, Think: think, Clients: sw.clients, Vary: vary,
+		Latencies: lats, Embedded: kind.Embedded}.Defaults(cfg)
+	sp.versions = axes.Versions
 	if sp.points, err = sweep.Points(axes, sp.prefix, sp.checkPoint); err != nil {
 		return nil, badInput(err)
 	}

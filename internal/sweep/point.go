@@ -9,8 +9,10 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -213,6 +215,30 @@ type Axes struct {
 	Latencies []time.Duration
 	// Embedded: the engine runs inside dbperf (no version in the points' names).
 	Embedded bool
+}
+
+// Defaults are the axes with the sweep's own configuration cfg where an axis was not
+// given: the default version, cfg's profile, cfg's count of clients.
+func (a Axes) Defaults(cfg *config.Run) Axes {
+	if len(a.Versions) == 0 {
+		a.Versions = []string{""}
+	}
+	if len(a.Profiles) == 0 {
+		a.Profiles = []NamedProfile{{Profile: cfg.Profile}}
+	}
+	if len(a.Clients) == 0 {
+		a.Clients = []int{cfg.Clients}
+	}
+	return a
+}
+
+// Label is the label of a sweep of cfg started at now: its --label, else
+// sweep-WORKLOAD-ENGINE-TIME.
+func Label(cfg *config.Run, now time.Time) string {
+	if cfg.Label != "" {
+		return cfg.Label
+	}
+	return "sweep-" + cfg.Workload + "-" + strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-" + now.Format("20060102-150405")
 }
 
 // Points are the axes' points, each labelled prefix/NAME. check is asked about each
