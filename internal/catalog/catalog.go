@@ -2,8 +2,8 @@
 // registration, no global maps), and says which combinations work. The cli asks it after
 // the config is validated; adding an engine, a server engine or a workload is one line here.
 //
-// Workloads, Engines and Servers are the lists; Workload, Engine and Server look one up by
-// name (Server: the server.Engine of a client engine's name), and Check says whether a
+// Workloads, Engines and Servers are the lists (WorkloadNames and ServerNames name them);
+// Workload, Engine and Server look one up by name (Server: the server.Engine of a client engine's name), and Check says whether a
 // workload runs on an engine. Nothing in the cli names an engine: --managed,
 // --engine-version, `dbperf server install|start|stop|list` and --mysql-storage-engine
 // (from engine.Meta.StorageEngines) find it through the catalog.
@@ -66,28 +66,45 @@ func Servers() []server.Engine {
 	}
 }
 
+// ServerNames are the names of the server engines, in Servers' order.
+func ServerNames() []string {
+	var names []string
+	for _, s := range Servers() {
+		names = append(names, s.Name())
+	}
+	return names
+}
+
 // Server finds the server engine of a client engine's name.
 func Server(name string) (server.Engine, error) {
-	var names []string
 	for _, s := range Servers() {
 		if s.Name() == name {
 			return s, nil
 		}
-		names = append(names, s.Name())
 	}
-	return nil, fmt.Errorf("dbperf manages %s servers, not %q", strings.Join(names, " and "), name)
+	return nil, fmt.Errorf("dbperf manages %s servers, not %q", strings.Join(ServerNames(), " and "), name)
+}
+
+// WorkloadNames names the workloads whose Meta keep keeps (nil: every one), in
+// Workloads' order.
+func WorkloadNames(keep func(workload.Meta) bool) []string {
+	var names []string
+	for _, w := range Workloads() {
+		if m := w.Meta(); keep == nil || keep(m) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
 // Workload finds a workload by name.
 func Workload(name string) (workload.Workload, error) {
-	var names []string
 	for _, w := range Workloads() {
 		if w.Meta().Name == name {
 			return w, nil
 		}
-		names = append(names, w.Meta().Name)
 	}
-	return nil, fmt.Errorf("unknown workload %q: use one of %s", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown workload %q: use one of %s", name, strings.Join(WorkloadNames(nil), ", "))
 }
 
 // Engine finds an engine by name.

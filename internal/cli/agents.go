@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,8 @@ import (
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/parts"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/report/render"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
 )
@@ -36,7 +37,7 @@ func checkAgents(cmd *cobra.Command, cfg *config.Run, wl workload.Workload, eng 
 		errs = append(errs, "--agents: the agents take their parts from the queue in a PostgreSQL results store: give --results postgres://… (or @FILE, or DBPERF_RESULTS)")
 	}
 	if !wl.Meta().ClientsOwnTables {
-		errs = append(errs, fmt.Sprintf("--agents: %s's clients share tables, so its setup cannot be split yet; --agents runs %s", wl.Meta().Name, strings.Join(agentsWorkloads(), ", ")))
+		errs = append(errs, fmt.Sprintf("--agents: %s's clients share tables, so its setup cannot be split yet; --agents runs %s", wl.Meta().Name, strings.Join(catalog.WorkloadNames(ownTables), ", ")))
 	}
 	if m := eng.Meta(); m.Embedded {
 		errs = append(errs, fmt.Sprintf("--agents: --engine %s runs inside each dbperf process: the agents would not share a database; use a server engine (--managed or --dsn)", m.Name))
@@ -64,22 +65,9 @@ func checkAgents(cmd *cobra.Command, cfg *config.Run, wl workload.Workload, eng 
 	return nil
 }
 
-// agentsWorkloads names the catalog's workloads whose clients own their tables
-// (workload.Meta.ClientsOwnTables), so parts of one run share the server without touching
-// each other's data.
-func agentsWorkloads() []string {
-	var names []string
-	for _, w := range catalog.Workloads() {
-		if m := w.Meta(); m.ClientsOwnTables {
-			names = append(names, m.Name)
-		}
-	}
-	return names
-}
-
 // runAgents is the coordinator of --agents: it starts the managed server (when asked),
 // queues the N parts, waits for them and merges their runs into one (parts.Coordinator).
-func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run, wl workload.Workload, eng engine.Engine, f *runFlags) error {
+func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run, wl workload.Workload, params workload.Params, eng engine.Engine, f *runFlags) error {
 	if err := checkAgents(cmd, cfg, wl, eng, f); err != nil {
 		return err
 	}
@@ -98,20 +86,20 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 			f.agents, idle, className(f.q.class), orDash(f.q.class)))
 	}
 	if cfg.Label == "" {
-		cfg.Label = strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-agents-" + time.Now().Format("20060102-150405")
+		cfg.Label = strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-agents-" + time.Now().Format("20060102-150405")
 	}
-	dsnArg, settings, stop, err := agentsServer(ctx, cfg, eng)
+	srv, err := session.StartShared(ctx, sessionOptions(env, cfg, wl, params, eng, st))
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer srv.Stop()
 	host, _ := os.Hostname()
 	// The parts' command line: the run's own flags, less those of the server (the parts
 	// use it as a --dsn server) and of the split, which each part gets its own of.
 	co := parts.New(fl, st, parts.Options{Agents: f.agents, Clients: cfg.Clients, Class: f.q.class, Label: cfg.Label,
 		Args: commandArgs(cmd, "agents", "managed", "dsn", "clients", "label", "engine-version", "profile", "profiles-dir",
 			"cache-dir", "keep", "workdir", "class"),
-		DSN: dsnArg, Settings: settings, Host: host})
+		DSN: srv.DSN, Settings: srv.Settings, Host: host})
 	ids, err := co.Enqueue(ctx)
 	if err != nil {
 		return err
@@ -136,7 +124,7 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 			return err
 		}
 		fmt.Fprintf(env.Out, "\nrun %d: the %d parts' runs (%s) merged\n", res.ID, len(res.Parts), joinIDs(res.Parts))
-		if err := renderReportText(env.Out, report.Build(runs)); err != nil {
+		if err := render.Text(env.Out, report.Build(runs)); err != nil {
 			return err
 		}
 	}
@@ -146,47 +134,6 @@ func runAgents(ctx context.Context, env Env, cmd *cobra.Command, cfg *config.Run
 	return nil
 }
 
-// agentsServer starts the managed server of an --agents run (cfg.Managed) and returns
-// the --dsn its parts get, the engine settings the merged run records and the function
-// that stops the server; without --managed, cfg's --dsn, no settings and nothing to stop.
-func agentsServer(ctx context.Context, cfg *config.Run, eng engine.Engine) (string, map[string]string, func(), error) {
-	settings := map[string]string{}
-	if !cfg.Managed {
-		return cfg.DSN, settings, func() {}, nil
-	}
-	// The parts reach the server through a file only this user reads: a job holds its
-	// path, never the password. The server listens on 127.0.0.1, so the agents that take
-	// the parts must run on this host.
-	base, cleanup, err := workDir(cfg, eng.Meta().Name)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	in, err := startServer(ctx, cfg, eng.Meta().Name, base)
-	if err != nil {
-		cleanup()
-		return "", nil, nil, badInput(err)
-	}
-	stop := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		_ = in.Stop(sctx)
-		if !cfg.Keep {
-			_ = in.Remove()
-		}
-		cleanup()
-	}
-	dsnFile := filepath.Join(base, "server.dsn")
-	if err := os.WriteFile(dsnFile, []byte(in.DSN+"\n"), 0o600); err != nil {
-		stop()
-		return "", nil, nil, fmt.Errorf("--agents: write the server's DSN for the parts: %w", err)
-	}
-	settings["dbperf.managed"] = "true"
-	settings["dbperf.profile"] = in.Profile
-	settings["dbperf.profile_text"] = in.Config
-	settings["dbperf.dsn"] = RedactDSN(in.DSN)
-	return "@" + dsnFile, settings, stop, nil
-}
-
 func joinIDs(ids []int64) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
@@ -194,3 +141,7 @@ func joinIDs(ids []int64) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// ownTables says a workload's clients own their tables (workload.Meta.ClientsOwnTables),
+// so parts of one run share the server without touching each other's data.
+func ownTables(m workload.Meta) bool { return m.ClientsOwnTables }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,14 +8,12 @@ import (
 
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/hwstat"
-	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/server"
-	"github.com/dbperf/dbperf/internal/session"
 )
 
-// A managed server's memory and CPU limits (--server-memory, --server-cpus): the flags and
-// their checks before anything starts. The managed server is internal/managed's, its
-// cgroup internal/server's (cgroup.go).
+// A managed server's memory and CPU limits (--server-memory, --server-cpus): the flags;
+// their checks before anything starts are session.CheckTarget's. The managed server is
+// internal/managed's, its cgroup internal/server's (cgroup.go).
 
 // readCgroups reads the machine's cgroup hierarchies (a variable: tests point it at a
 // cgroup tree of their own).
@@ -61,47 +58,4 @@ func (f *serverLimitFlags) apply(cfg *config.Run, changed func(string) bool) []e
 		}
 	}
 	return errs
-}
-
-// managedOptions are the options of cfg's managed server (engine: its name).
-func managedOptions(cfg *config.Run, engine string) managed.Options {
-	return session.ManagedOptions(cfg, engine, readCgroups)
-}
-
-// checkServerLimits refuses limits that cannot be enforced, before anything starts: not
-// a managed server, or no cgroup dbperf may make (no controller, not root), in one line
-// naming why and how to fix it.
-func checkServerLimits(cfg *config.Run, embedded bool) error {
-	o := managedOptions(cfg, cfg.Engine)
-	if !o.Limits.Set() {
-		return nil
-	}
-	flags := limitFlagNames(cfg)
-	if embedded {
-		return fmt.Errorf("%s: limits for a server dbperf starts (--engine %s --managed); --engine %s runs inside dbperf", flags, strings.ReplaceAll(serverNames(), " and ", "|"), cfg.Engine)
-	}
-	if !cfg.Managed {
-		return fmt.Errorf("%s: limits for a server dbperf starts: add --managed (a server of your own, --dsn, has the limits you set it)", flags)
-	}
-	err := managed.CheckLimits(o)
-	var me *managed.MemoryError
-	switch {
-	case errors.As(err, &me):
-		return fmt.Errorf("%s: %w: use --server-memory %s or more", flags, me.Err, strings.TrimSuffix(server.FormatSize(me.Least), "iB"))
-	case err != nil:
-		return fmt.Errorf("%s: %w", flags, err)
-	}
-	return nil
-}
-
-// limitFlagNames names the limit flags cfg sets, with their values.
-func limitFlagNames(cfg *config.Run) string {
-	var out []string
-	if cfg.ServerMemory > 0 {
-		out = append(out, "--server-memory "+server.FormatSize(cfg.ServerMemory))
-	}
-	if cfg.ServerCPUs > 0 {
-		out = append(out, fmt.Sprintf("--server-cpus %d", cfg.ServerCPUs))
-	}
-	return strings.Join(out, " and ")
 }

@@ -18,11 +18,13 @@
 //     configs (report.LoadExplain).
 //   - clients.go: --clients, one count for run, a list (the concurrency axis) for sweep.
 //   - queue.go: --queue and --class, `dbperf queue`, `sweep --label L --wait`.
-//   - agent.go: `dbperf agent`. Each job is dbperf itself in a process of its own, with
-//     the store's DSN and the job in its environment.
-//   - agents.go: `run --agents N`: its flags and printing; the parts, their barrier
-//     (a runner.Profiler) and the merge of their runs are internal/fleet/parts'.
-//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts.
+//   - agent.go: `dbperf agent`: its flags, then fleet.Follow (the agent on its store,
+//     each job's command dbperf itself in a process of its own: fleet.RunCommand).
+//   - agents.go: `run --agents N`: its flags and printing; the server the parts share is
+//     session.StartShared, the parts, their barrier (a runner.Profiler) and the merge of
+//     their runs are internal/fleet/parts'.
+//   - cgroup.go: --server-memory and --server-cpus, checked before anything starts with
+//     the rest of the target (session.CheckTarget).
 //   - cluster.go: --cluster, --node-latency, --node-jitter and --spread, and the sweep's
 //     distance axis; the cluster itself is internal/cluster.
 //   - workdir.go: `dbperf clean` and the check of a directory a flag names.
@@ -51,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/catalog"
+	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report/render"
@@ -123,7 +126,8 @@ func badInput(err error) error { return &exitError{code: ExitBadInput, err: err}
 // asExit is err's exit status and message: its exitError, else a domain error's mapped to
 // its status (session's BadInputError, InterruptedError and StepFailedError; a
 // *record.StoreFailedError or *sweepq.StoppedError: ExitInterrupted when interrupted,
-// else ExitStepFailed; a *sweepq.UnmeasuredError: ExitStepFailed); false for none.
+// else ExitStepFailed; a *sweepq.UnmeasuredError: ExitStepFailed; a *fleet.OpenError:
+// ExitBadInput); false for none.
 func asExit(err error) (*exitError, bool) {
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -161,6 +165,10 @@ func asExit(err error) (*exitError, bool) {
 	if errors.As(err, &um) {
 		return &exitError{code: ExitStepFailed, err: um}, true
 	}
+	var oe *fleet.OpenError
+	if errors.As(err, &oe) {
+		return &exitError{code: ExitBadInput, err: oe.Err}, true
+	}
 	return nil, false
 }
 
@@ -190,10 +198,7 @@ func Run(ctx context.Context, env Env, args []string) int {
 }
 
 func newRoot(ctx context.Context, env Env) *cobra.Command {
-	var workloads []string
-	for _, w := range catalog.Workloads() {
-		workloads = append(workloads, w.Meta().Name)
-	}
+	workloads := catalog.WorkloadNames(nil)
 	root := &cobra.Command{
 		Use:   "dbperf",
 		Short: "Run database benchmarks, keep every result, and report what got faster or slower",

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,11 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
-	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/server"
-	"github.com/dbperf/dbperf/internal/sweep"
 )
 
 // clusterFlags are --cluster, --node-latency, --node-jitter and --spread.
@@ -79,40 +74,9 @@ func parseNodeLatency(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// checkCluster refuses cluster flags that cannot apply, one line each.
-func checkCluster(cfg *config.Run, meta engine.Meta) error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if cfg.Cluster < 2 {
-		if cfg.NodeLatency > 0 || cfg.NodeJitter > 0 || cfg.Spread {
-			add("--node-latency, --node-jitter and --spread are for a cluster: add --cluster 3")
-		}
-		return errors.Join(errs...)
-	}
-	if !cfg.Managed {
-		add("--cluster %d starts a cluster of managed servers: add --managed", cfg.Cluster)
-	}
-	if srv, err := catalog.Server(meta.Name); err != nil || meta.Embedded {
-		add("--cluster: --engine %s has no servers to replicate", meta.Name)
-	} else if _, ok := srv.(server.ClusterEngine); !ok {
-		add("--cluster: dbperf cannot start a cluster of %s", meta.Name)
-	}
-	if cfg.ServerMemory > 0 || cfg.ServerCPUs > 0 {
-		add("--server-memory and --server-cpus limit one server: not a --cluster")
-	}
-	if cfg.NodeJitter > cfg.NodeLatency {
-		add("--node-jitter %s is more than --node-latency %s", cfg.NodeJitter, cfg.NodeLatency)
-	}
-	if cfg.Spread && (cfg.CPUProfileDir != "" || cfg.Explain) {
-		// Both read node 0's server only: sessions on other nodes would be missing.
-		add("--spread: --cpu-profile and --explain see node 0's server only: run them without --spread")
-	}
-	return errors.Join(errs...)
-}
-
 // sweepLatencies reads dbperf sweep's --node-latency, a list (0,1ms,5ms): the distance
 // axis. The flag's own value is left at the first, so the shared checks see one latency;
-// each point gets its own (withNodeLatency). None (or one) is no axis.
+// each point gets its own (sweep.Resolver). None (or one) is no axis.
 func sweepLatencies(changed bool, f *clusterFlags) ([]time.Duration, error) {
 	if !changed {
 		return nil, nil
@@ -134,16 +98,4 @@ func sweepLatencies(changed bool, f *clusterFlags) ([]time.Duration, error) {
 		return nil, nil
 	}
 	return out, nil
-}
-
-// withNodeLatency is a sweep's resolve of a point's configuration with the point's node
-// latency set.
-func withNodeLatency(resolve func(sweep.Point) (*config.Run, error)) func(sweep.Point) (*config.Run, error) {
-	return func(pt sweep.Point) (*config.Run, error) {
-		pc, err := resolve(pt)
-		if err == nil && pt.ByLatency {
-			pc.NodeLatency = pt.Latency
-		}
-		return pc, err
-	}
 }

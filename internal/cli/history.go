@@ -11,11 +11,7 @@ import (
 	"github.com/dbperf/dbperf/internal/changepoint"
 	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/render"
-	"github.com/dbperf/dbperf/internal/store"
 )
-
-// historyFormats are the values of history --format (render.HistoryFormats).
-func historyFormats() []string { return render.Names(render.HistoryFormats()) }
 
 // historyFlags are `dbperf history`'s flags.
 type historyFlags struct {
@@ -57,7 +53,7 @@ down, a cost per op or latency up) of at least PCT percent: a nightly job fails 
 	fl.StringSliceVar(&h.steps, "steps", nil, "only these steps (default: every step)")
 	fl.StringSliceVar(&h.metrics, "metrics", []string{report.MetricThroughput}, "metrics to follow: "+strings.Join(report.HistoryMetrics(), ", "))
 	fl.StringVar(&h.order, "order", report.OrderTime, "order of the runs: time (start) or version (engine version, then start)")
-	fl.StringVar(&h.format, "format", "text", "output format: "+strings.Join(historyFormats(), ", "))
+	fl.StringVar(&h.format, "format", "text", "output format: "+strings.Join(render.Names(render.HistoryFormats()), ", "))
 	fl.StringVarP(&h.out, "output", "o", "", "write to this file instead of stdout (written whole or not at all)")
 	fl.Float64Var(&h.failPct, "fail-on-regression", 0, "exit 3 when a recent change point is a regression of at least this many percent")
 	fl.IntVar(&h.recent, "recent", 5, "with --fail-on-regression: how many of the newest runs of a series count as recent")
@@ -119,22 +115,12 @@ func (h *historyFlags) run(cmd *cobra.Command, env Env) error {
 		return err
 	}
 	defer st.Close()
-	sums, err := st.Runs(ctx, store.RunFilter{})
+	o := report.HistoryOptions{Workload: h.workload, Engine: h.engine, Profile: h.profile, Steps: h.steps, Metrics: h.metrics, Order: h.order, Detect: h.det}
+	runs, err := report.HistoryRuns(ctx, st, o)
 	if err != nil {
 		return err
 	}
-	var ids []int64
-	for _, s := range sums {
-		if s.Status == store.RunOK && (h.workload == "" || s.Workload == h.workload) && (h.engine == "" || s.Engine == h.engine) {
-			ids = append(ids, s.ID)
-		}
-	}
-	runs, err := st.Results(ctx, ids)
-	if err != nil {
-		return err
-	}
-	hist, err := report.BuildHistory(report.Build(runs).Runs, report.HistoryOptions{
-		Workload: h.workload, Engine: h.engine, Profile: h.profile, Steps: h.steps, Metrics: h.metrics, Order: h.order, Detect: h.det})
+	hist, err := report.BuildHistory(runs, o)
 	if err != nil {
 		return badInput(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 
 	"github.com/dbperf/dbperf/internal/fleet"
 	"github.com/dbperf/dbperf/internal/fleet/sweepq"
-	"github.com/dbperf/dbperf/internal/report"
 	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/sweep"
@@ -156,7 +154,11 @@ command cleanly (its run is kept, marked interrupted).`,
 			if len(cancel) > 0 {
 				return nil
 			}
-			return printQueue(ctx, env, f, st, sweep)
+			v, err := f.Load(ctx, st, sweep)
+			if err != nil {
+				return err
+			}
+			return render.Queue(env.Out, v)
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
@@ -165,59 +167,11 @@ command cleanly (its run is kept, marked interrupted).`,
 	return cmd
 }
 
-func printQueue(ctx context.Context, env Env, f *fleet.Fleet, st *store.Store, sweep string) error {
-	v, err := f.Load(ctx, st, sweep)
-	if err != nil {
-		return err
-	}
-	var rows [][]string
-	for _, j := range v.Jobs {
-		host := orDash(j.Host)
-		started := "-"
-		if j.StartedAt != nil {
-			started = j.StartedAt.Local().Format("2006-01-02 15:04:05")
-		}
-		var runs []string
-		for _, r := range v.Runs[j.ID] {
-			runs = append(runs, fmt.Sprintf("%d %s", r.RunID, r.Status))
-		}
-		what := fleet.ShortArgv(j.Args.Argv, 60)
-		if j.Args.Sweep != "" {
-			what = j.Args.Sweep + " point " + j.Args.Point
-		}
-		rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.State, strconv.Itoa(j.Attempt), orDash(j.Args.Class), host,
-			started, orDash(strings.Join(runs, ", ")), what})
-	}
-	if len(v.Jobs) == 0 {
-		fmt.Fprintln(env.Out, "no jobs queued")
-	} else if err := render.WriteTable(env.Out, []string{"job", "state", "try", "class", "host", "started", "runs", "command"}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(env.Out)
-	var arows [][]string
-	for _, a := range v.Agents {
-		job := "-"
-		if a.JobID != nil {
-			job = strconv.FormatInt(*a.JobID, 10)
-		}
-		arows = append(arows, []string{a.ID, a.Host, orDash(a.Class), a.State, job, ago(a.Age)})
-	}
-	if len(v.Agents) == 0 {
-		fmt.Fprintln(env.Out, "no agents have run on this store (dbperf agent --results …)")
-		return nil
-	}
-	return render.WriteTable(env.Out, []string{"agent", "host", "class", "state", "job", "last heartbeat"}, arows)
-}
-
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-func ago(d time.Duration) string {
-	return d.Round(100*time.Millisecond).String() + " ago"
 }
 
 // waitFlags are `dbperf sweep --label L --wait`'s.
@@ -263,12 +217,7 @@ func waitSweep(ctx context.Context, env Env, w waitFlags) error {
 // reportWaited prints a waited sweep's classes, hosts and relative report; its error
 // names each point that was not measured (Outcome.Err).
 func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, out sweepq.Outcome) error {
-	var groups []report.Group
-	for _, m := range out.Points {
-		if m.OK() {
-			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
-		}
-	}
+	groups := sweep.MeasuredGroups(out)
 	var classes, hs []string
 	for _, c := range out.Classes {
 		classes = append(classes, className(c))
@@ -282,7 +231,7 @@ func reportWaited(ctx context.Context, env Env, q *sweepq.Queue, out sweepq.Outc
 		if err != nil {
 			return err
 		}
-		if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+		if err := render.CompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 			return err
 		}
 	}

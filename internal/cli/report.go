@@ -44,9 +44,6 @@ func newRunsCmd(env Env) *cobra.Command {
 	return cmd
 }
 
-// reportFormats are the values of report --format (render.ReportFormats).
-func reportFormats() []string { return render.Names(render.ReportFormats()) }
-
 // lookupFormat finds --format among formats: exit 2 naming the formats there are.
 func lookupFormat[V any](formats []render.Format[V], name string) (render.Format[V], error) {
 	f, err := render.Lookup(formats, name)
@@ -54,15 +51,6 @@ func lookupFormat[V any](formats []render.Format[V], name string) (render.Format
 		return f, badInput(fmt.Errorf("--%w", err))
 	}
 	return f, nil
-}
-
-// renderReportText writes runs' reports as text: what dbperf run prints after its run.
-func renderReportText(w io.Writer, rep report.Report) error { return render.Text(w, rep) }
-
-// renderCompareText writes a comparison as text, coloured when colour is set: what dbperf
-// run --repeat and dbperf sweep print after their runs.
-func renderCompareText(w io.Writer, c report.Comparison, colour bool) error {
-	return render.CompareText(w, c, colour)
 }
 
 func newReportCmd(env Env) *cobra.Command {
@@ -130,7 +118,7 @@ self-contained page with the tables and charts; works offline).`,
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsUsage)
-	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(reportFormats(), ", "))
+	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(render.Names(render.ReportFormats()), ", "))
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout (written whole or not at all)")
 	cmd.Flags().StringVar(&base, "base", "", "the RUN (id or label, one of those reported) others are compared with (default: the first)")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never")

@@ -18,7 +18,7 @@ import (
 	"github.com/dbperf/dbperf/internal/hwstat"
 	"github.com/dbperf/dbperf/internal/record"
 	"github.com/dbperf/dbperf/internal/report"
-	"github.com/dbperf/dbperf/internal/server"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 	"github.com/dbperf/dbperf/internal/workload"
@@ -283,7 +283,7 @@ func buildConfig(cmd *cobra.Command, env Env, wl workload.Workload, params workl
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = defaultCacheDir(env)
 	}
-	if err := readKVProfile(cfg); err != nil {
+	if err := session.ReadKVProfile(cfg); err != nil {
 		errs = append(errs, err)
 	}
 	if err := params.Resolve(cfg, changed); err != nil {
@@ -304,22 +304,6 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // maxTimeSec bounds --time: a timed step of more than 11.6 days is a typo, and far beyond
 // it a time.Duration overflows.
 const maxTimeSec = 1_000_000
-
-// readKVProfile reads a key-value engine's profile (--profile, built in or in
-// --profiles-dir) into cfg.KVProfile, for the workload's Resolve to apply: its LSM options
-// are the workload's parameters, so each step's reopen keeps them.
-func readKVProfile(cfg *config.Run) error {
-	e, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
-	if err != nil || e.Meta().Kind != engine.KindKV {
-		return nil // an unknown engine is reported by checkRun
-	}
-	text, _, err := server.ReadProfile(cfg.ProfilesDir, cfg.Engine, cfg.Profile)
-	if err != nil {
-		return fmt.Errorf("--profile: %w", err)
-	}
-	cfg.KVProfile = text
-	return nil
-}
 
 // checkRun builds and validates the configuration and finds the engine: every problem of
 // the command line at once, as bad input.
@@ -357,7 +341,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, wl workload.W
 		return err
 	}
 	if cmd.Flags().Changed("agents") {
-		return runAgents(ctx, env, cmd, cfg, wl, eng, f)
+		return runAgents(ctx, env, cmd, cfg, wl, params, eng, f)
 	}
 	if f.noDeepIdle && !f.q.queue {
 		release, err := holdShallowIdle()
@@ -416,7 +400,7 @@ func printRepeats(ctx context.Context, env Env, st *store.Store, label string, i
 	cmp := report.Compare(rep, []report.Group{{Name: label, RunIDs: ids}}, 0)
 	fmt.Fprintf(env.Out, "\n%d runs labelled %s (dbperf report %s; compare with another label: dbperf report %s OTHER)\n",
 		len(ids), report.Printable(label), report.Printable(label), report.Printable(label))
-	return renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
+	return render.CompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == "")
 }
 
 // sessionOptions are the options of cfg's runs (internal/session), printing on env.
@@ -439,7 +423,7 @@ func printRun(ctx context.Context, env Env, cfg *config.Run, eng engine.Engine, 
 		return err
 	}
 	fmt.Fprintln(env.Out)
-	if err := renderReportText(env.Out, report.Build(runs)); err != nil {
+	if err := render.Text(env.Out, report.Build(runs)); err != nil {
 		return err
 	}
 	if cfg.Keep && eng.Meta().Embedded {

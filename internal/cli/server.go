@@ -67,13 +67,7 @@ func (f *serverCmdFlags) pdir() string {
 }
 
 // serverNames names the server engines for help texts: "postgres and mariadb".
-func serverNames() string {
-	var names []string
-	for _, s := range catalog.Servers() {
-		names = append(names, s.Name())
-	}
-	return strings.Join(names, " and ")
-}
+func serverNames() string { return strings.Join(catalog.ServerNames(), " and ") }
 
 func newServerCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{

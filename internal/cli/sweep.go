@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +12,9 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
-	"github.com/dbperf/dbperf/internal/fleet"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/managed"
+	"github.com/dbperf/dbperf/internal/report/render"
 	"github.com/dbperf/dbperf/internal/server"
 	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
@@ -49,10 +49,7 @@ type sweepFlags struct {
 // several versions and/or config profiles of a managed engine.
 func newSweepCmd(env Env) *cobra.Command {
 	var wait waitFlags
-	var names []string
-	for _, w := range catalog.Workloads() {
-		names = append(names, w.Meta().Name)
-	}
+	names := catalog.WorkloadNames(nil)
 	cmd := &cobra.Command{
 		Use:   "sweep WORKLOAD",
 		Short: "Run a workload over several versions and/or config profiles of a managed engine, then compare them",
@@ -139,7 +136,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
 	fl.BoolVar(&sw.settle, "settle", false, "with --load-once: before every later block each point's engine reduces its writeback debt, unmeasured (PostgreSQL VACUUM ANALYZE of the database and CHECKPOINT, InnoDB's dirty-page flush, MyRocks' flush and compaction, SQLite's checkpoint), so every block starts both points from the same state")
 	fl.StringVar(&sw.placement, "duet-placement", sweep.PlacementPoint, "duet design: point (each point's clients and server on CPUs of their own) or role (every point's clients on one CPU set, every server on the other, swapped between blocks: a CPU's own slow seconds then slow every point alike; server engines)")
-	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", minSlice, maxSlice))
+	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", sweep.MinSlice, sweep.MaxSlice))
 	// --clients takes a list here: the concurrency axis.
 	cl := fl.Lookup("clients")
 	cl.Value = &clientsValue{n: &f.clients, list: &sw.clients, cmd: "dbperf sweep " + name}
@@ -151,24 +148,10 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	return cmd
 }
 
-// minSlice and maxSlice bound --slice (0 aside): a shorter slice is mostly the switch
-// between points (0.0001 stored thousands of runs a minute), a longer one no longer
-// alternates the points within a step.
-const minSlice, maxSlice = 0.5, 3600.0
-
-// sweepKind is what kind of engine a sweep runs: a key-value engine is swept over its
-// profiles (LSM options) only, the library dbperf links being its one version; an
-// embedded SQL engine has neither versions nor profiles, and is swept only over named
-// points of its one configuration (an A/A comparison, a known effect with --think).
-type sweepKind struct{ kv, embedded bool }
-
-// managed says the points run on servers dbperf starts (versions and profiles).
-func (k sweepKind) managed() bool { return !k.kv && !k.embedded }
-
 // sweepPlan is a sweep checked and expanded: its config, engine, points and how one
 // point's config is resolved.
 type sweepPlan struct {
-	sweepKind
+	sweep.Kind
 	cfg      *config.Run
 	eng      engine.Engine
 	versions []string
@@ -199,7 +182,7 @@ func runSweep(ctx context.Context, env Env, cmd *cobra.Command, wl workload.Work
 			return err
 		}
 	}
-	if sp.managed() {
+	if sp.Managed() {
 		// Every version is installed (or found installed) before the first point runs, so
 		// a version that cannot be had is refused before anything is measured or stored.
 		var perr []error
@@ -237,8 +220,8 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	if len(errs) > 0 {
 		return nil, badInput(errors.New(strings.Join(errs, "\n")))
 	}
-	sp.sweepKind = kind
-	f.managed = kind.managed()
+	sp.Kind = kind
+	f.managed = kind.Managed()
 	cfg, eng, err := checkRun(cmd, env, wl, params, f)
 	if err != nil {
 		return nil, err
@@ -249,23 +232,10 @@ func planSweep(env Env, cmd *cobra.Command, wl workload.Workload, params workloa
 	if err != nil {
 		return nil, badInput(err)
 	}
-	sp.versions = sweep.Dedupe(sw.versions)
-	if len(sp.versions) == 0 {
-		sp.versions = []string{""}
-	}
-	if len(named) == 0 {
-		named = []sweep.NamedProfile{{Profile: cfg.Profile}}
-	}
-	sp.prefix = cfg.Label
-	if sp.prefix == "" {
-		sp.prefix = "sweep-" + wl.Meta().Name + "-" + strings.ReplaceAll(engineLabel(cfg), "/", "-") + "-" + time.Now().Format("20060102-150405")
-	}
-	counts := sw.clients
-	if len(counts) == 0 {
-		counts = []int{cfg.Clients}
-	}
-	axes := sweep.Axes{Versions: sp.versions, Profiles: named, Think: think, Clients: counts, Vary: vary,
-		Latencies: lats, Embedded: kind.embedded}
+	sp.prefix = sweep.Label(cfg, time.Now())
+	axes := sweep.Axes{Versions: sweep.Dedupe(sw.versions), Profiles: named, Think: think, Clients: sw.clients, Vary: vary,
+		Latencies: lats, Embedded: kind.Embedded}.Defaults(cfg)
+	sp.versions = axes.Versions
 	if sp.points, err = sweep.Points(axes, sp.prefix, sp.checkPoint); err != nil {
 		return nil, badInput(err)
 	}
@@ -289,7 +259,7 @@ func (sp *sweepPlan) checkPoint(pt sweep.Point) error {
 	if err := checkTarget(pc, sp.eng.Meta()); err != nil {
 		errs = append(errs, err)
 	}
-	if sp.managed() {
+	if sp.Managed() {
 		if _, _, err := server.ReadProfile(pc.ProfilesDir, pc.Engine, pt.Profile); err != nil {
 			errs = append(errs, fmt.Errorf("--profiles: %w", err))
 		}
@@ -303,7 +273,7 @@ func (sp *sweepPlan) checkPoint(pt sweep.Point) error {
 
 // checkSweepFlags checks the flags a sweep adds to run's (and those it refuses), every
 // problem a line: the named points, their --think, the latency axis and the engine's kind.
-func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.NamedProfile, map[string]time.Duration, []time.Duration, sweepKind, []string) {
+func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.NamedProfile, map[string]time.Duration, []time.Duration, sweep.Kind, []string) {
 	var errs []string
 	changed := cmd.Flags().Changed
 	if f.q.queue {
@@ -331,17 +301,13 @@ func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.N
 	if err != nil {
 		errs = append(errs, err.Error())
 	}
-	var kind sweepKind
+	var kind sweep.Kind
 	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
-		m := e.Meta()
-		kind = sweepKind{kv: m.Kind == engine.KindKV, embedded: m.Embedded && m.Kind != engine.KindKV}
-		errs = append(errs, kindProblems(kind, f.engine, named, sw)...)
+		kind = sweep.KindOf(e.Meta())
+		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement}
+		errs = append(errs, asked.KindProblems(kind, f.engine)...)
 	}
-	for n := range think {
-		if !slices.ContainsFunc(named, func(np sweep.NamedProfile) bool { return np.Name == n }) {
-			errs = append(errs, fmt.Sprintf("--think %s=…: no point is named %s; name points in --profiles NAME=PROFILE", n, n))
-		}
-	}
+	errs = append(errs, sweep.ThinkProblems(think, named)...)
 	return named, think, lats, kind, errs
 }
 
@@ -360,44 +326,9 @@ func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) [
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
-	if sw.settle && !sw.loadOnce {
-		errs = append(errs, "--settle: only with --load-once (without it every block loads its tables afresh); add --load-once or drop --settle")
-	}
-	if !slices.Contains(sweep.Placements(), sw.placement) {
-		errs = append(errs, fmt.Sprintf("--duet-placement %q: use %s", sw.placement, strings.Join(sweep.Placements(), " or ")))
-	} else if changed("duet-placement") && sw.design != sweep.Duet {
-		errs = append(errs, "--duet-placement: only with --design duet; add --design duet or drop --duet-placement")
-	}
-	if sw.loadOnce && sw.design == sweep.Sequential {
-		errs = append(errs, "--load-once: only with --design interleaved or duet (a sequential design runs each repeat whole); drop --load-once")
-	}
-	if !slices.Contains(sweep.Designs(), sw.design) {
-		errs = append(errs, fmt.Sprintf("--design %q: use %s", sw.design, strings.Join(sweep.Designs(), ", ")))
-	}
-	if sw.slice != 0 && !(sw.slice >= minSlice && sw.slice <= maxSlice) { // NaN too
-		errs = append(errs, fmt.Sprintf("--slice %g: give 0 (whole steps) or the seconds of a slice, from %g to %g", sw.slice, minSlice, maxSlice))
-	}
-	if f.limits.cpus > 0 && sw.design == sweep.Duet {
-		errs = append(errs, "--server-cpus: the duet design pins each point's server to CPUs of its own; drop --server-cpus, or use --design interleaved or sequential")
-	}
-	return errs
-}
-
-// kindProblems are what a sweep of this kind of engine cannot do (sweepKind's comment).
-func kindProblems(kind sweepKind, engineName string, named []sweep.NamedProfile, sw *sweepFlags) []string {
-	onlyDefault := len(named) > 0
-	for _, np := range named {
-		onlyDefault = onlyDefault && np.Name != "" && np.Profile == "default"
-	}
-	switch {
-	case kind.kv && len(sw.versions) > 0:
-		return []string{fmt.Sprintf("--versions: --engine %s is the library dbperf links (%s has one version); sweep it over --profiles", engineName, engineName)}
-	case kind.kv && sw.design == sweep.Duet:
-		return []string{fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", engineName)}
-	case kind.embedded && (len(sw.versions) > 0 || !onlyDefault && !(len(named) == 0 && (len(sw.clients) > 1 || len(sw.vary) > 0))):
-		return []string{fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", engineName)}
-	}
-	return nil
+	asked := sweep.Asked{Design: sw.design, Slice: sw.slice, LoadOnce: sw.loadOnce, Settle: sw.settle, ServerCPUs: f.limits.cpus,
+		Placement: sw.placement, PlacementGiven: changed("duet-placement")}
+	return append(errs, asked.Problems()...)
 }
 
 // sweepResolver is the configuration of one point: a key-value engine's profile is part
@@ -407,11 +338,11 @@ func kindProblems(kind sweepKind, engineName string, named []sweep.NamedProfile,
 // keeps its own). --cpu-profile's rate, call graph and perf's availability are the
 // sweep's, read once before the first point (prepareCPUProfile): a point resolved again
 // takes them.
-func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags, cfg *config.Run, kind sweepKind) func(sweep.Point) (*config.Run, error) {
+func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params workload.Params, f *runFlags, cfg *config.Run, kind sweep.Kind) func(sweep.Point) (*config.Run, error) {
 	resolve := func(pt sweep.Point) (*config.Run, error) {
-		if !kind.kv && len(pt.Vary) == 0 {
+		if !kind.KV && len(pt.Vary) == 0 {
 			pc := *cfg
-			if !kind.embedded {
+			if !kind.Embedded {
 				pc.Profile = pt.Profile
 			}
 			return &pc, nil
@@ -421,27 +352,19 @@ func sweepResolver(cmd *cobra.Command, env Env, wl workload.Workload, params wor
 				return nil, fmt.Errorf("--vary %s=%s: %w", v[0], v[1], err)
 			}
 		}
-		if kind.kv {
+		if kind.KV {
 			f.profile = pt.Profile
 		}
 		pc, _, err := checkRun(cmd, env, wl, params, f)
 		if err != nil {
 			return nil, err
 		}
-		if kind.managed() {
+		if kind.Managed() {
 			pc.Profile = pt.Profile
 		}
 		return pc, nil
 	}
-	resolve = withNodeLatency(resolve)
-	return func(pt sweep.Point) (*config.Run, error) {
-		pc, err := resolve(pt)
-		if err == nil && pc.CPUProfileDir != "" {
-			pc.CPUProfileDir, pc.CPUProfileHz, pc.CPUProfileOff = cfg.CPUProfileDir, cfg.CPUProfileHz, cfg.CPUProfileOff
-			pc.CPUProfileCallGraph = cfg.CPUProfileCallGraph
-		}
-		return pc, err
-	}
+	return sweep.Resolver(cfg, resolve)
 }
 
 // queueSweep enqueues a sweep's points, a job each (--queue): each point's job is the
@@ -450,12 +373,11 @@ func queueSweep(ctx context.Context, env Env, sp *sweepPlan, f *runFlags) error 
 	if err := checkQueue(sp.cfg.ResultsPath, &f.q, f.dsn); err != nil {
 		return err
 	}
-	jobs := make([]fleet.JobArgs, len(sp.points))
+	names := make([]string, len(sp.points))
 	for i, pt := range sp.points {
-		argv := append(append([]string(nil), sp.queuedArgv...), "--design="+sweep.Sequential, "--label="+sp.prefix, "--point="+pt.Name())
-		jobs[i] = fleet.JobArgs{Argv: argv, Sweep: sp.prefix, Point: pt.Name(), Class: f.q.class}
+		names[i] = pt.Name()
 	}
-	if err := enqueue(ctx, env, sp.cfg.ResultsPath, jobs); err != nil {
+	if err := enqueue(ctx, env, sp.cfg.ResultsPath, sweepq.Jobs(sp.queuedArgv, sp.prefix, f.q.class, names)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Out, "sweep %s: dbperf sweep --label %s --wait prints its report once every point is done\n", sp.prefix, sp.prefix)
@@ -481,61 +403,26 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 	if cfg.Quiet || len(groups) == 0 {
 		return lastFailed
 	}
-	cmp, err := sweep.Compare(ctx, st, groups)
+	cmp, err := sweep.Report(ctx, st, sp.points, groups)
 	if err != nil {
 		return err
-	}
-	if len(sw.clients) > 1 {
-		// The concurrency axis: its tables first, the seeds' view of such a sweep.
-		cmp.Tables = append(cmp.ConcurrencyTables(sweep.ConcurrencyPoints(sp.points, groups)), cmp.Tables...)
 	}
 	again := fmt.Sprintf("dbperf report %s/… to compare them again", sp.prefix)
 	if len(sw.clients) > 1 {
 		again += "; points at different counts of clients need --force there, a different count changes every figure"
 	}
 	fmt.Fprintf(env.Out, "\nsweep %s: %d points, %s design (%s)\n", sp.prefix, len(groups), sw.design, again)
-	if err := renderCompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
+	if err := render.CompareText(env.Out, cmp, env.IsTerminal && env.getenv("NO_COLOR") == ""); err != nil {
 		return err
 	}
 	return lastFailed
 }
 
 // parseVary reads --vary FLAG=V1,V2,…: FLAG a flag of the workload's own (not one the
-// sweep or the run owns), each value one the flag accepts, at least one value.
+// sweep or the run owns, sweepOwnFlag), at least one value (sweep.ParseVary).
 func parseVary(cmd *cobra.Command, vs []string) ([]sweep.VaryAxis, error) {
-	var out []sweep.VaryAxis
-	var errs []error
-	for _, v := range vs {
-		name, list, ok := strings.Cut(v, "=")
-		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
-		fl := cmd.Flags().Lookup(name)
-		switch {
-		case !ok || name == "" || strings.TrimSpace(list) == "":
-			errs = append(errs, fmt.Errorf("--vary %q: give FLAG=V1,V2,… with a flag of the workload, e.g. --vary rows=100000,200000", v))
-			continue
-		case fl == nil:
-			errs = append(errs, fmt.Errorf("--vary %s: the workload has no flag --%s (see its --help)", name, name))
-			continue
-		case sweepOwnFlag(name):
-			errs = append(errs, fmt.Errorf("--vary %s: --%s is the sweep's or the run's own; sweep versions, profiles and clients with --versions, --profiles and --clients", name, name))
-			continue
-		}
-		ax := sweep.VaryAxis{Flag: name}
-		for _, x := range strings.Split(list, ",") {
-			x = strings.TrimSpace(x)
-			if x == "" || slices.Contains(ax.Values, x) {
-				continue
-			}
-			ax.Values = append(ax.Values, x)
-		}
-		for _, o := range out {
-			if o.Flag == name {
-				errs = append(errs, fmt.Errorf("--vary %s: given twice; list its values once", name))
-			}
-		}
-		out = append(out, ax)
-	}
-	return out, errors.Join(errs...)
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	return sweep.ParseVary(vs, has, sweepOwnFlag)
 }
 
 // sweepOwnFlag says a flag is one a sweep sets per point or run-wide, never a --vary axis.

@@ -93,7 +93,7 @@ func newAgentID(host string) string {
 
 // StartError is RunAgent's error when the agent could not register with the store or
 // start taking jobs: a store that has just come up may refuse a connection or two, so a
-// caller following a moved store tries again (cli's followStore).
+// caller following a moved store tries again (Follow).
 type StartError struct{ Err error }
 
 func (e *StartError) Error() string { return e.Err.Error() }

@@ -26,7 +26,10 @@
 // (agent.go) runs one job at a time, with heartbeats that move its job's attempted_at,
 // river's rescuer being given the lease as the job's timeout; SIGTERM requeues the job.
 // The environment an agent gives a job's command (EnvJob, …) and what the run records of
-// it (RunEnv) are in jobenv.go; a queued sweep as its waiter sees it is package sweepq.
+// it (RunEnv) are in jobenv.go; RunCommand (command.go) runs a job's command, dbperf
+// itself in a process of its own; Follow (follow.go) is dbperf agent: the agent on its
+// store, started again on the store's new DSN when @FILE names another. A queued sweep as
+// its waiter sees it is package sweepq.
 package fleet
 
 import (

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -210,6 +211,26 @@ func distinguish(series []HistorySeries, members [][]RunReport) {
 			}
 		}
 	}
+}
+
+// HistoryRuns are the stored runs a history of o may follow, reported: those finished ok
+// of o's workload and engine ("" = any), for BuildHistory.
+func HistoryRuns(ctx context.Context, st *store.Store, o HistoryOptions) ([]RunReport, error) {
+	sums, err := st.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, s := range sums {
+		if s.Status == store.RunOK && (o.Workload == "" || s.Workload == o.Workload) && (o.Engine == "" || s.Engine == o.Engine) {
+			ids = append(ids, s.ID)
+		}
+	}
+	runs, err := st.Results(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return Build(runs).Runs, nil
 }
 
 // BuildHistory groups runs into series and follows each step's metrics over them, with

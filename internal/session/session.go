@@ -15,6 +15,10 @@
 // pid, or a --dsn server on this machine found from the socket its engine.ServerAddr
 // names, else from one session's backend pid or thread id. What could not be seen is
 // written into the run's env (server_processes, io_devices, io_devices_note).
+//
+// Before anything starts, CheckTarget says what keeps a configuration from reaching its
+// engine, and ReadKVProfile reads a key-value engine's profile into it (check.go). StartShared starts the server the parts of a run over several agents
+// share (shared.go; the parts themselves are package parts').
 package session
 
 import (

@@ -15,6 +15,9 @@
 // runs by trial (report/pairs.go). A trial is runner.Sequence.Step on the point's record;
 // Sequence.Stop passes a point's failure to its other runs of the block, and Ctrl-C
 // stops every run.
+//
+// What a sweep refuses before its points are expanded (Asked, by the engine's Kind), the
+// --vary axes (ParseVary) and a point's configuration (Resolver) are check.go's.
 package sweep
 
 import (

@@ -9,7 +9,10 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dbperf/dbperf/internal/config"
+	"github.com/dbperf/dbperf/internal/fleet/sweepq"
 	"github.com/dbperf/dbperf/internal/report"
+	"github.com/dbperf/dbperf/internal/session"
 	"github.com/dbperf/dbperf/internal/store"
 )
 
@@ -113,6 +116,30 @@ func Compare(ctx context.Context, st *store.Store, groups []report.Group) (repor
 	return report.Compare(report.Build(runs), groups, 0), nil
 }
 
+// Report is the relative comparison of a sweep's points' groups (Compare); a sweep with
+// a concurrency axis (its points ByClients) gets its concurrency tables first, the
+// seeds' view of such a sweep.
+func Report(ctx context.Context, st *store.Store, points []Point, groups []report.Group) (report.Comparison, error) {
+	cmp, err := Compare(ctx, st, groups)
+	if err != nil || len(points) == 0 || !points[0].ByClients {
+		return cmp, err
+	}
+	cmp.Tables = append(cmp.ConcurrencyTables(ConcurrencyPoints(points, groups)), cmp.Tables...)
+	return cmp, nil
+}
+
+// MeasuredGroups are the measured points of a waited queued sweep (out), a group each
+// named by its point, for Compare.
+func MeasuredGroups(out sweepq.Outcome) []report.Group {
+	var groups []report.Group
+	for _, m := range out.Points {
+		if m.OK() {
+			groups = append(groups, report.Group{Name: m.Job.Args.Point, RunIDs: m.RunIDs})
+		}
+	}
+	return groups
+}
+
 // A NamedProfile is one --profiles entry: PROFILE or NAME=PROFILE.
 type NamedProfile struct{ Name, Profile string }
 
@@ -188,6 +215,30 @@ type Axes struct {
 	Latencies []time.Duration
 	// Embedded: the engine runs inside dbperf (no version in the points' names).
 	Embedded bool
+}
+
+// Defaults are the axes with the sweep's own configuration cfg where an axis was not
+// given: the default version, cfg's profile, cfg's count of clients.
+func (a Axes) Defaults(cfg *config.Run) Axes {
+	if len(a.Versions) == 0 {
+		a.Versions = []string{""}
+	}
+	if len(a.Profiles) == 0 {
+		a.Profiles = []NamedProfile{{Profile: cfg.Profile}}
+	}
+	if len(a.Clients) == 0 {
+		a.Clients = []int{cfg.Clients}
+	}
+	return a
+}
+
+// Label is the label of a sweep of cfg started at now: its --label, else
+// sweep-WORKLOAD-ENGINE-TIME.
+func Label(cfg *config.Run, now time.Time) string {
+	if cfg.Label != "" {
+		return cfg.Label
+	}
+	return "sweep-" + cfg.Workload + "-" + strings.ReplaceAll(session.EngineLabel(cfg), "/", "-") + "-" + now.Format("20060102-150405")
 }
 
 // Points are the axes' points, each labelled prefix/NAME. check is asked about each

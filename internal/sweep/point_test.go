@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dbperf/dbperf/internal/config"
 )
 
 // TestPoints: the cross product's order (versions outer, latencies innermost), each
@@ -77,5 +79,26 @@ func TestCrossVary(t *testing.T) {
 	}
 	if want := []string{"1a", "1b", "1c", "2a", "2b", "2c"}; !slices.Equal(flat, want) {
 		t.Errorf("CrossVary: %v, want %v", flat, want)
+	}
+}
+
+// TestDefaultsAndLabel: an axis not given is the sweep's own configuration's; a sweep
+// without --label is named by its workload, engine (storage engine told apart) and start.
+func TestDefaultsAndLabel(t *testing.T) {
+	cfg := &config.Run{Workload: "w", Engine: "mariadb", Profile: "cached", Clients: 3}
+	a := Axes{Clients: []int{1, 2}}.Defaults(cfg)
+	if !slices.Equal(a.Versions, []string{""}) || len(a.Profiles) != 1 || a.Profiles[0] != (NamedProfile{Profile: "cached"}) || !slices.Equal(a.Clients, []int{1, 2}) {
+		t.Errorf("defaults: %+v", a)
+	}
+	if a := (Axes{}).Defaults(cfg); !slices.Equal(a.Clients, []int{3}) {
+		t.Errorf("default clients: %v", a.Clients)
+	}
+	at := time.Date(2026, 11, 28, 13, 4, 5, 0, time.UTC)
+	if got := Label(cfg, at); got != "sweep-w-mariadb-innodb-20261128-130405" {
+		t.Errorf("Label = %q", got)
+	}
+	cfg.Label = "mine"
+	if got := Label(cfg, at); got != "mine" {
+		t.Errorf("Label with --label = %q", got)
 	}
 }

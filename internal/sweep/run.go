@@ -114,10 +114,7 @@ func newInterleaved(o Options) (*interleaved, error) {
 	}
 	if o.Design == Duet {
 		sets := len(o.Points)
-		if o.Placement == PlacementRole {
-			if o.Session.Engine.Meta().Embedded {
-				return nil, session.BadInput(fmt.Errorf("--duet-placement %s: engine %s runs inside dbperf's own process, with no server to place apart from its clients; use --duet-placement %s", PlacementRole, o.Session.Config.Engine, PlacementPoint))
-			}
+		if o.Placement == PlacementRole { // a server engine's (Asked.KindProblems)
 			sets, il.byRole = 2, true
 		}
 		cpus, err := DuetCPUs(sets)

@@ -8,7 +8,8 @@
 // A point queued again after its job was cancelled or discarded has several jobs: it is
 // done when each of them is (completed, cancelled or discarded), and measured by its
 // latest completed job. A point's runs are those stored with its label, SWEEP/POINT
-// (PointLabel), that finished ok. Rendering the sweep's report is the caller's.
+// (PointLabel), that finished ok. Rendering the sweep's report is the caller's. Jobs are
+// the jobs a sweep is queued as.
 package sweepq
 
 import (
@@ -28,16 +29,10 @@ type Queue struct {
 	Store *store.Store
 }
 
-// Open opens the results store at path, creating dbperf's schema first (a store whose
-// database holds only river's tables would not be taken for one), then its queue.
+// Open opens the results store at path and its queue (fleet.OpenStore).
 func Open(ctx context.Context, path string) (*Queue, error) {
-	st, err := store.Open(ctx, path)
+	f, st, err := fleet.OpenStore(ctx, path)
 	if err != nil {
-		return nil, err
-	}
-	f, err := fleet.Open(ctx, path)
-	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	return &Queue{Fleet: f, Store: st}, nil
@@ -202,6 +197,18 @@ func (q *Queue) Outcome(ctx context.Context, label string, points []Point) (Outc
 	}
 	slices.Sort(out.Classes)
 	return out, nil
+}
+
+// Jobs are the jobs of sweep label's points (dbperf sweep … --queue), a job per point
+// name, for the agents of class: each is the sweep's command line argv, with its label
+// and the point's name, in the sequential design (one point runs in a job).
+func Jobs(argv []string, label, class string, points []string) []fleet.JobArgs {
+	jobs := make([]fleet.JobArgs, len(points))
+	for i, p := range points {
+		a := append(append([]string(nil), argv...), "--design="+store.DesignSequential, "--label="+label, "--point="+p)
+		jobs[i] = fleet.JobArgs{Argv: a, Sweep: label, Point: p, Class: class}
+	}
+	return jobs
 }
 
 // PointLabel is the label the runs of a sweep's point are stored with.

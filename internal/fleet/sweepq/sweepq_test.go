@@ -1,6 +1,7 @@
 package sweepq
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/dbperf/dbperf/internal/fleet"
@@ -39,5 +40,27 @@ func TestGroupSupersededJobs(t *testing.T) {
 	}
 	if got := PointLabel("s", "b"); got != "s/b" {
 		t.Errorf("PointLabel = %q", got)
+	}
+}
+
+// TestJobs: a queued sweep's job per point is the sweep's command line with the
+// sequential design, its label and the point's name, for the class asked; the command
+// line given is not changed.
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	argv := []string{"sweep", "w", "--profiles=a,b"}
+	jobs := Jobs(argv[:2], "s1", "c8", []string{"15/a", "15/b"})
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs, want 2", len(jobs))
+	}
+	for i, p := range []string{"15/a", "15/b"} {
+		j := jobs[i]
+		want := []string{"sweep", "w", "--design=sequential", "--label=s1", "--point=" + p}
+		if !slices.Equal(j.Argv, want) || j.Sweep != "s1" || j.Point != p || j.Class != "c8" {
+			t.Errorf("job %d: %+v, want argv %q", i, j, want)
+		}
+	}
+	if argv[2] != "--profiles=a,b" {
+		t.Errorf("the sweep's command line changed: %q", argv)
 	}
 }

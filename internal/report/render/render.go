@@ -8,8 +8,8 @@
 // The outputs: the run report and the runs list (text); the comparison (text with colour
 // or markers, Markdown, CSV/TSV with formula cells quoted, the JSON contract, and a
 // self-contained HTML page with SVG charts from report/chart); `dbperf compare`'s
-// benchstat view; the history (text, Markdown, JSON, HTML); and `dbperf explain` (text,
-// JSON). flame.go draws differential flame graphs as inline SVG with our own code
+// benchstat view; the history (text, Markdown, JSON, HTML); `dbperf explain` (text,
+// JSON); and `dbperf queue`'s jobs and agents (Queue, text). flame.go draws differential flame graphs as inline SVG with our own code
 // (FlameSVG), in the HTML comparison and so in `dbperf serve`.
 //
 // The format registry is ReportFormats, HistoryFormats, BenchFormats and ExplainFormats:
