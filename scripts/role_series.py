@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Issue 37's A/A and known effect in one series of duet sweeps by role.
+
+Each sweep runs three managed PostgreSQL points at once with --design duet
+--duet-placement role --load-once: a and b identical (b against a is an A/A) and c
+pausing THINK after every operation (c against a is the known effect). Every point's
+clients share one CPU and every server the other, so one sweep gives one A/A and one
+known-effect comparison in the same minutes. Per sweep it prints, for b and c and every
+checked step, the verdicts of throughput and server CPU per query (▲ higher, ▼ lower,
+= the same, ? unstable) and MDE/limit, and at the end the counts: the A/A's figures called
+changed and the known effect's throughput called lower.
+
+Usage, after `make build`:
+  scripts/role_series.py [--n 10] [--think 3us] [--repeat 12] [--dir DIR]
+The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
+the summary goes to DIR/summary.md.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import comparisons as cmp  # noqa: E402  (the report readers)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARK = {"higher": "▲", "lower": "▼", "same": "=", "unstable": "?", "": "·"}
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def cell(rep, label, step, metric=None):
+    """The relative cell of label's step: throughput (metric None) or an HW metric."""
+    if metric is None:
+        return cmp.rel_cells(rep, label).get(step) or {}
+    return cmp.hw_rel_cells(rep, metric, label).get(step) or {}
+
+
+def fmt(c):
+    if not c or c.get("value") is None:
+        return "-"
+    v = "%.3f" % c["value"]
+    if c.get("ci_lo") is not None:
+        v += " [%.3f–%.3f]" % (c["ci_lo"], c["ci_hi"])
+    return v + " " + MARK.get(c.get("verdict") or "", "·")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dbperf", default=os.path.join(REPO, "bin", "dbperf"))
+    p.add_argument("--n", type=int, default=10, help="sweeps")
+    p.add_argument("--think", default="3us", help="c's pause after every operation")
+    p.add_argument("--repeat", type=int, default=12, help="blocks per sweep")
+    p.add_argument("--steps", default="l.i0,l.x,qp100,qr100")
+    p.add_argument("--check", default="qp100,qr100", help="steps whose verdicts are counted")
+    p.add_argument("--rows", type=int, default=200000)
+    p.add_argument("--time", type=float, default=10)
+    p.add_argument("--slice", type=float, default=2)
+    p.add_argument("--seed", type=int, default=37000)
+    p.add_argument("--dir")
+    a = p.parse_args()
+    d = a.dir or tempfile.mkdtemp(prefix="role-series-")
+    os.makedirs(d, exist_ok=True)
+    steps = a.check.split(",")
+    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    lines = ["# duet by role: A/A (b) and known effect (c: --think c=%s), %d sweeps of %d blocks, %s, into %s" %
+             (a.think, a.n, a.repeat, commit or "?", d)]
+    print(lines[0], flush=True)
+    aa_called, aa_figures, known_right, known_wrong, known_n = 0, 0, 0, 0, 0
+    worst = {}
+    for k in range(1, a.n + 1):
+        label = "s%d" % k
+        store = os.path.join(d, label + ".db")
+        t0, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
+        cmd = [a.dbperf, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default,c=default",
+               "--think", "c=" + a.think, "--design", "duet", "--duet-placement", "role", "--load-once",
+               "--repeat", str(a.repeat), "--steps", a.steps, "--scale", "tiny", "--rows", str(a.rows),
+               "--time", str(a.time), "--slice", str(a.slice), "--seed", str(a.seed + k), "--label", label,
+               "--results", store, "--quiet"]
+        with open(os.path.join(d, label + ".txt"), "w") as out:
+            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode
+        js = os.path.join(d, label + ".json")
+        labels = ["%s/default/%s" % (label, x) for x in "abc"]
+        rr = subprocess.run([a.dbperf, "report"] + labels + ["--results", store, "--format", "json", "-o", js],
+                            capture_output=True, text=True).returncode
+        t1, l1 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
+        head = "sweep %d: %s–%s load %s→%s rc %d" % (k, t0, t1, l0, l1, rc)
+        if rr != 0:
+            lines.append(head + " report failed")
+            print(lines[-1], flush=True)
+            continue
+        with open(js) as f:
+            rep = json.load(f)
+        parts = []
+        for who, lab in (("A/A", labels[1]), ("known", labels[2])):
+            for st in steps:
+                tp, cpu = cell(rep, lab, st), cell(rep, lab, st, "server_cpupq")
+                vt = cmp.variance_row(rep, lab, st, "throughput") or {}
+                vc = cmp.variance_row(rep, lab, st, "server_cpupq") or {}
+                parts.append("%s %s q/s %s mde %s /lim %s; cpu/q %s mde %s /lim %s" % (
+                    who, st, fmt(tp), pct(vt.get("mde")), ratio(vt.get("mde_over_limit")),
+                    fmt(cpu), pct(vc.get("mde")), ratio(vc.get("mde_over_limit"))))
+                for fig, v in (("q/s", vt), ("cpu/q", vc)):
+                    key = (who, st, fig)
+                    if v.get("mde_over_limit") is not None:
+                        worst[key] = max(worst.get(key, 0), v["mde_over_limit"])
+                        worst[key + ("mde",)] = max(worst.get(key + ("mde",), 0), v.get("mde") or 0)
+                if who == "A/A":
+                    for c in (tp, cpu):
+                        aa_figures += 1
+                        aa_called += c.get("verdict") in ("higher", "lower")
+                elif st == steps[0]:
+                    known_n += 1
+                    known_right += tp.get("verdict") == "lower"
+                    known_wrong += tp.get("verdict") == "higher"
+        lines.append(head + "\n  " + "\n  ".join(parts))
+        print(lines[-1], flush=True)
+    lines.append("A/A: %d of %d figures called changed (throughput and server CPU per query of %s)" %
+                 (aa_called, aa_figures, ", ".join(steps)))
+    lines.append("known effect (%s, --think c=%s): called lower in %d of %d sweeps, higher in %d" %
+                 (steps[0], a.think, known_right, known_n, known_wrong))
+    for key in sorted(k for k in worst if len(k) == 3):
+        lines.append("worst over the sweeps, %s %s %s: MDE %s, MDE/limit %s" % (key + (pct(worst[key + ("mde",)]), ratio(worst[key]))))
+    print("\n".join(lines[-(2 + len([k for k in worst if len(k) == 3])):]), flush=True)
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def pct(v):
+    return "-" if v is None else "%.1f%%" % v
+
+
+def ratio(v):
+    return "-" if v is None else "%.2f" % v
+
+
+if __name__ == "__main__":
+    main()
