@@ -26,7 +26,8 @@ import (
 //   - ns/op: wall time per transaction, the server's work included;
 //   - cpu-µs/op: dbperf's own CPU (user+system, getrusage), the figure the side-by-side
 //     compares with pgbench's;
-//   - allocs/op: heap allocations per transaction (runtime/metrics).
+//   - allocs/op and B/op: heap allocations and bytes per transaction (runtime/metrics,
+//     replacing the framework's counts, which would include the setup).
 //
 // It is skipped when PostgreSQL 15 is not installed (make test installs it).
 func BenchmarkClient(b *testing.B) {
@@ -54,6 +55,7 @@ func BenchmarkClient(b *testing.B) {
 			b.ReportMetric(float64(m.end.wall.Sub(m.start.wall))/n, "ns/op")
 			b.ReportMetric((m.end.cpuUS-m.start.cpuUS)/n, "cpu-µs/op")
 			b.ReportMetric(float64(m.end.allocs-m.start.allocs)/n, "allocs/op")
+			b.ReportMetric(float64(m.end.bytes-m.start.bytes)/n, "B/op")
 		})
 	}
 }
@@ -99,14 +101,16 @@ type usage struct {
 	wall   time.Time
 	cpuUS  float64
 	allocs uint64
+	bytes  uint64
 }
 
 func readUsage() usage {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
-	return usage{wall: time.Now(), cpuUS: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3, allocs: s[0].Value.Uint64()}
+	return usage{wall: time.Now(), cpuUS: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3,
+		allocs: s[0].Value.Uint64(), bytes: s[1].Value.Uint64()}
 }
 
 // BenchmarkSetAndBind is the client's own work in a tpcb-like transaction without the
