@@ -25,7 +25,9 @@ import (
 //
 //   - ns/op: wall time per transaction, the server's work included;
 //   - cpu-µs/op: dbperf's own CPU (user+system, getrusage), the figure the side-by-side
-//     compares with pgbench's;
+//     compares with pgbench's; user-µs/op its user part, dbperf's own code (the rest is
+//     the kernel's: the socket's system calls and the context switches);
+//   - ctxsw/op: dbperf's context switches (voluntary and involuntary) per transaction;
 //   - allocs/op and B/op: heap allocations and bytes per transaction (runtime/metrics,
 //     replacing the framework's counts, which would include the setup).
 //
@@ -54,6 +56,8 @@ func BenchmarkClient(b *testing.B) {
 			n := float64(b.N)
 			b.ReportMetric(float64(m.end.wall.Sub(m.start.wall))/n, "ns/op")
 			b.ReportMetric((m.end.cpuUS-m.start.cpuUS)/n, "cpu-µs/op")
+			b.ReportMetric((m.end.userUS-m.start.userUS)/n, "user-µs/op")
+			b.ReportMetric(float64(m.end.ctxsw-m.start.ctxsw)/n, "ctxsw/op")
 			b.ReportMetric(float64(m.end.allocs-m.start.allocs)/n, "allocs/op")
 			b.ReportMetric(float64(m.end.bytes-m.start.bytes)/n, "B/op")
 		})
@@ -100,6 +104,8 @@ func (s *benchStep) Op(ctx context.Context) (int64, error) {
 type usage struct {
 	wall   time.Time
 	cpuUS  float64
+	userUS float64
+	ctxsw  int64
 	allocs uint64
 	bytes  uint64
 }
@@ -109,7 +115,8 @@ func readUsage() usage {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
-	return usage{wall: time.Now(), cpuUS: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3,
+	return usage{wall: time.Now(), cpuUS: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3, ctxsw: ru.Nvcsw + ru.Nivcsw,
+		userUS: float64(ru.Utime.Nano()) / 1e3,
 		allocs: s[0].Value.Uint64(), bytes: s[1].Value.Uint64()}
 }
 
