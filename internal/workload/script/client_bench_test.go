@@ -26,7 +26,9 @@ import (
 //   - ns/op: wall time per transaction, the server's work included;
 //   - cpu-µs/op: dbperf's own CPU (user+system, getrusage), the figure the side-by-side
 //     compares with pgbench's; user-µs/op its user part, dbperf's own code (the rest is
-//     the kernel's: the socket's system calls and the context switches);
+//     the kernel's: the socket's system calls and the context switches; the kernel splits
+//     the two by its ticks' samples, so the split means something over a second or more
+//     of CPU: select-only's 5,000 transactions are too few);
 //   - ctxsw/op: dbperf's context switches (voluntary and involuntary) per transaction;
 //   - allocs/op and B/op: heap allocations and bytes per transaction (runtime/metrics,
 //     replacing the framework's counts, which would include the setup).
