@@ -63,6 +63,7 @@ check: deps fmt-check tidy-check
 
 # BenchmarkClient (internal/workload/insertbench) starts managed PostgreSQL and MariaDB
 # servers, hence test-deps; it reports client CPU µs/op, allocs/op, context switches/op and
-# the server's CPU µs/op per engine and operation kind.
+# the server's CPU µs/op per engine and operation kind. internal/workload/script's
+# BenchmarkClient does the same per transaction of pgbench's built-in scripts.
 bench: test-deps
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./internal/metrics/ ./internal/hwstat/ ./internal/runner/ ./internal/workload/... ./internal/report/ ./internal/changepoint/ ./internal/engine/rocksdb/ ./internal/engine/pebble/ ./internal/web/

@@ -72,7 +72,7 @@ type Cell struct {
 	Rel *Rel
 	// Class marks the cell (colour in text and HTML, a marker in Markdown).
 	Class Class
-	// Unit of the value (for formatting): "rows/s", "q/s", "µs", "s", "GiB", "ratio", "",
+	// Unit of the value (for formatting): "rows/s", "q/s", "/min" (UnitPerMinute), "µs", "s", "GiB", "ratio", "",
 	// and the conn_cpu table's "µs/row", "µs/query", "µs/op".
 	Unit string
 	// ShowUnit: renderers print Unit after the figure, in a table whose cells differ in
@@ -124,7 +124,7 @@ func (r Row) Shown(c Cell) Class {
 
 // Table is one comparison table.
 type Table struct {
-	// ID is stable ("throughput", "relative", "geomean", "by_group", "background", "hw",
+	// ID is stable ("throughput", "per_minute", "relative", "geomean", "by_group", "background", "hw",
 	// "hw_relative", "conn_cpu", "latency"): CSV and JSON rows carry it.
 	ID    string
 	Title string
@@ -142,7 +142,7 @@ type Table struct {
 func (t Table) MDELines() []string {
 	const lead = "smallest change these trials can detect (80% power)"
 	switch t.ID {
-	case "relative", "geomean":
+	case "relative", "geomean", "per_minute":
 		var out []string
 		for _, r := range t.Rows {
 			if r.Base {
@@ -366,6 +366,10 @@ func Compare(rep Report, groups []Group, base int) Comparison {
 	c.Tables = []Table{c.throughputTable()}
 	// Tests repeated at several thread counts (sysbench --threads 1,4): by thread count.
 	c.Tables = append(c.Tables, c.ThreadTables()...)
+	// The workload's own figures per minute (TPROC-C's NOPM and TPM), absolute and relative.
+	if t, ok := c.perMinuteTable(); ok {
+		c.Tables = append(c.Tables, t)
+	}
 	// One config (one run, or the repeats of one label) has nothing to be relative to:
 	// its relative tables would be all 1.00.
 	var variances []varianceRow

@@ -177,6 +177,9 @@ func storeGroups(gs []workload.StepGroup) []store.StepGroup {
 	out := make([]store.StepGroup, len(gs))
 	for i, g := range gs {
 		out[i] = store.StepGroup{Name: g.Name, Title: g.Title}
+		for _, f := range g.PerMinute {
+			out[i].PerMinute = append(out[i].PerMinute, store.PerMinute{Name: f.Name, Title: f.Title, Labels: f.Labels})
+		}
 	}
 	return out
 }

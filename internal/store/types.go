@@ -42,6 +42,17 @@ type RunMeta struct {
 type StepGroup struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
+	// PerMinute are the group's figures per minute (workload.StepGroup.PerMinute);
+	// absent in runs stored before them.
+	PerMinute []PerMinute `json:"per_minute,omitempty"`
+}
+
+// PerMinute is a step group's figure per minute: the sum of Labels' rates × 60
+// (workload.PerMinute).
+type PerMinute struct {
+	Name   string   `json:"name"`
+	Title  string   `json:"title"`
+	Labels []string `json:"labels"`
 }
 
 // Run is a stored run with its steps, as read back.

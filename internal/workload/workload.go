@@ -145,6 +145,18 @@ func (m Meta) Sessions(clients int) int {
 type StepGroup struct {
 	Name  string `json:"name"`  // stored with each step: "point"
 	Title string `json:"title"` // shown in reports: "point queries"
+	// PerMinute are figures the workload's reference reports for the group's steps in
+	// counts per minute (TPROC-C's NOPM and TPM): comparisons show each per config as
+	// its labels' measured rates × 60, with the throughput's ranges and ratio intervals.
+	PerMinute []PerMinute `json:"per_minute,omitempty"`
+}
+
+// PerMinute is one figure of a step group counted per minute: the sum of Labels' rates
+// (their counts per second, as the step measured them) × 60.
+type PerMinute struct {
+	Name   string   `json:"name"`   // "NOPM"
+	Title  string   `json:"title"`  // for the legend: "committed new orders per minute"
+	Labels []string `json:"labels"` // the op labels whose counts it sums
 }
 
 // Workload is one benchmark family.

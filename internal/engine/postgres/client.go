@@ -25,51 +25,61 @@ func (s *session) PrepareClient(_ context.Context, query string) (engine.Stmt, e
 	if err != nil {
 		return nil, fmt.Errorf("postgres prepare on the client %s: %w", short(query), err)
 	}
-	return &clientStmt{s: s, q: q, text: short(query)}, nil
+	p := &clientStmt{s: s, q: q, text: short(query)}
+	if q.NumArgs() == 0 {
+		// Without arguments (BEGIN, COMMIT) the message is the same every time: built once.
+		if p.msg, err = (&pgproto3.Query{String: query}).Encode(nil); err != nil {
+			return nil, fmt.Errorf("postgres prepare on the client %s: %w", short(query), err)
+		}
+		p.fixed = true
+	}
+	return p, nil
 }
 
 // clientStmt is a statement prepared on the client. It reuses its buffers: buf holds the
-// rendered SQL, msg the Query message, first QueryInt's first value.
+// rendered SQL, msg the Query message, first QueryInt's first value. A statement without
+// arguments is fixed: its message, built by PrepareClient, is sent as it is.
 type clientStmt struct {
 	s               *session
 	q               engine.ClientQuery
 	text            string
 	buf, msg, first []byte
+	fixed           bool
 }
 
 // roundTrip sends the statement for args as one Query message, written to the connection
 // directly as prepared statements' Bind/Execute/Sync are (stmt.roundTrip), and reads the
 // results.
-func (p *clientStmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (int64, []byte, pgconn.CommandTag, error) {
-	var tag pgconn.CommandTag
+func (p *clientStmt) roundTrip(ctx context.Context, args *engine.Args, first bool) (rows int64, firstVal []byte, affected int64, err error) {
 	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	defer p.s.watch.Done()
-	var err error
-	if p.buf, err = p.q.Render(p.buf[:0], args, false); err != nil {
-		return 0, nil, tag, err
-	}
-	// The message copies the SQL: a view of buf is enough.
-	sql := unsafe.String(unsafe.SliceData(p.buf), len(p.buf))
-	if p.msg, err = (&pgproto3.Query{String: sql}).Encode(p.msg[:0]); err != nil {
-		return 0, nil, tag, err
+	if !p.fixed || args.Len() > 0 {
+		if p.buf, err = p.q.Render(p.buf[:0], args, false); err != nil {
+			return 0, nil, 0, err
+		}
+		// The message copies the SQL: a view of buf is enough.
+		sql := unsafe.String(unsafe.SliceData(p.buf), len(p.buf))
+		if p.msg, err = (&pgproto3.Query{String: sql}).Encode(p.msg[:0]); err != nil {
+			return 0, nil, 0, err
+		}
 	}
 	pc := p.s.conn.PgConn()
 	if _, err := pc.Conn().Write(p.msg); err != nil {
 		_ = p.s.conn.Close(context.Background())
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	return receive(pc, first, &p.first)
 }
 
 // Exec sends the statement and returns the rows it changed.
 func (p *clientStmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
-	_, _, tag, err := p.roundTrip(ctx, args, false)
+	_, _, affected, err := p.roundTrip(ctx, args, false)
 	if err != nil {
 		return 0, fmt.Errorf("postgres exec %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
-	return tag.RowsAffected(), nil
+	return affected, nil
 }
 
 // Query sends the statement, reads every row (as text, not decoded) and returns their number.

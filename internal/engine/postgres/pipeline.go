@@ -127,7 +127,7 @@ func receivePipeline(pc *pgconn.PgConn, rows []int64) ([]int64, int, error) {
 			}
 		case *pgproto3.CommandComplete:
 			if i < len(rows) && !read {
-				rows[i] = pgconn.NewCommandTag(string(m.CommandTag)).RowsAffected()
+				rows[i] = rowsAffected(m.CommandTag)
 			}
 			i, read = i+1, false
 		case *pgproto3.EmptyQueryResponse:

@@ -317,3 +317,64 @@ func TestNewSessionFirstStatement(t *testing.T) {
 		t.Errorf("%d of 480 sessions failed to connect or run their first statement", n)
 	}
 }
+
+// TestClientStmtRowsAffected: statements prepared on the client (the simple protocol) and
+// on the server report the rows the command tag counts, with and without arguments, run
+// again and again (a statement without arguments sends the message it built once: BEGIN
+// and COMMIT stay what they are, a DELETE deletes each time); a statement without
+// parameters given an argument fails.
+func TestClientStmtRowsAffected(t *testing.T) {
+	h := open(t)
+	ctx := context.Background()
+	s, err := h.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Exec(ctx, "DROP TABLE IF EXISTS ct_client; CREATE TABLE ct_client (id int PRIMARY KEY, v int)"); err != nil {
+		t.Fatal(err)
+	}
+	prep := func(client bool, q string) engine.Stmt {
+		t.Helper()
+		prepare := s.Prepare
+		if client {
+			prepare = s.PrepareClient
+		}
+		st, err := prepare(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	for _, client := range []bool{true, false} {
+		begin, commit := prep(true, "BEGIN"), prep(true, "COMMIT")
+		ins := prep(client, "INSERT INTO ct_client SELECT g, g FROM generate_series(1, $1) g")
+		upd := prep(client, "UPDATE ct_client SET v = v + 1 WHERE id <= $1")
+		del := prep(client, "DELETE FROM ct_client")
+		for round := range 3 {
+			var args engine.Args
+			want := []int64{0, int64(10 + round), int64(3 + round), 0, int64(10 + round)}
+			for i, st := range []engine.Stmt{begin, ins, upd, commit, del} {
+				args.Reset()
+				if st == ins {
+					args.Int(int64(10 + round))
+				} else if st == upd {
+					args.Int(int64(3 + round))
+				}
+				n, err := st.Exec(ctx, &args)
+				if err != nil {
+					t.Fatalf("client %v, round %d, statement %d: %v", client, round, i, err)
+				}
+				if n != want[i] {
+					t.Errorf("client %v, round %d, statement %d: %d rows affected, want %d", client, round, i, n, want[i])
+				}
+			}
+		}
+		var one engine.Args
+		one.Int(1)
+		if _, err := del.Exec(ctx, &one); err == nil {
+			t.Errorf("client %v: a statement without parameters ran with an argument", client)
+		}
+	}
+}

@@ -171,7 +171,8 @@ type stmt struct {
 // roundTrip executes the statement with args: it writes the Bind, Execute and Sync
 // messages (encoded by pgproto3 into the statement's reused buffer) to the connection
 // itself and reads the results through pgconn up to ReadyForQuery: the rows (counted, not
-// decoded; with first, the first row's first column is returned) and the command tag.
+// decoded; with first, the first row's first column is returned) and the rows the command
+// tag says it affected.
 //
 // Why not pgconn's ExecStatement: pgproto3's Frontend appends every message to a buffer it
 // shrinks back to 1 KiB after each flush, so each 100-row INSERT (~8 KB) grew it again
@@ -180,13 +181,13 @@ type stmt struct {
 // between statements, and it still reads (and keeps its state from) every message.
 //
 // There is no per-call context watcher; the session's watch interrupts it.
-func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool, row *engine.Row) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
+func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool, row *engine.Row) (rows int64, firstVal []byte, affected int64, err error) {
 	if err := p.s.watch.Watch(ctx, p.s.interruptFn); err != nil {
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	defer p.s.watch.Done()
 	if err := p.encodeArgs(args); err != nil {
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	if ps := p.s.samples; ps != nil {
 		if e := ps.epoch.Load(); e != p.sampled { // once per step at most: paramSamples
@@ -202,7 +203,7 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool, row
 		Parameters: p.values, ResultFormatCodes: formats}
 	msg, err := bind.Encode(p.msg[:0])
 	if err != nil {
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	msg, _ = (&pgproto3.Execute{}).Encode(msg) // cannot fail
 	msg, _ = (&pgproto3.Sync{}).Encode(msg)
@@ -211,11 +212,11 @@ func (p *stmt) roundTrip(ctx context.Context, args *engine.Args, first bool, row
 	if _, err := pc.Conn().Write(msg); err != nil {
 		// The server may have part of a message: the connection is unusable.
 		_ = p.s.conn.Close(context.Background())
-		return 0, nil, tag, err
+		return 0, nil, 0, err
 	}
 	if row != nil {
-		n, tag, err := receiveRow(pc, row)
-		return n, nil, tag, err
+		n, affected, err := receiveRow(pc, row)
+		return n, nil, affected, err
 	}
 	return receive(pc, first, &p.first)
 }
@@ -225,12 +226,12 @@ var textFormats = []int16{pgtype.TextFormatCode}
 
 // receiveRow reads a statement's results up to ReadyForQuery as receive does, keeping
 // the first row's values (text) in row.
-func receiveRow(pc *pgconn.PgConn, row *engine.Row) (rows int64, tag pgconn.CommandTag, err error) {
+func receiveRow(pc *pgconn.PgConn, row *engine.Row) (rows, affected int64, err error) {
 	var stmtErr error
 	for {
 		m, err := pc.ReceiveMessage(context.Background())
 		if err != nil {
-			return rows, tag, err
+			return rows, affected, err
 		}
 		switch m := m.(type) {
 		case *pgproto3.DataRow:
@@ -243,11 +244,11 @@ func receiveRow(pc *pgconn.PgConn, row *engine.Row) (rows int64, tag pgconn.Comm
 			}
 			rows++
 		case *pgproto3.CommandComplete:
-			tag = pgconn.NewCommandTag(string(m.CommandTag))
+			affected = rowsAffected(m.CommandTag)
 		case *pgproto3.ErrorResponse:
 			stmtErr = pgconn.ErrorResponseToPgError(m)
 		case *pgproto3.ReadyForQuery:
-			return rows, tag, stmtErr
+			return rows, affected, stmtErr
 		}
 	}
 }
@@ -272,13 +273,13 @@ func (p *stmt) QueryRow(ctx context.Context, args *engine.Args, row *engine.Row)
 
 // receive reads a statement's results up to ReadyForQuery: the rows (counted, not decoded;
 // with first, the first row's first column is copied into *firstBuf and returned), the
-// command tag, and the statement's error.
-func receive(pc *pgconn.PgConn, first bool, firstBuf *[]byte) (rows int64, firstVal []byte, tag pgconn.CommandTag, err error) {
+// rows the command tag says it affected, and the statement's error.
+func receive(pc *pgconn.PgConn, first bool, firstBuf *[]byte) (rows int64, firstVal []byte, affected int64, err error) {
 	var stmtErr error
 	for {
 		m, err := pc.ReceiveMessage(context.Background())
 		if err != nil {
-			return rows, nil, tag, err
+			return rows, nil, affected, err
 		}
 		switch m := m.(type) {
 		case *pgproto3.DataRow:
@@ -288,22 +289,35 @@ func receive(pc *pgconn.PgConn, first bool, firstBuf *[]byte) (rows int64, first
 			}
 			rows++
 		case *pgproto3.CommandComplete:
-			tag = pgconn.NewCommandTag(string(m.CommandTag))
+			affected = rowsAffected(m.CommandTag)
 		case *pgproto3.ErrorResponse:
 			stmtErr = pgconn.ErrorResponseToPgError(m)
 		case *pgproto3.ReadyForQuery:
-			return rows, firstVal, tag, stmtErr
+			return rows, firstVal, affected, stmtErr
 		}
 	}
 }
 
+// rowsAffected is the count a command tag ends with ("UPDATE 1", "INSERT 0 5"; 0 for
+// "BEGIN"), as pgconn.CommandTag.RowsAffected reads it, from the message's bytes: a
+// CommandTag would copy them into a string per statement (an allocation per round trip,
+// 4 of TPC-B's 7), and the bytes are only valid until the next message is read.
+func rowsAffected(tag []byte) int64 {
+	var n, mult int64 = 0, 1
+	for i := len(tag) - 1; i >= 0 && tag[i] >= '0' && tag[i] <= '9'; i-- {
+		n += int64(tag[i]-'0') * mult
+		mult *= 10
+	}
+	return n
+}
+
 // Exec runs the statement and returns the rows it changed (the command tag's count).
 func (p *stmt) Exec(ctx context.Context, args *engine.Args) (int64, error) {
-	_, _, tag, err := p.roundTrip(ctx, args, false, nil)
+	_, _, affected, err := p.roundTrip(ctx, args, false, nil)
 	if err != nil {
 		return 0, fmt.Errorf("postgres exec %s: %w", p.text, classify(p.s.ctxErr(ctx, err)))
 	}
-	return tag.RowsAffected(), nil
+	return affected, nil
 }
 
 // Query runs the statement and reads every row it returns as raw wire values, without

@@ -35,7 +35,7 @@ const (
 // formatValue prints one value in its unit.
 func formatValue(v float64, unit string) string {
 	switch unit {
-	case "rows/s", "q/s", "ops/s":
+	case "rows/s", "q/s", "ops/s", report.UnitPerMinute:
 		return formatRate(v)
 	case "µs":
 		return formatUS(int64(v + 0.5))

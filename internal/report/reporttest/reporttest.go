@@ -555,3 +555,34 @@ func Save(ctx context.Context, st *store.Store, runs ...store.Run) ([]int64, err
 	}
 	return ids, nil
 }
+
+// TPCCGroups are TPROC-C's step groups as a run stores them, with its figures per
+// minute (NOPM: new-order; TPM: the five committed transaction types).
+func TPCCGroups() []store.StepGroup {
+	return []store.StepGroup{{Name: "run", Title: "transactions (new orders/s: NOPM ÷ 60)", PerMinute: []store.PerMinute{
+		{Name: "NOPM", Title: "committed new orders per minute (HammerDB's)", Labels: []string{"new-order"}},
+		{Name: "TPM", Title: "committed transactions per minute, the five types (HammerDB's)",
+			Labels: []string{"new-order", "payment", "order-status", "delivery", "stock-level"}},
+	}}}
+}
+
+// TPCCRun is a run of TPROC-C's run step, 10 s, trial "b<block>/s1" of sweep s: per
+// second newOrders new-order transactions, as many payments, a tenth as many of each
+// other type and a hundredth rolled back on purpose.
+func TPCCRun(id int64, label string, block int, newOrders int64) store.Run {
+	label1 := func(name string, n int64) metrics.LabelStats {
+		return metrics.LabelStats{Label: name, Role: "transaction", Unit: metrics.UnitOps, Statements: 10 * n, Events: 10 * n,
+			Rows: 10 * n, Service: Lat(900, 1500, 2100, 4800, 9000)}
+	}
+	res := metrics.StepResult{Name: "run", Status: metrics.StatusOK, StartedAt: Start, Seconds: 10, Kind: "write", Primary: "new-order",
+		Labels: []metrics.LabelStats{label1("new-order", newOrders), label1("payment", newOrders), label1("order-status", newOrders/10),
+			label1("delivery", newOrders/10), label1("stock-level", newOrders/10), label1("new-order-rollback", newOrders/100)},
+		Audit: metrics.Audit{Status: "ok"}, ClientCPUSec: 0.5}
+	return store.Run{ID: id,
+		RunMeta: store.RunMeta{Workload: "tproc-c", WorkloadVersion: 1, Engine: "postgres", EngineVersion: "15.18",
+			Label: label, Seed: 1, StartedAt: Start.Add(time.Duration(id) * time.Minute), StepGroups: TPCCGroups(),
+			Params: map[string]any{store.ParamSweep: "s", store.ParamTrial: fmt.Sprintf("b%d/s1", block)}},
+		Status: store.RunOK, FinishedAt: Start.Add(time.Duration(id)*time.Minute + 30*time.Second),
+		Steps: []store.Step{{ID: id * 10, Seq: 0, Group: "run", Result: res}},
+	}
+}

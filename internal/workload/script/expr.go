@@ -686,7 +686,19 @@ func (e *env) eval(n *node) (value, error) {
 	case opAnd, opOr, opCase:
 		return e.lazy(n)
 	}
+	// The arguments on the stack: most functions and operators take at most three, and
+	// zeroing pgbench's MAX_FARGS values on every call would cost more than the call.
+	if len(n.args) <= 3 {
+		var argv [3]value
+		return e.evalArgs(n, argv[:len(n.args)])
+	}
 	var argv [maxArgs]value
+	return e.evalArgs(n, argv[:len(n.args)])
+}
+
+// evalArgs evaluates n's arguments into argv (len(n.args) long) and applies n's function
+// or operator to them; NULL in, NULL out, but for IS and debug().
+func (e *env) evalArgs(n *node, argv []value) (value, error) {
 	hasNull := false
 	for i, a := range n.args {
 		v, err := e.eval(a)
@@ -699,7 +711,7 @@ func (e *env) eval(n *node) (value, error) {
 	if hasNull && n.op != opIs && n.op != opDebug {
 		return value{k: kNull}, nil
 	}
-	return e.apply(n.op, argv[:len(n.args)])
+	return e.apply(n.op, argv)
 }
 
 func (e *env) lazy(n *node) (value, error) {

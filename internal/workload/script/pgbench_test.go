@@ -43,7 +43,7 @@ func sets(t *testing.T, c *client, si int) []string {
 	return out
 }
 
-func compileTexts(t *testing.T, texts ...string) *Program {
+func compileTexts(t testing.TB, texts ...string) *Program {
 	t.Helper()
 	vars := newVarTable()
 	var scripts []*Script

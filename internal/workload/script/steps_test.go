@@ -60,7 +60,7 @@ func queryOne(t *testing.T, h engine.SQL, q string) int64 {
 	return n
 }
 
-func write(t *testing.T, dir, name, text string) string {
+func write(t testing.TB, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {

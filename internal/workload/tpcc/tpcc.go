@@ -81,8 +81,19 @@ func (*Workload) Meta() workload.Meta {
 		},
 		Groups: []workload.StepGroup{
 			{Name: groupLoad, Title: "load and index"},
-			{Name: groupRun, Title: "transactions (new orders/s: NOPM ÷ 60)"},
+			{Name: groupRun, Title: "transactions (new orders/s: NOPM ÷ 60)", PerMinute: perMinute()},
 		}}
+}
+
+// perMinute are HammerDB's figures, which comparisons show beside the run step's new
+// orders per second: NOPM, the committed new orders per minute (the step's throughput ×
+// 60), and TPM, the committed transactions of the five types per minute (a new-order
+// rolled back on purpose is not committed).
+func perMinute() []workload.PerMinute {
+	return []workload.PerMinute{
+		{Name: "NOPM", Title: "committed new orders per minute (HammerDB's)", Labels: []string{txLabels[txNewOrder]}},
+		{Name: "TPM", Title: "committed transactions per minute, the five types (HammerDB's)", Labels: slices.Clone(txLabels[:txNewOrderRollback])},
+	}
 }
 
 // Plan returns the steps --steps selects (all by default).

@@ -20,7 +20,7 @@ import (
 // is their directory relative to the test's package) and opens the engine on it, both
 // stopped when the test ends. The test is skipped when the server's binaries (or the
 // MyRocks plugin) are not installed.
-func Managed(t *testing.T, kind, profiles string) engine.SQL {
+func Managed(t testing.TB, kind, profiles string) engine.SQL {
 	t.Helper()
 	bin, start, o, e := "/usr/lib/postgresql/15/bin/postgres", pgserver.Start, server.Options{}, engine.Engine(postgres.New())
 	switch kind {
