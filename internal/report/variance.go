@@ -289,8 +289,8 @@ func varianceTable(rows []varianceRow) Table {
 			"blocks: the pairs of a paired design (interleaved, duet), the runs of a sequential one (of the config with fewer); slices/block: the slices both configs ran in a block",
 			"seconds: white noise from one second to the next (only more measuring time shrinks it); slices: drift between a block's slices beyond it (shorter slices, or --design duet); " +
 				"blocks: differences between blocks or runs, their tables and minutes (more blocks, or --load-once); CPU: a duet's CPU assignment (taken out of the ratio's interval)",
-			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config (a duet: of the per-second ratio, both configs measured in the same seconds); MDE/limit: how far from it the design is " +
-				"(under 1 where the seconds are not white noise: a load's rate moving as its table grows, CPU time counted in clock ticks)",
+			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power), from the variance above (the relative table's, from a robust spread of the blocks, is smaller where a few blocks stray); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config (a duet: of the per-second ratio, both configs measured in the same seconds); MDE/limit: how far from it the design is " +
+				"(under 1 where a load's rate moves as its table grows: its seconds are not white noise)",
 		}}
 	for _, v := range rows {
 		t.Rows = append(t.Rows, Row{Head: []string{v.config, v.step, v.figure}, Cells: varianceCells(v.d, v.r, v.hasRatio)})
@@ -313,14 +313,14 @@ func varianceCells(d stats.Decomposition, r stats.Ratio, hasRatio bool) []Cell {
 		share(stats.SourceSeconds), share(stats.SourceSlices), share(stats.SourceBlocks), share(stats.SourceCPU),
 		num(d.UnitSDPct, "%")}
 	mde := Cell{}
-	if hasRatio && r.HasMDE {
-		mde = num(r.MDEPct, "%")
+	if hasRatio && d.HasMDE {
+		mde = num(d.MDEPct, "%")
 	}
 	limit, times := Cell{}, Cell{}
 	if d.HasLimit {
 		limit = num(d.LimitMDEPct, "%")
 		if mde.Present && d.LimitMDEPct > 0 {
-			times = num(r.MDEPct/d.LimitMDEPct, "ratio")
+			times = num(d.MDEPct/d.LimitMDEPct, "ratio")
 		}
 	}
 	return append(cells, mde, limit, times)
@@ -374,8 +374,8 @@ func varianceNotes(rows []varianceRow, base string) []Note {
 		}
 		e.steps = append(e.steps, v.step)
 		e.shares = append(e.shares, d.Share(d.Dominant))
-		if v.hasRatio && v.r.HasMDE {
-			e.mdes = append(e.mdes, v.r.MDEPct)
+		if v.hasRatio && d.HasMDE {
+			e.mdes = append(e.mdes, d.MDEPct)
 			if d.HasLimit {
 				e.limit = append(e.limit, d.LimitMDEPct)
 			}

@@ -137,6 +137,23 @@ type Decomposition struct {
 	// the seconds' noise is unknown.
 	LimitMDEPct float64
 	HasLimit    bool
+	// MDEPct is the MDE (MDEPct's rule, t with the units' degrees of freedom) of the
+	// ratio's variance as decomposed, less the CPU assignment's (taken out of the
+	// interval): the same model as the limit, so MDEPct ÷ LimitMDEPct is how far the
+	// design is from it. A comparison's own MDE (Ratio.MDEPct) is from a robust spread of
+	// the units and is smaller where a few units stray. HasMDE false with fewer than two
+	// units.
+	MDEPct float64
+	HasMDE bool
+}
+
+// setMDE sets MDEPct from the components (df the units' degrees of freedom).
+func (d *Decomposition) setMDE(confidence float64, df int) {
+	v := d.Total - d.Var[SourceCPU]
+	if df < 1 || !(v >= 0) {
+		return
+	}
+	d.MDEPct, d.HasMDE = mdePct(math.Sqrt(v), 1-confidenceOr(confidence), df), true
 }
 
 // Share is source's part of the total variance, in percent (0 when not estimated).
@@ -226,6 +243,7 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 		d.Var[SourceBlocks] = resid / float64(n)
 	}
 	d.finish()
+	d.setMDE(confidence, n-1)
 	return d
 }
 
@@ -253,6 +271,7 @@ func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) D
 		d.Var[SourceBlocks] = va/na + vb/nb
 	}
 	d.finish()
+	d.setMDE(confidence, len(la)+len(lb)-2)
 	return d
 }
 

@@ -92,6 +92,12 @@ func TestDecomposePairedRecoversKnownComponents(t *testing.T) {
 			if !d.HasLimit || math.Abs(d.LimitMDEPct-wantLimit) > 0.02*wantLimit {
 				t.Errorf("limit %.4f%%, want %.4f%%", d.LimitMDEPct, wantLimit)
 			}
+			// The MDE of the decomposed variance, CPU taken out: at the limit with white
+			// noise alone, √(total ÷ seconds) times it otherwise.
+			wantMDE := wantLimit * math.Sqrt((total-want[SourceCPU])/want[SourceSeconds])
+			if !d.HasMDE || math.Abs(d.MDEPct-wantMDE) > 0.05*wantMDE {
+				t.Errorf("MDE %.4f%%, want %.4f%%", d.MDEPct, wantMDE)
+			}
 			if (c.block >= 0.03 || c.cpu > 0) && !(d.BlockEffectP < 0.001) {
 				t.Errorf("block effect p %.3g, want < 0.001", d.BlockEffectP)
 			}
