@@ -16,6 +16,7 @@ import (
 // into a new store and back into a third, every report is the same as the original's, and
 // copying again adds nothing.
 func TestResultsCopy(t *testing.T) {
+	t.Parallel() // asserts the copied runs
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")
 	var wg sync.WaitGroup
@@ -110,6 +111,7 @@ func TestResultsCopy(t *testing.T) {
 // random points (seeded, spread over a whole copy's duration) and run again, and then two
 // copies at once into a fresh store, end with exactly the source's runs: the same reports.
 func TestResultsCopyKilled(t *testing.T) {
+	t.Parallel() // asserts the copy's integrity after a kill at a random moment
 	if testing.Short() {
 		t.Skip("kills copy processes")
 	}
