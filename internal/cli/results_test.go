@@ -111,7 +111,8 @@ func TestResultsCopy(t *testing.T) {
 // random points (seeded, spread over a whole copy's duration) and run again, and then two
 // copies at once into a fresh store, end with exactly the source's runs: the same reports.
 func TestResultsCopyKilled(t *testing.T) {
-	t.Parallel() // asserts the copy's integrity after a kill at a random moment
+	// Serial (no t.Parallel): its kills are spread over one copy's measured time, which
+	// other tests beside it make vary (7 of 20 landed midway with four beside it).
 	if testing.Short() {
 		t.Skip("kills copy processes")
 	}
