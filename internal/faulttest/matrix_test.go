@@ -51,9 +51,6 @@ type topology struct {
 	name string
 	// engine is the server it needs installed: its cells are skipped without it.
 	engine string
-	// optIn, when not "", is the environment variable that must be 1 for its cells to run
-	// (too slow here for every `make test`).
-	optIn string
 	// args are the run's flags beyond the matrix's own.
 	args []string
 	// agents > 0: the run is split over that many agents (--agents), each of the cell's
@@ -93,7 +90,7 @@ var topologies = []topology{
 			{"standby", `step {step} failed: node [12] \(standby, pid {pid}\) died during {step}`},
 			{"dbperf", ""},
 		}},
-	{name: "galera3", engine: "mariadb", optIn: "DBPERF_FAULTS_GALERA",
+	{name: "galera3", engine: "mariadb",
 		args:     []string{"--engine", "mariadb", "--managed", "--cluster", "3", "--profile", "galera"},
 		loadRows: 60000, timedRows: 20000, grace: 30 * time.Second,
 		roles: []role{
@@ -217,9 +214,6 @@ func TestFaultMatrix(t *testing.T) {
 
 // skipWhy says why a topology's cells do not run here, "" when they do.
 func skipWhy(tp topology) string {
-	if tp.optIn != "" && os.Getenv(tp.optIn) != "1" {
-		return fmt.Sprintf("%s runs with %s=1 (slow here)", tp.name, tp.optIn)
-	}
 	bin := map[string]string{"postgres": "/usr/lib/postgresql/*/bin/postgres", "mariadb": "/usr/sbin/mariadbd"}[tp.engine]
 	if m, _ := filepath.Glob(bin); len(m) == 0 {
 		return fmt.Sprintf("%s is not installed (make test installs it)", tp.engine)
