@@ -15,6 +15,7 @@ import (
 // two steps run at tiny scale on the first engine of its kind (embedded: SQLite or
 // RocksDB) and are stored ok with their audits.
 func TestEveryWorkload(t *testing.T) {
+	t.Parallel() // asserts each workload runs and stores its steps, not rates
 	env := Env{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
 		Getenv: func(string) string { return "" }}
 	for _, wl := range catalog.Workloads() {

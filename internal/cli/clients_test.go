@@ -59,6 +59,7 @@ func TestClientsValue(t *testing.T) {
 // clients and relative to the first count; dbperf run refuses a list with the sweep to
 // use.
 func TestSweepClients(t *testing.T) {
+	t.Parallel() // asserts the points, their runs and profiles' files, not rates
 	if testing.Short() {
 		t.Skip("runs the workload")
 	}
@@ -118,6 +119,7 @@ func TestSweepClients(t *testing.T) {
 // TestSweepVary: --vary rows=…,… sweeps a workload parameter, interleaved: each point
 // named by its value and stored with it, the axes after --clients.
 func TestSweepVary(t *testing.T) {
+	t.Parallel() // asserts the points and their parameters
 	if testing.Short() {
 		t.Skip("runs the workload")
 	}

@@ -3,16 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -309,154 +304,6 @@ func TestClusterInterrupted(t *testing.T) {
 	}
 }
 
-// standbyPostmaster is the postmaster of one of the standbys of a cluster run under dir
-// (a "postgres -D DATA" process whose DATA has standby.signal), 0 when none runs yet.
-func standbyPostmaster(dir string) int {
-	for _, pid := range serverProcs(dir) {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		for i, a := range args {
-			if a == "-D" && i+1 < len(args) {
-				if _, err := os.Stat(filepath.Join(args[i+1], "standby.signal")); err == nil {
-					return pid
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// stepRunning reports whether a step named name of a run in the SQLite store results has
-// begun.
-func stepRunning(results, name string) bool {
-	db, err := sql.Open("sqlite3", "file:"+results+"?mode=ro")
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT count(*) FROM steps WHERE name = ?", name).Scan(&n); err != nil {
-		return false
-	}
-	return n > 0
-}
-
-// TestClusterStandbyKilled (issue 40 H1): kill -9 of a synchronous standby's postmaster
-// during a timed step. The primary's commits wait for it forever (ANY 2 (node1, node2));
-// the run must end within the step's time plus cluster.DeathGrace, the step failed and
-// naming the node, the steps before it stored ok, and no server process of the run left.
-func TestClusterStandbyKilled(t *testing.T) {
-	needServer(t, "postgres")
-	t.Parallel()
-	killNodeDuringStep(t, "postgres", nil, standbyPostmaster, "standby")
-}
-
-// TestClusterGaleraNodeKilled: kill -9 of a Galera node (node 2, the last started) during
-// a timed step: the step fails at its audit at once, naming the node (before: "nodes did
-// not catch up … within 2m0s"), the earlier steps kept, nothing left running.
-func TestClusterGaleraNodeKilled(t *testing.T) {
-	needServer(t, "mariadb")
-	t.Parallel()
-	lastNode := func(dir string) int {
-		pids := serverProcs(dir)
-		if len(pids) < 3 {
-			return 0
-		}
-		return slices.Max(pids)
-	}
-	killNodeDuringStep(t, "mariadb", []string{"--profile", "galera"}, lastNode, "node")
-}
-
-// killNodeDuringStep runs a 3-node cluster of engine through l.i0, l.x, l.i1 and a 20 s
-// qp100, kills -9 the node victim finds (a server process under the run's work dir) two
-// seconds into qp100, and checks what issue 40 asks: the run ends within the step's time
-// plus cluster.DeathGrace (and the nodes' shutdown), exits non-zero, qp100 failed naming
-// the node "node I (role, pid P) died during qp100", the steps before it ok, no server
-// process left.
-func killNodeDuringStep(t *testing.T, engine string, extra []string, victimOf func(dir string) int, role string) {
-	t.Helper()
-	tmp := serverWorkdir(t)
-	results := filepath.Join(tmp, "r.db")
-	const stepTime = 20 * time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type result struct {
-		code   int
-		stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		args := append([]string{"run", "insertbench", "--engine", engine, "--managed", "--cluster", "3",
-			"--scale", "tiny", "--rows", "5000", "--steps", "l.i0,l.x,l.i1,qp100", "--time", strconv.Itoa(int(stepTime.Seconds())),
-			"--quiet", "--workdir", filepath.Join(tmp, "w"), "--results", results, "--profiles-dir", "../../profiles"}, extra...)
-		code, _, stderr := runCLICtx(ctx, nil, args...)
-		done <- result{code, stderr}
-	}()
-	// Kill the node two seconds into qp100.
-	setup := time.After(3 * time.Minute)
-	var victim int
-	for victim == 0 {
-		select {
-		case r := <-done:
-			t.Fatalf("the run ended before qp100 ran: exit %d: %s", r.code, r.stderr)
-		case <-setup:
-			cancel()
-			t.Fatal("qp100 did not start within 3 minutes")
-		case <-time.After(100 * time.Millisecond):
-		}
-		if stepRunning(results, "qp100") {
-			time.Sleep(2 * time.Second)
-			victim = victimOf(tmp)
-		}
-	}
-	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	killed := time.Now()
-	bound := stepTime + cluster.DeathGrace + 15*time.Second // the step's time, the grace, the nodes' shutdown
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(bound):
-		cancel() // Ctrl-C, so the test ends
-		<-done
-		t.Fatalf("the run still ran %s after a node was killed during qp100 (bound: the step's %s + grace %s + shutdown)",
-			bound, stepTime, cluster.DeathGrace)
-	}
-	t.Logf("the run ended %s after the kill: exit %d", time.Since(killed).Round(100*time.Millisecond), r.code)
-	if r.code == 0 {
-		t.Errorf("exit 0 after a node died: %s", r.stderr)
-	}
-	named := regexp.MustCompile(fmt.Sprintf(`node ([12]) \(%s, pid %d\) died during qp100`, role, victim))
-	m := named.FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Errorf("stderr does not name the %s killed (pid %d):\n%s", role, victim, r.stderr)
-		m = []string{"", "?"}
-	}
-	waitNoServers(t, tmp)
-	code, out, stderr := runCLI(t, nil, "report", "--results", results, "--format", "json")
-	if code != 0 {
-		t.Fatalf("report: exit %d: %s", code, stderr)
-	}
-	var rep clusterReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Runs) != 1 {
-		t.Fatalf("report: %v, %d runs", err, len(rep.Runs))
-	}
-	run := rep.Runs[0]
-	if run.Status != "failed" || len(run.Steps) != 4 {
-		t.Fatalf("run %s with %d steps, want failed with 4", run.Status, len(run.Steps))
-	}
-	for _, st := range run.Steps[:3] {
-		if st.Status != "ok" || st.Audit.Status != "ok" {
-			t.Errorf("%s before the kill: %s (%s), audit %s", st.Name, st.Status, st.Error, st.Audit.Status)
-		}
-	}
-	st := run.Steps[3]
-	t.Logf("qp100: %s: %s", st.Status, st.Error)
-	if st.Status != "failed" || !strings.Contains(st.Error, fmt.Sprintf("node %s (%s, pid %d) died during qp100", m[1], role, victim)) {
-		t.Errorf("qp100: %s, error %q: want failed, naming node %s (pid %d)", st.Status, st.Error, m[1], victim)
-	}
-}
+// A node killed during a step (a PostgreSQL standby, issue 40 H1; a Galera node) is the
+// fault matrix's (internal/faulttest TestFaultMatrix, rows postgres-cluster3/standby and
+// galera3/node): the same checks, the stored step's error and the run's status too.

@@ -14,6 +14,7 @@ import (
 // L0 empty and the memtable empty in the recorded shape; the writing steps' intervals
 // carry the engine's stall and L0 figures, and latencies go to p99.99.
 func TestDBBenchEnginesCompared(t *testing.T) {
+	t.Parallel() // asserts the report's figures are there, not their values
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	// The steps whose figures the report is checked for; the whole current sequence runs on
@@ -112,6 +113,7 @@ func TestDBBenchEnginesCompared(t *testing.T) {
 // or in --profiles-dir), a sweep goes over them, and a profile where none applies is
 // refused.
 func TestDBBenchProfiles(t *testing.T) {
+	t.Parallel() // asserts the profiles' settings stored
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	profiles := filepath.Join(dir, "profiles")

@@ -33,6 +33,7 @@ func integrityOK(t *testing.T, results string) {
 // kill -9 of dbperf at random points of a tiny run (seeded): the store passes
 // integrity_check, the run reads interrupted, and every step it finished is kept whole.
 func TestKill9AtRandomPoints(t *testing.T) {
+	t.Parallel() // asserts the store's integrity after kills at random moments
 	if testing.Short() {
 		t.Skip("starts benchmark processes")
 	}
@@ -77,6 +78,7 @@ func TestKill9AtRandomPoints(t *testing.T) {
 
 // Two runs writing one results store at once both finish and keep everything.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel() // asserts two writers' runs and the store's integrity
 	if testing.Short() {
 		t.Skip("starts benchmark processes")
 	}

@@ -116,6 +116,7 @@ func TestHistoryFindsAConfigChange(t *testing.T) {
 // history` shows them as one series, oldest first, named by their build ids, and the gate
 // passes (two runs cannot make a change point).
 func TestHistoryManaged(t *testing.T) {
+	t.Parallel() // asserts the stored build ids and the history's text
 	needServer(t, "postgres")
 	tmp := serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")

@@ -12,6 +12,7 @@ import (
 // with one line naming the limit, and no results store is left behind: SQLite by
 // dbperf's documented cap, a managed PostgreSQL and MariaDB by max_connections.
 func TestTooManyClients(t *testing.T) {
+	t.Parallel() // asserts refusals and a generous 30 s bound
 	for _, tc := range []struct {
 		engine string
 		args   []string

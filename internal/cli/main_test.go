@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +17,33 @@ import (
 // whatever another program left there (a test binary killed by a timeout, a CI job cut
 // short) showed up in these tests' output (TestBadInput failed in CI on it). At the end,
 // a work dir of this process still there is a run that did not clean up after itself.
+//
+// The package's t.Parallel() tests run parallelTests at a time unless -parallel is given.
 func TestMain(m *testing.M) { os.Exit(runIsolated(m)) }
 
+// parallelTests is how many of the package's t.Parallel() tests run at once. go test's
+// default, GOMAXPROCS, is 2 on the 2-core machines this suite's budget is for; these
+// tests mostly wait (servers starting and stopping, steps of a fixed length, leases
+// running out), so more at a time shortens the package. The tests that assert rates,
+// latencies or CPU per op call no t.Parallel(): they run alone, before these.
+const parallelTests = 4
+
+// setParallel sets -parallel to parallelTests unless the command line gave it.
+func setParallel() error {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if given {
+		return nil
+	}
+	return flag.Set("test.parallel", fmt.Sprint(parallelTests))
+}
+
 func runIsolated(m *testing.M) int {
+	if err := setParallel(); err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain:", err)
+		return 1
+	}
 	tmp, err := os.MkdirTemp("", "clitest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "TestMain:", err)

@@ -95,6 +95,7 @@ func dsnPassword(t *testing.T, dsn string) string {
 // password-less TCP connection, and another local user cannot reach its socket or read
 // its DSN; dbperf runs on it with --dsn @FILE, and the password is in no store or output.
 func TestServerStartPostgresTrustsNoLocalConnection(t *testing.T) {
+	t.Parallel() // asserts authentication, its server its own
 	needServer(t, "postgres")
 	work := serverWorkdir(t)
 	st, dsn, _ := startByHand(t, "postgres", work)
@@ -162,6 +163,7 @@ func TestServerStartPostgresTrustsNoLocalConnection(t *testing.T) {
 
 // The same for MariaDB: root over TCP without the password is refused.
 func TestServerStartMariaDBTrustsNoLocalConnection(t *testing.T) {
+	t.Parallel() // asserts authentication, its server its own
 	needServer(t, "mariadb")
 	work := serverWorkdir(t)
 	st, dsn, _ := startByHand(t, "mariadb", work)
@@ -195,9 +197,10 @@ func TestServerStartMariaDBTrustsNoLocalConnection(t *testing.T) {
 // Issue 12 item 10's acceptance: the binary alone in an empty directory, run from there,
 // does a managed PostgreSQL run with its built-in profiles.
 func TestManagedRunFromABinaryOutsideTheCheckout(t *testing.T) {
+	t.Parallel() // asserts a run from elsewhere finds its profiles
 	needServer(t, "postgres")
-	bin := buildBinary(t)
-	dir := filepath.Dir(bin)
+	dir := serverWorkdir(t)
+	bin := binaryIn(t, dir)
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "DBPERF_PROFILES=") {

@@ -65,6 +65,7 @@ func TestManagedMariaDB114(t *testing.T) {
 
 // By hand: install (already there: no download), list, start, status, stop.
 func TestServerCommandsMariaDB114(t *testing.T) {
+	t.Parallel() // asserts the server commands' output
 	cache := mariadb114Cache(t)
 	work := serverWorkdir(t)
 	for _, v := range []string{"11.4", "11.4.5"} {

@@ -12,6 +12,7 @@ import (
 // another user (the store and its directory belong to root, mode 0755/0644) and on a
 // read-only mount work, and never write to it.
 func TestReadOnlyStore(t *testing.T) {
+	t.Parallel() // asserts file contents and messages
 	if testing.Short() {
 		t.Skip("builds dbperf and runs it as another user")
 	}
@@ -29,10 +30,7 @@ func TestReadOnlyStore(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "dbperf")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dbperf").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binaryIn(t, dir)
 	store := filepath.Join(dir, "store")
 	if err := os.Mkdir(store, 0o755); err != nil {
 		t.Fatal(err)

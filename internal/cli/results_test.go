@@ -16,6 +16,7 @@ import (
 // into a new store and back into a third, every report is the same as the original's, and
 // copying again adds nothing.
 func TestResultsCopy(t *testing.T) {
+	t.Parallel() // asserts the copied runs
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")
 	var wg sync.WaitGroup
@@ -110,6 +111,8 @@ func TestResultsCopy(t *testing.T) {
 // random points (seeded, spread over a whole copy's duration) and run again, and then two
 // copies at once into a fresh store, end with exactly the source's runs: the same reports.
 func TestResultsCopyKilled(t *testing.T) {
+	// Serial (no t.Parallel): its kills are spread over one copy's measured time, which
+	// other tests beside it make vary (7 of 20 landed midway with four beside it).
 	if testing.Short() {
 		t.Skip("kills copy processes")
 	}

@@ -36,6 +36,7 @@ func get(t *testing.T, u string) (int, string) {
 // comparison, with its charts, no console error and no request leaving 127.0.0.1; the
 // comparison page is the page `dbperf report --format html` writes for the same runs.
 func TestServeComparesWhatReportPrints(t *testing.T) {
+	t.Parallel() // asserts pages, not rates
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	for _, label := range []string{"a", "b"} {

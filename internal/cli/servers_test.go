@@ -83,6 +83,7 @@ func needServer(t *testing.T, engine string) {
 // TestConformanceManagedServers runs the Insert Benchmark at tiny scale on every managed
 // server and checks the stored results and audits.
 func TestConformanceManagedServers(t *testing.T) {
+	t.Parallel() // asserts results and audits, not rates: beside the package's other parallel tests
 	for _, tc := range []struct {
 		name, engine, label string
 		args                []string
@@ -94,8 +95,8 @@ func TestConformanceManagedServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			needServer(t, tc.engine)
-			// Two servers at a time (go test's -parallel, GOMAXPROCS): these runs assert
-			// results and audits, not timings.
+			// Beside the package's other parallel tests (TestMain's -parallel): these runs
+			// assert results and audits, not timings.
 			t.Parallel()
 			tmp := serverWorkdir(t)
 			results := filepath.Join(tmp, "r.db")
@@ -203,6 +204,7 @@ func checkHW(t *testing.T, env map[string]string, steps []jsonStep) {
 // TestServerDiesMidStep kills the managed server during qr100: that step fails with the
 // server's log tail, the earlier steps are kept, the run exits 1 and no process is left.
 func TestServerDiesMidStep(t *testing.T) {
+	t.Parallel() // asserts the failed step and its message; its server is its own
 	needServer(t, "mariadb")
 	bin, tmp := buildBinary(t), serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")
@@ -245,6 +247,7 @@ func TestServerDiesMidStep(t *testing.T) {
 // TestInterruptStopsManagedServer: Ctrl-C in the middle of a managed run exits 130 and
 // leaves no server process.
 func TestInterruptStopsManagedServer(t *testing.T) {
+	t.Parallel() // asserts exit 130 and no server left: its server is its own
 	needServer(t, "postgres")
 	bin, tmp := buildBinary(t), serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")

@@ -19,6 +19,7 @@ import (
 // on both, in one block; the steps are a subset (the full suite on these engines runs in
 // servers_test.go and mariadb114_test.go).
 func TestSweepVersions(t *testing.T) {
+	t.Parallel() // asserts the sweeps' points, output and stored runs, not rates
 	for _, tc := range []struct {
 		engine string
 		v1, v2 string

@@ -170,6 +170,7 @@ func checkSysbenchRun(t *testing.T, run sbRun, server bool) {
 // --scale tiny` runs every test ok, then two configs compare by step group (each test
 // 0.2 s, as on the managed servers: the same steps and checks in a fifth of the time).
 func TestSysbenchTinyEndToEnd(t *testing.T) {
+	t.Parallel() // asserts the suite's steps, audits and statement counts, not rates
 	if testing.Short() {
 		t.Skip("runs the whole sysbench suite at tiny scale")
 	}

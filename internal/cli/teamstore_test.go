@@ -20,6 +20,7 @@ import (
 // processes at once are both complete; `dbperf results copy` to a SQLite file and back
 // into another PostgreSQL database gives identical reports; `dbperf serve` reads it.
 func TestTeamStore(t *testing.T) {
+	t.Parallel() // two writers into one store of its own: asserts what is stored, not rates
 	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(bins) == 0 {
 		t.Skip("no PostgreSQL binaries installed: apt-get install postgresql (make test does)")
 	}

@@ -51,9 +51,6 @@ type topology struct {
 	name string
 	// engine is the server it needs installed: its cells are skipped without it.
 	engine string
-	// optIn, when not "", is the environment variable that must be 1 for its cells to run
-	// (too slow here for every `make test`).
-	optIn string
 	// args are the run's flags beyond the matrix's own.
 	args []string
 	// agents > 0: the run is split over that many agents (--agents), each of the cell's
@@ -77,35 +74,40 @@ type role struct {
 	// says is a regexp dbperf's stderr must match ({pid} the victim's pid, {step} the
 	// step); "" for dbperf itself, killed: its run must read interrupted instead.
 	says string
+	// stored, when not "", is a regexp (as says) the killed step's stored error must
+	// match; that step and its run must then be stored failed.
+	stored string
 }
 
 var topologies = []topology{
 	{name: "postgres", engine: "postgres", args: []string{"--engine", "postgres", "--managed"},
 		loadRows: 2000000, timedRows: 20000, grace: 10 * time.Second,
 		roles: []role{
-			{"server", `step {step} failed: the server \(pid {pid}\) is gone: `},
-			{"dbperf", ""},
+			{name: "server", says: `step {step} failed: the server \(pid {pid}\) is gone: `},
+			{name: "dbperf", says: ""},
 		}},
 	{name: "postgres-cluster3", engine: "postgres", args: []string{"--engine", "postgres", "--managed", "--cluster", "3"},
 		loadRows: 2000000, timedRows: 20000, grace: 20 * time.Second,
 		roles: []role{
-			{"server", `step {step} failed: node 0 \(primary, pid {pid}\) died during {step}`},
-			{"standby", `step {step} failed: node [12] \(standby, pid {pid}\) died during {step}`},
-			{"dbperf", ""},
+			{name: "server", says: `step {step} failed: node 0 \(primary, pid {pid}\) died during {step}`},
+			{name: "standby", says: `step {step} failed: node [12] \(standby, pid {pid}\) died during {step}`,
+				stored: `node [12] \(standby, pid {pid}\) died during {step}`},
+			{name: "dbperf", says: ""},
 		}},
-	{name: "galera3", engine: "mariadb", optIn: "DBPERF_FAULTS_GALERA",
+	{name: "galera3", engine: "mariadb",
 		args:     []string{"--engine", "mariadb", "--managed", "--cluster", "3", "--profile", "galera"},
 		loadRows: 60000, timedRows: 20000, grace: 30 * time.Second,
 		roles: []role{
-			{"node", `step {step} failed: .*node 2 \(node, pid {pid}\) died during {step}`},
-			{"dbperf", ""},
+			{name: "node", says: `step {step} failed: .*node 2 \(node, pid {pid}\) died during {step}`,
+				stored: `node 2 \(node, pid {pid}\) died during {step}`},
+			{name: "dbperf", says: ""},
 		}},
 	{name: "postgres-agents2", engine: "postgres", args: []string{"--engine", "postgres", "--managed", "--clients", "2"},
 		agents: 2, loadRows: 200000, timedRows: 20000, grace: 45 * time.Second,
 		roles: []role{
-			{"agent", `run \d+: not whole: part 2 \(job \d+\) discarded: its one attempt did not finish`},
-			{"server", `run \d+: a part's step failed`},
-			{"dbperf", ""},
+			{name: "agent", says: `run \d+: not whole: part 2 \(job \d+\) discarded: its one attempt did not finish`},
+			{name: "server", says: `run \d+: a part's step failed`},
+			{name: "dbperf", says: ""},
 		}},
 }
 
@@ -217,9 +219,6 @@ func TestFaultMatrix(t *testing.T) {
 
 // skipWhy says why a topology's cells do not run here, "" when they do.
 func skipWhy(tp topology) string {
-	if tp.optIn != "" && os.Getenv(tp.optIn) != "1" {
-		return fmt.Sprintf("%s runs with %s=1 (slow here)", tp.name, tp.optIn)
-	}
 	bin := map[string]string{"postgres": "/usr/lib/postgresql/*/bin/postgres", "mariadb": "/usr/sbin/mariadbd"}[tp.engine]
 	if m, _ := filepath.Glob(bin); len(m) == 0 {
 		return fmt.Sprintf("%s is not installed (make test installs it)", tp.engine)
@@ -306,7 +305,7 @@ func runCell(bin string, sh *shared, c *cell) {
 		c.errorf("left running: %s", strings.Join(left, "; "))
 	}
 	checkSaid(c, victim, waitErr, stderr.String())
-	checkStored(ctx, c, st, killed)
+	checkStored(ctx, c, st, killed, victim)
 }
 
 // errEnded is killInStep's when dbperf ended before there was anything to kill.
@@ -436,7 +435,7 @@ func waitStatus(ee *exec.ExitError) (syscall.WaitStatus, bool) {
 // it kept ok, and dbperf itself killed, its run read interrupted. A part's step that
 // ended before the kill (its store writes lagging when the other's interval showed) is
 // whole, and may be ok.
-func checkStored(ctx context.Context, c *cell, st *store.Store, killed time.Time) {
+func checkStored(ctx context.Context, c *cell, st *store.Store, killed time.Time, victim int) {
 	if st == nil {
 		var err error
 		if st, err = store.Open(ctx, filepath.Join(c.dir, "r.db")); err != nil {
@@ -466,11 +465,14 @@ func checkStored(ctx context.Context, c *cell, st *store.Store, killed time.Time
 				c.errorf("%s: step %s stored ok, running at the kill (it ended %s after)", what, res.Name, end.Sub(killed).Round(time.Millisecond))
 			case !seen && res.Status != metrics.StatusOK:
 				c.errorf("%s: step %s before the kill is %s, want it kept ok", what, res.Name, res.Status)
+			case !seen && c.role.stored != "" && res.Audit.Status != "ok":
+				c.errorf("%s: step %s before the kill: audit %s, want ok", what, res.Name, res.Audit.Status)
 			}
 			cut = cut || res.Status != metrics.StatusOK
 			if res.Name == c.step {
 				hit = hit || res.Status != metrics.StatusOK
 				c.logf("%s: %s %s: %s", what, res.Name, res.Status, firstLine(res.Error))
+				checkStoredError(c, what, victim, res, r.Status)
 			}
 		}
 		if r.Status == store.RunOK && cut {
@@ -479,6 +481,21 @@ func checkStored(ctx context.Context, c *cell, st *store.Store, killed time.Time
 	}
 	if !hit {
 		c.errorf("no run has %s failed or interrupted (%d runs)", c.step, len(runs))
+	}
+}
+
+// checkStoredError checks, for a role with a stored pattern, that the killed step and its
+// run are stored failed and the step's error names the process killed.
+func checkStoredError(c *cell, what string, victim int, res metrics.StepResult, run string) {
+	if c.role.stored == "" {
+		return
+	}
+	pat := strings.NewReplacer("{pid}", strconv.Itoa(victim), "{step}", regexp.QuoteMeta(c.step)).Replace(c.role.stored)
+	if res.Status != metrics.StatusFailed || !regexp.MustCompile(pat).MatchString(res.Error) {
+		c.errorf("%s: step %s stored %s, error %q: want failed, matching %q", what, res.Name, res.Status, res.Error, pat)
+	}
+	if run != store.RunFailed {
+		c.errorf("%s stored %s, want failed", what, run)
 	}
 }
 

@@ -83,6 +83,7 @@ func label(res metrics.StepResult, name string) metrics.LabelStats {
 func TestSequencesOnPebble(t *testing.T) {
 	for _, seq := range []string{"current", "legacy", "shape"} {
 		t.Run(seq, func(t *testing.T) {
+			t.Parallel() // each sequence its own engine; asserts what is stored, not rates
 			cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--sequence", seq, "--duration", "0.2", "--settle-time", "0.2", "--num", "5000")
 			kv := openPebble(t, p.KVOptions())
 			res := runSequence(t, kv, cfg, p)
@@ -105,6 +106,7 @@ func TestSequencesOnPebble(t *testing.T) {
 // a shape command is noted as skipped, and the shape sequence skips the reads of a shape
 // it could not make.
 func TestUnsupported(t *testing.T) {
+	t.Parallel()
 	cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New(), "--sequence", "shape", "--duration", "0.1", "--num", "3000")
 	kv := openPebble(t, p.KVOptions())
 	kv.unsupported["flush"] = true
@@ -145,6 +147,7 @@ func TestTinyCurrentOnEngines(t *testing.T) {
 		}
 		ran++
 		t.Run(eng.Meta().Name, func(t *testing.T) {
+			t.Parallel() // the engines side by side: asserts what is stored, not rates
 			cfg, p := workloadtest.MustResolve[*dbbench.Params](t, dbbench.New())
 			dir := t.TempDir()
 			h, err := eng.Open(context.Background(), engine.Target{Dir: dir, KV: p.KVOptions()})
