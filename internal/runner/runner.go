@@ -626,11 +626,22 @@ const yieldEvery = 5 * time.Millisecond
 // serverGone names the server in a failed step's error when its main process
 // (HWTargets.ServerPID, on this machine) has died: the engine's own error ("unexpected
 // postmaster exit", "connection refused") does not say that the server is gone.
+//
+// A process killed with SIGKILL closes its files (the pipe PostgreSQL's backends watch
+// for the postmaster's death) before it is a zombie, so its backends' error can reach the
+// client while /proc still shows it running: a failed step's check waits up to 200 ms for
+// the process to end (only failed steps pay it).
 func (r *Runner) serverGone(msg string) string {
 	pid := r.HW.ServerPID
-	if pid <= 0 || r.HW.Remote || r.Sampler == nil || r.Sampler.Alive(pid) ||
+	if pid <= 0 || r.HW.Remote || r.Sampler == nil ||
 		strings.Contains(msg, fmt.Sprintf("pid %d)", pid)) { // a cluster's node named already
 		return msg
+	}
+	for i := 0; r.Sampler.Alive(pid); i++ {
+		if i == 10 {
+			return msg
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Sprintf("the server (pid %d) is gone: %s", pid, msg)
 }

@@ -352,7 +352,14 @@ func (s *Store) init(ctx context.Context) error {
 	if v == 0 {
 		// Refuse to add our tables to somebody else's database.
 		if err := s.checkOurs(ctx); err != nil {
-			return err
+			// Another process may have created the schema since the version was read
+			// (several runs opening a new store at once): its tables are dbperf's if its
+			// version is there now.
+			if v2, err2 := s.userVersion(ctx, s.db); err2 != nil || v2 == 0 {
+				return err
+			} else if v2 > SchemaVersion {
+				return &SchemaTooNewError{Path: s.path, FileVersion: v2, KnownVersion: SchemaVersion}
+			}
 		}
 	}
 	// WAL lets `dbperf runs` read while a run writes. The mode is stored in the file, so
