@@ -23,6 +23,7 @@ func TestDuetPlacementBadInput(t *testing.T) {
 		{[]string{"--design", "duet", "--duet-placement", "apart"}, `--duet-placement "apart": use point or role`},
 		{[]string{"--duet-placement", "role"}, "--duet-placement: only with --design duet"},
 		{[]string{"--design", "duet", "--duet-placement", "role"}, "--duet-placement role: engine sqlite runs inside dbperf's own process"},
+		{[]string{"--design", "duet", "--load-once", "--same-data"}, "--same-data: engine sqlite has no server whose data dbperf can copy"},
 	} {
 		args := append([]string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
 			"--scale", "tiny", "--rows", "1000", "--steps", "l.i0,qp100", "--time", "1", "--results", results}, tc.args...)
@@ -35,7 +36,9 @@ func TestDuetPlacementBadInput(t *testing.T) {
 
 // TestDuetPlacementRolePostgres: with --duet-placement role every point of a block has its
 // clients on one CPU and its server on the other, the same for both points, and the
-// counterbalanced draw swaps the two CPUs between the two blocks of a cycle.
+// counterbalanced draw swaps the two CPUs between the two blocks of a cycle. With
+// --load-once --same-data, block 2 runs on new servers (other ports) started from a copy
+// of a's data, and stores same_data; block 1 ran on the servers that loaded it.
 func TestDuetPlacementRolePostgres(t *testing.T) {
 	needServer(t, "postgres")
 	if cpus := duetCPUCount(t); cpus != 2 {
@@ -45,9 +48,12 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "r.db")
 	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
 		"--design", "duet", "--duet-placement", "role", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100",
-		"--time", "1", "--repeat", "2", "--label", "pl", "--results", results, "--quiet")
+		"--time", "1", "--repeat", "2", "--label", "pl", "--load-once", "--same-data", "--results", results)
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "--same-data: default/a, default/b now run on servers started from a copy of default/a's data") {
+		t.Errorf("no copy said:\n%s", out)
 	}
 	st, err := store.Open(context.Background(), results)
 	if err != nil {
@@ -59,8 +65,13 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
+	dsns := map[string]string{}               // block and label → the run's server (redacted DSN)
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
+		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
+			t.Errorf("run %d of block %s: same_data %v", r.ID, b, r.Params[store.ParamSameData])
+		}
+		dsns[b+" "+r.Label] = r.EngineSettings["dbperf.dsn"]
 		if byBlock[b] == nil {
 			byBlock[b] = map[string]bool{}
 		}
@@ -81,6 +92,11 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	}
 	if len(byBlock) != 2 || len(seen) != 2 {
 		t.Errorf("placements by block %v: want blocks 1 and 2 on the two placements", byBlock)
+	}
+	for _, l := range []string{"pl/default/a", "pl/default/b"} {
+		if d1, d2 := dsns["1 "+l], dsns["2 "+l]; d1 == "" || d1 == d2 {
+			t.Errorf("%s: block 1's server %q, block 2's %q: want a new server after the copy", l, d1, d2)
+		}
 	}
 }
 

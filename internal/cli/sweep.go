@@ -34,6 +34,8 @@ type sweepFlags struct {
 	loadOnce bool
 	// settle: with loadOnce, each later block begins with the points' engine cleanup.
 	settle bool
+	// sameData: with loadOnce, the later blocks run on copies of the first point's data.
+	sameData bool
 	// placement: the duet's --duet-placement (sweep.Placements).
 	placement string
 	think     []string
@@ -135,6 +137,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.StringVar(&sw.design, "design", sweep.Interleaved, "order of the trials: interleaved (randomized blocks, each step measured on every point close together in time; steady steps in alternating slices), duet (every step and slice on all points at the same time, each point's server and clients on CPUs of their own, or apart by role with --duet-placement role: for CPU-bound steps) or sequential (each point's repeats in turn)")
 	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
 	fl.BoolVar(&sw.settle, "settle", false, "with --load-once: before every later block each point's engine reduces its writeback debt, unmeasured (PostgreSQL VACUUM ANALYZE of the database and CHECKPOINT, InnoDB's dirty-page flush, MyRocks' flush and compaction, SQLite's checkpoint), so every block starts both points from the same state")
+	fl.BoolVar(&sw.sameData, "same-data", false, "with --load-once, managed PostgreSQL of one version: once the first block has loaded the data, every point's server is replaced by one started from a physical copy of the first point's data (its own profile kept), so later blocks compare the same pages, on servers started together")
 	fl.StringVar(&sw.placement, "duet-placement", sweep.PlacementPoint, "duet design: point (each point's clients and server on CPUs of their own) or role (every point's clients on one CPU set, every server on the other, swapped between blocks: a CPU's own slow seconds then slow every point alike; server engines)")
 	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", sweep.MinSlice, sweep.MaxSlice))
 	// --clients takes a list here: the concurrency axis.
@@ -304,7 +307,7 @@ func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.N
 	var kind sweep.Kind
 	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
 		kind = sweep.KindOf(e.Meta())
-		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement}
+		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement, SameData: sw.sameData}
 		errs = append(errs, asked.KindProblems(kind, f.engine)...)
 	}
 	errs = append(errs, sweep.ThinkProblems(think, named)...)
@@ -326,7 +329,7 @@ func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) [
 	if sw.resume && f.label == "" {
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
-	asked := sweep.Asked{Design: sw.design, Slice: sw.slice, LoadOnce: sw.loadOnce, Settle: sw.settle, ServerCPUs: f.limits.cpus,
+	asked := sweep.Asked{Design: sw.design, Slice: sw.slice, LoadOnce: sw.loadOnce, Settle: sw.settle, SameData: sw.sameData, Cluster: f.cluster.nodes, ServerCPUs: f.limits.cpus,
 		Placement: sw.placement, PlacementGiven: changed("duet-placement")}
 	return append(errs, asked.Problems()...)
 }
@@ -396,7 +399,7 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 	defer st.Close()
 	groups, lastFailed, err := sweep.Run(ctx, sweep.Options{Session: sessionOptions(env, cfg, wl, params, sp.eng, st),
 		Points: sp.points, Resolve: sp.resolve, Prefix: sp.prefix, Design: sw.design,
-		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, Placement: sw.placement, Resume: sw.resume})
+		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, SameData: sw.sameData, Placement: sw.placement, Resume: sw.resume})
 	if err != nil {
 		return err
 	}
@@ -429,7 +432,7 @@ func parseVary(cmd *cobra.Command, vs []string) ([]sweep.VaryAxis, error) {
 func sweepOwnFlag(name string) bool {
 	switch name {
 	case "engine", "engine-version", "versions", "profile", "profiles", "clients", "label", "results", "repeat",
-		"design", "slice", "load-once", "settle", "duet-placement", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
+		"design", "slice", "load-once", "settle", "same-data", "duet-placement", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
 		"mysql-storage-engine", "cache-dir", "profiles-dir", "steps", "store-timeout", "cpu-profile", "explain",
 		"server-memory", "server-cpus", "build-id", "report-interval":
 		return true

@@ -51,6 +51,9 @@ type Options struct {
 	ReadCgroups func() (*server.Cgroups, error)
 	// Keep keeps the server's data directory when it is closed (--keep).
 	Keep bool
+	// CopyOf is a running server whose data the server starts from a physical copy of
+	// (server.Options.CopyOf; sweep --same-data), nil for a fresh one.
+	CopyOf *server.Instance
 }
 
 // cgroups reads the machine's cgroup hierarchies.
@@ -68,7 +71,7 @@ func (o Options) Server(base string) server.Options {
 	so := server.Options{
 		WorkDir: base, Version: o.Version, Profile: o.Profile,
 		ProfilesDir: o.ProfilesDir, CacheDir: o.CacheDir, MavenURL: o.MavenURL, StorageEngine: o.StorageEngine,
-		Limits: o.Limits,
+		Limits: o.Limits, CopyOf: o.CopyOf,
 	}
 	if o.Limits.Set() {
 		if cg, err := o.cgroups(); err == nil {

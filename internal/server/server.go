@@ -99,6 +99,12 @@ type Options struct {
 	// Cgroups are the machine's cgroup hierarchies (nil: ReadCgroups).
 	Limits  Limits
 	Cgroups *Cgroups
+	// CopyOf, when set, is a running server of this engine and version whose data the new
+	// server starts from instead of a fresh data directory: a physical copy (the same
+	// pages, as a streaming standby's base backup), with its superuser's password, the
+	// new server's own profile, port and socket. Engines that cannot copy refuse it in
+	// Check.
+	CopyOf *Instance
 }
 
 // Engine is one kind of server dbperf starts. A server engine lives in its own folder

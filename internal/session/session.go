@@ -62,6 +62,8 @@ type Options struct {
 	// Report prints the report of stored run id of cfg, whose engine files are in dir
 	// (nil: none); called after each run unless cfg.Quiet.
 	Report func(ctx context.Context, cfg *config.Run, id int64, dir string) error
+	// copyOf is the managed server a managed target starts from a copy of (CopyOf).
+	copyOf *server.Instance
 }
 
 func (o Options) getenv(k string) string {
@@ -75,6 +77,17 @@ func (o Options) getenv(k string) string {
 func (o Options) With(cfg *config.Run) Options {
 	o.Config = cfg
 	return o
+}
+
+// CopyOf is o for a managed target whose server starts from a physical copy of t's
+// managed server's data (server.Options.CopyOf), which must be running; Open refuses it
+// when t has none (an embedded engine, a user's server, a cluster).
+func (o Options) CopyOf(t *Target) (Options, error) {
+	if t == nil || t.server == nil || !o.Config.Managed || o.Config.Cluster > 1 {
+		return o, fmt.Errorf("a copy of the data needs one managed server per point, started by dbperf (--managed, no --cluster)")
+	}
+	o.copyOf = t.server
+	return o, nil
 }
 
 // A BadInputError is a run refused before it began: the user's input or the environment

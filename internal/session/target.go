@@ -46,9 +46,12 @@ type Target struct {
 	settings map[string]string
 	// serverEnv is added to the run's env: a managed server's limits (managed.Server.Env).
 	serverEnv map[string]string
-	eng       engine.Engine
-	info      engine.Info
-	close     func()
+	// server is the managed server of one (nil for a cluster, an embedded engine or a
+	// user's server): Options.CopyOf copies its data.
+	server *server.Instance
+	eng    engine.Engine
+	info   engine.Info
+	close  func()
 }
 
 // Close closes the engine and stops what Open started.
@@ -230,10 +233,13 @@ func openTarget(ctx context.Context, o Options, out func(string)) (*Target, erro
 // (the server stopped, its data removed unless --keep) among the closers, its DSN in tg,
 // what the run stores of it recorded, and its notes said through out.
 func openManaged(ctx context.Context, o Options, name, base string, t *Target, tg *engine.Target, closers *[]func(), out func(string)) error {
-	s, err := managed.Start(ctx, ManagedOptions(o.Config, name, o.ReadCgroups), base)
+	mo := ManagedOptions(o.Config, name, o.ReadCgroups)
+	mo.CopyOf = o.copyOf
+	s, err := managed.Start(ctx, mo, base)
 	if err != nil {
 		return err
 	}
+	t.server = s.Instance
 	*closers = append(*closers, func() {
 		for _, l := range s.Close(ctx) {
 			out(l)

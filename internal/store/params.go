@@ -18,6 +18,9 @@ const (
 	// ParamSettle: before this block each point's engine reduced its writeback debt
 	// (--settle: VACUUM and CHECKPOINT, a flush), unmeasured.
 	ParamSettle = "settle"
+	// ParamSameData: the block ran on servers started from a physical copy of the first
+	// point's data, made once the first block had loaded it (--same-data).
+	ParamSameData = "same_data"
 )
 
 // The designs of a comparison dbperf runs itself (dbperf sweep --design), ParamDesign's
@@ -32,7 +35,7 @@ const (
 // CPUs), never what was measured: runs of one point differ in them, so comparisons and
 // series leave them out.
 func SweepParams() []string {
-	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce, ParamSettle}
+	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce, ParamSettle, ParamSameData}
 }
 
 // IntParam reads a stored integer parameter: the store decodes JSON numbers as

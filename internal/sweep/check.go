@@ -38,8 +38,10 @@ type Asked struct {
 	// seconds (0: whole steps).
 	Design string
 	Slice  float64
-	// LoadOnce and Settle are Options'.
-	LoadOnce, Settle bool
+	// LoadOnce, Settle and SameData are Options'.
+	LoadOnce, Settle, SameData bool
+	// Cluster is --cluster's nodes (0 or 1: one server per point).
+	Cluster int
 	// ServerCPUs is the managed servers' --server-cpus (0: none).
 	ServerCPUs int
 	// Placement is the duet's --duet-placement (Placements; "": PlacementPoint),
@@ -58,6 +60,12 @@ func (a Asked) Problems() []string {
 	var errs []string
 	if a.Settle && !a.LoadOnce {
 		errs = append(errs, "--settle: only with --load-once (without it every block loads its tables afresh); add --load-once or drop --settle")
+	}
+	if a.SameData && !a.LoadOnce {
+		errs = append(errs, "--same-data: only with --load-once (the copy is made once the first block has loaded the data, which the later blocks keep); add --load-once or drop --same-data")
+	}
+	if a.SameData && a.Cluster > 1 {
+		errs = append(errs, "--same-data: a point's cluster has several servers; drop --same-data or --cluster")
 	}
 	if a.Placement != "" && !slices.Contains(Placements(), a.Placement) {
 		errs = append(errs, fmt.Sprintf("--duet-placement %q: use %s", a.Placement, strings.Join(Placements(), " or ")))
@@ -93,6 +101,10 @@ func (a Asked) KindProblems(kind Kind, engineName string) []string {
 		return []string{fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", engineName)}
 	case kind.Embedded && (len(a.Versions) > 0 || !onlyDefault && !(len(a.Profiles) == 0 && (a.Clients > 1 || a.Vary > 0))):
 		return []string{fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", engineName)}
+	case a.SameData && !kind.Managed():
+		return []string{fmt.Sprintf("--same-data: engine %s has no server whose data dbperf can copy; drop --same-data", engineName)}
+	case a.SameData && len(Dedupe(a.Versions)) > 1:
+		return []string{fmt.Sprintf("--same-data: the points run versions %s, and a physical copy of one version's data starts only on that version; sweep one version's profiles, or drop --same-data", strings.Join(Dedupe(a.Versions), ", "))}
 	case kind.Embedded && a.Design == Duet && a.Placement == PlacementRole:
 		return []string{fmt.Sprintf("--duet-placement %s: engine %s runs inside dbperf's own process, with no server to place apart from its clients; use --duet-placement %s", PlacementRole, engineName, PlacementPoint)}
 	}

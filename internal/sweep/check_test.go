@@ -31,6 +31,8 @@ func TestAskedProblems(t *testing.T) {
 		{Asked{Design: Duet, ServerCPUs: 2}, "--server-cpus: the duet design"},
 		{Asked{Design: Duet, Placement: "apart"}, `--duet-placement "apart": use point or role`},
 		{Asked{Design: Interleaved, Placement: PlacementRole, PlacementGiven: true}, "--duet-placement: only with --design duet"},
+		{Asked{Design: Duet, SameData: true}, "--same-data: only with --load-once"},
+		{Asked{Design: Duet, SameData: true, LoadOnce: true, Cluster: 3}, "--same-data: a point's cluster has several servers"},
 	} {
 		p := c.a.Problems()
 		if len(p) != 1 || !strings.HasPrefix(p[0], c.want) {
@@ -64,6 +66,10 @@ func TestKindProblems(t *testing.T) {
 		{Asked{Design: Duet, Versions: []string{"13", "15"}}, srv, ""},
 		{Asked{Design: Duet, Versions: []string{"13", "15"}, Placement: PlacementRole}, srv, ""},
 		{Asked{Design: Duet, Profiles: named, Placement: PlacementRole}, emb, "--duet-placement role: engine e runs inside dbperf's own process"},
+		{Asked{Design: Duet, Profiles: named, SameData: true}, emb, "--same-data: engine e has no server"},
+		{Asked{Design: Interleaved, SameData: true}, kv, "--same-data: engine e has no server"},
+		{Asked{Design: Duet, Versions: []string{"13", "15"}, SameData: true}, srv, "--same-data: the points run versions 13, 15"},
+		{Asked{Design: Duet, Versions: []string{"15", "15"}, Profiles: named, SameData: true}, srv, ""},
 	} {
 		p := c.a.KindProblems(c.k, "e")
 		if c.want == "" && len(p) != 0 || c.want != "" && (len(p) != 1 || !strings.HasPrefix(p[0], c.want)) {

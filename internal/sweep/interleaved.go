@@ -74,6 +74,9 @@ type interleaved struct {
 	// settle (--settle): each block on kept data begins with the points' cleanup
 	// (settle.go); settled says this block's did.
 	settle, settled bool
+	// sameData (--same-data): after the first block that ran whole, every point runs on a
+	// copy of the first point's data (samedata.go); copied says it does.
+	sameData, copied bool
 	// cpu is the sweep's one perf recording (--cpu-profile), launched before the points'
 	// servers start, with a profiler per point's target; records are every run the sweep
 	// began, whose steps' profiles are stored once the recording is folded (foldProfiles).
@@ -113,6 +116,11 @@ func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFai
 		}
 		// A block that ran whole leaves every point's data as its steps made it.
 		i.loaded = i.loaded || (i.loadOnce && failed == nil)
+		if i.loaded && i.sameData && !i.copied && b < first+blocks-1 {
+			if err := i.copyData(ctx); err != nil {
+				return lastFailed, err
+			}
+		}
 	}
 	return lastFailed, nil
 }
@@ -354,6 +362,9 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*rec
 		}
 		if i.settled {
 			extra[store.ParamSettle] = true
+		}
+		if i.copied {
+			extra[store.ParamSameData] = true
 		}
 		steps := p.steps
 		if n > 0 {

@@ -38,6 +38,10 @@ type Options struct {
 	// Settle (--settle, with LoadOnce): before every block on kept data each point's
 	// engine reduces its writeback debt (settle.go).
 	Settle bool
+	// SameData (--same-data, with LoadOnce; managed servers of one version): once the
+	// first block has run, every point's server is replaced by one started from a
+	// physical copy of the first point's data (samedata.go).
+	SameData bool
 	// Placement is the duet's --duet-placement: PlacementPoint (the default, "" too) or
 	// PlacementRole (placement.go).
 	Placement string
@@ -105,7 +109,7 @@ func runInterleaved(ctx context.Context, o Options) ([]report.Group, error, erro
 func newInterleaved(o Options) (*interleaved, error) {
 	cfg := o.Session.Config
 	il := &interleaved{sess: o.Session, prefix: o.Prefix,
-		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, settle: o.Settle, seed: cfg.Seed,
+		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, settle: o.Settle, sameData: o.SameData, seed: cfg.Seed,
 		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
 		rng:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		prog: progress.New(o.Session.Out, o.Session.IsTerminal, cfg.Quiet)}

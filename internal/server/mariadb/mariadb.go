@@ -85,9 +85,14 @@ func (Engine) Versions(cacheDir string) ([]server.Version, error) {
 	return artifact().AppendVersions(out, cacheDir)
 }
 
-// Check refuses an unknown storage engine, and MyRocks on a version other than Debian's
-// 10.11.
+// Check refuses an unknown storage engine, MyRocks on a version other than Debian's
+// 10.11, and a start from a copy of another server's data (Options.CopyOf).
 func (Engine) Check(o server.Options) error {
+	if o.CopyOf != nil {
+		// InnoDB's and MyRocks' files hold the source's redo and grants; no tool dbperf has
+		// makes a copy that starts as a server of its own (mariadb-backup is not packaged).
+		return fmt.Errorf("mariadb: a server cannot start from a copy of another's data here (only postgres can); drop --same-data")
+	}
 	switch strings.ToLower(o.StorageEngine) {
 	case "", "innodb":
 		return nil

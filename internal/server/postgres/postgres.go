@@ -154,6 +154,9 @@ func (Engine) Install(ctx context.Context, baseURL, cacheDir, version string) (s
 // its privilege, the server's user as owner, no other user at all.
 // On any failure after the server started, it is stopped before Start returns.
 func (e Engine) Start(ctx context.Context, o server.Options) (*server.Instance, error) {
+	if o.CopyOf != nil {
+		return e.startCopy(ctx, o)
+	}
 	in, _, _, err := e.start(ctx, o, "")
 	return in, err
 }
@@ -258,10 +261,34 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 		return fail(fmt.Errorf("postgres: write pg_hba.conf: %w", err))
 	}
 
+	text := instanceConf(in, conf, clusterConf, sockDir)
+	f, err := os.OpenFile(filepath.Join(in.DataDir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
+	}
+	if err := f.Close(); err != nil {
+		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
+	}
+	return bins, cred, nil
+}
+
+// confMarker begins what dbperf adds to initdb's postgresql.conf (instanceConf): a copy
+// of another instance's data keeps the lines before it and adds its own.
+const confMarker = "\n# ---- dbperf managed instance: pg_stat_statements loaded"
+
+// instanceConf is what dbperf appends to initdb's postgresql.conf for instance in:
+// pg_stat_statements preloaded, clusterConf, the profile conf, loopback and the socket
+// in sockDir only, and the profile's memory settings fitted under in.Limits.Memory (noted
+// in in.Config and in.MemoryFitted).
+func instanceConf(in *server.Instance, conf, clusterConf, sockDir string) string {
 	var b strings.Builder
 	// Before the profile, so a profile can change it (a profile that preloads other
 	// libraries must list pg_stat_statements too for `dbperf run --explain`).
-	b.WriteString("\n# ---- dbperf managed instance: pg_stat_statements loaded, tracking off until a run asks (dbperf run --explain) ----\n")
+	b.WriteString(confMarker + ", tracking off until a run asks (dbperf run --explain) ----\n")
 	b.WriteString("shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = 'none'\n")
 	b.WriteString(clusterConf)
 	fmt.Fprintf(&b, "\n# ---- dbperf profile %q ----\n%s\n", in.Profile, strings.TrimRight(conf, "\n"))
@@ -274,18 +301,7 @@ func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, con
 		in.Config = strings.TrimRight(in.Config, "\n") + "\n" + fitted
 		in.MemoryFitted = notes
 	}
-	f, err := os.OpenFile(filepath.Join(in.DataDir, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
-	}
-	if err := f.Close(); err != nil {
-		return fail(fmt.Errorf("postgres: write postgresql.conf: %w", err))
-	}
-	return bins, cred, nil
+	return b.String()
 }
 
 // placeInstance gives the instance a free port and the directory of its unix socket (the
@@ -343,8 +359,14 @@ func startPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, cr
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgDatabase); err != nil {
-		return fmt.Errorf("postgres: create database %s: %w", pgDatabase, err)
+	var have bool // a copy of another instance's data has it already
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", pgDatabase).Scan(&have); err != nil {
+		return fmt.Errorf("postgres: look for database %s: %w", pgDatabase, err)
+	}
+	if !have {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgDatabase); err != nil {
+			return fmt.Errorf("postgres: create database %s: %w", pgDatabase, err)
+		}
 	}
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&in.Version); err != nil {
 		return fmt.Errorf("postgres: server_version: %w", err)

@@ -1,0 +1,56 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dbperf/dbperf/internal/session"
+)
+
+// copyData is --same-data: once the first block has run whole (its loads, index builds
+// and writes done, with --load-once), every point's server, the first point's too, is
+// replaced by a server started from a physical copy of the first point's data
+// (server.Options.CopyOf: PostgreSQL's base backup), each with the point's own profile;
+// then the old servers stop. Why: two servers loaded apart with the same seed are not
+// the same physical database (each row's page, each index's splits, what is vacuumed and
+// hinted), and with --load-once that difference is in every later block; nor do two
+// servers started apart vacuum and checkpoint on the same clock. From the copy on, the
+// points differ only in what the comparison changes, and every server started at the same
+// moment, from the same pages, with a cold buffer pool. The runs of the later blocks store
+// ParamSameData.
+func (i *interleaved) copyData(ctx context.Context) error {
+	src := i.points[0]
+	fresh := make([]*session.Target, len(i.points))
+	closeFresh := func() {
+		for _, t := range fresh {
+			if t != nil {
+				t.Close()
+			}
+		}
+	}
+	for pi, p := range i.points {
+		o, err := i.sess.With(p.cfg).CopyOf(src.target)
+		if err != nil {
+			closeFresh()
+			return session.BadInput(fmt.Errorf("--same-data: %w", err))
+		}
+		if fresh[pi], err = session.Open(ctx, o); err != nil {
+			closeFresh()
+			return fmt.Errorf("sweep point %s: --same-data: start from a copy of %s's data: %w", p.Name(), src.Name(), err)
+		}
+	}
+	names := make([]string, len(i.points))
+	for pi, p := range i.points {
+		p.closeTarget()
+		p.target = fresh[pi]
+		p.run = p.target.Runner(p.cfg)
+		i.attachProbes(ctx, p)
+		names[pi] = p.Name()
+	}
+	i.copied = true
+	if !i.quiet {
+		fmt.Fprintf(i.sess.Out, "--same-data: %s now run on servers started from a copy of %s's data\n", strings.Join(names, ", "), src.Name())
+	}
+	return nil
+}
