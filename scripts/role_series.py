@@ -11,7 +11,7 @@ checked step, the verdicts of throughput and server CPU per query (â–² higher, â
 changed and the known effect's throughput called lower.
 
 Usage, after `make build`:
-  scripts/role_series.py [--n 10] [--think 3us] [--repeat 12] [--dir DIR]
+  scripts/role_series.py [--n 10] [--think 3us] [--repeat 12] [--same-data] [--dir DIR]
 The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
 the summary goes to DIR/summary.md.
 """
@@ -64,6 +64,8 @@ def main():
     p.add_argument("--slice", type=float, default=2)
     p.add_argument("--seed", type=int, default=37000)
     p.add_argument("--dir")
+    p.add_argument("--same-data", action="store_true",
+                   help="sweep --same-data: after the first block every point runs on a copy of a's data")
     p.add_argument("--report-only", action="store_true",
                    help="run no sweep: report the stores already in --dir again (with this --dbperf's report)")
     a = p.parse_args()
@@ -71,8 +73,8 @@ def main():
     os.makedirs(d, exist_ok=True)
     steps = a.check.split(",")
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    lines = ["# duet by role: A/A (b) and known effect (c: --think c=%s), %d sweeps of %d blocks, %s, into %s" %
-             (a.think, a.n, a.repeat, commit or "?", d)]
+    lines = ["# duet by role%s: A/A (b) and known effect (c: --think c=%s), %d sweeps of %d blocks, %s, into %s" %
+             (" --same-data" if a.same_data else "", a.think, a.n, a.repeat, commit or "?", d)]
     print(lines[0], flush=True)
     aa_called, aa_figures, known_right, known_wrong, known_n = 0, 0, 0, 0, 0
     worst = {}
@@ -85,6 +87,8 @@ def main():
                "--repeat", str(a.repeat), "--steps", a.steps, "--scale", "tiny", "--rows", str(a.rows),
                "--time", str(a.time), "--slice", str(a.slice), "--seed", str(a.seed + k), "--label", label,
                "--results", store, "--quiet"]
+        if a.same_data:
+            cmd.append("--same-data")
         if a.report_only:
             if not os.path.exists(store):
                 continue

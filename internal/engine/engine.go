@@ -61,6 +61,11 @@ type Meta struct {
 	// default first: MariaDB's innodb and rocksdb. Runs of an engine that has them are
 	// stored as "<name>/<storage engine>" so reports never mix them up.
 	StorageEngines []string
+	// StackCopy is how many bytes of each sample's user stack perf copies to unwind the
+	// engine's server with DWARF under --cpu-profile (perf record --call-graph
+	// dwarf,StackCopy), enough for its deepest stacks; 0: frame pointers (probe's
+	// DefaultCallGraph says why).
+	StackCopy int
 }
 
 // Target says where the engine's data lives or how to reach it.

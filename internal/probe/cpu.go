@@ -147,11 +147,11 @@ type CPUOptions struct {
 	Dir string
 	// Hz is perf's sampling rate per CPU (ParseHz).
 	Hz int
-	// CallGraph is perf's call-graph mode (ParseCallGraph); "" for Engine's default
-	// (DefaultCallGraph).
+	// CallGraph is perf's call-graph mode (ParseCallGraph); "" for the engine's default
+	// (DefaultCallGraph of StackCopy).
 	CallGraph string
-	// Engine is the engine's name (its default call graph).
-	Engine string
+	// StackCopy is the engine's engine.Meta.StackCopy (its default call graph).
+	StackCopy int
 	// Off is why there are no profiles though DIR was given (perf unavailable), for the
 	// run's env.
 	Off string
@@ -160,7 +160,7 @@ type CPUOptions struct {
 // callGraph is the options' call-graph mode: CallGraph, or the engine's default.
 func (o CPUOptions) callGraph() string {
 	if o.CallGraph == "" {
-		return DefaultCallGraph(o.Engine)
+		return DefaultCallGraph(o.StackCopy)
 	}
 	return o.CallGraph
 }
@@ -179,47 +179,40 @@ func ParseHz(v string) (int, error) {
 	return hz, nil
 }
 
-// DefaultCallGraph is perf's call-graph mode for a run on engine when
-// $DBPERF_CPU_PROFILE_CALLGRAPH does not say: DWARF for the servers, frame pointers for
-// the embedded engines (dbperf is Go, which keeps frame pointers).
+// DefaultCallGraph is perf's call-graph mode for a run on an engine whose
+// engine.Meta.StackCopy is stackCopy, when $DBPERF_CPU_PROFILE_CALLGRAPH does not say:
+// DWARF with that copy for the servers, frame pointers for the embedded engines (dbperf
+// is Go, which keeps frame pointers).
 //
-// Why DWARF for PostgreSQL and MariaDB, every build: the PostgreSQL builds users sweep
-// have no frame pointers (12–18 from Maven Central), nor has glibc, which every
-// server's system calls go through (MariaDB's own code keeps them, Debian's 10.11 and
-// Maven's 11.4), so with fp the stacks stop at the leaf or in libc:
-// measured on tiny runs (docs/measurements/2026-11-28-unwinding.md), 100% of Maven
-// PostgreSQL 13's and 14's query role's samples and 26–28% of MariaDB's did not unwind
-// whole; with DWARF, 0–3%. Their objects carry DWARF CFI (.eh_frame), which perf
-// script unwinds a copy of each sample's user stack with. Every build of an engine gets
-// the same mode, also Debian's PostgreSQL 15, whose frame pointers would do: a sweep of
-// 13 (Maven) against 15 (Debian) then compares profiles recorded the same way, and one
-// setting does for all. The copy's size is the deepest stack's: 8 KiB (perf's default)
-// left PostgreSQL's postmaster frames (ServerLoop's is large) out of a fifth of the
-// query role's stacks, 16 KiB reaches main. MariaDB's are deeper: its statements'
-// stacks stopped at dispatch_command in 16 KiB (16–20% of the query role's samples),
-// 11.4's index build (ALTER TABLE) above Sql_cmd_alter_table::execute even in 32 KiB
-// (all of the index role's); the most perf copies (65528 bytes) reaches the thread's
-// start. The cost: perf.data grows by the copy per sample of a busy CPU (at 49 Hz, 0.8
-// MiB a second per busy CPU for 16 KiB, 3.1 for 64), and perf script unwinds each
-// sample (docs/profiles.md, "Overhead"). DBPERF_CPU_PROFILE_CALLGRAPH=fp records as
-// before; dwarf,32768 halves MariaDB's data, its index build's stacks then stopping
-// above the ALTER TABLE.
-func DefaultCallGraph(engine string) string {
-	switch engine {
-	case "postgres":
-		return "dwarf,16384"
-	case "mariadb":
-		return "dwarf,65528"
+// Why DWARF for the servers, every build: the PostgreSQL builds users sweep have no frame
+// pointers (12–18 from Maven Central), nor has glibc, which every server's system calls
+// go through (MariaDB's own code keeps them, Debian's 10.11 and Maven's 11.4), so with fp
+// the stacks stop at the leaf or in libc: measured on tiny runs
+// (docs/measurements/2026-11-28-unwinding.md), 100% of Maven PostgreSQL 13's and 14's
+// query role's samples and 26–28% of MariaDB's did not unwind whole; with DWARF, 0–3%.
+// Their objects carry DWARF CFI (.eh_frame), which perf script unwinds a copy of each
+// sample's user stack with. Every build of an engine gets the same mode, also Debian's
+// PostgreSQL 15, whose frame pointers would do: a sweep of 13 (Maven) against 15 (Debian)
+// then compares profiles recorded the same way, and one setting does for all. The copy's
+// size is the deepest stack's (each engine's Meta says its own). The cost: perf.data
+// grows by the copy per sample of a busy CPU (at 49 Hz, 0.8 MiB a second per busy CPU
+// for 16 KiB, 3.1 for 64), and perf script unwinds each sample (docs/profiles.md,
+// "Overhead"). DBPERF_CPU_PROFILE_CALLGRAPH=fp records as before; dwarf,32768 halves
+// MariaDB's data, its index build's stacks then stopping above the ALTER TABLE.
+func DefaultCallGraph(stackCopy int) string {
+	if stackCopy > 0 {
+		return "dwarf," + strconv.Itoa(stackCopy)
 	}
 	return "fp"
 }
 
-// ParseCallGraph is perf's call-graph mode for a run on engine: v,
+// ParseCallGraph is perf's call-graph mode for a run on an engine whose
+// engine.Meta.StackCopy is stackCopy: v,
 // $DBPERF_CPU_PROFILE_CALLGRAPH (fp, dwarf or dwarf,N: profile.CheckCallGraph), or
 // DefaultCallGraph when v is empty.
-func ParseCallGraph(v, engine string) (string, error) {
+func ParseCallGraph(v string, stackCopy int) (string, error) {
 	if v == "" {
-		return DefaultCallGraph(engine), nil
+		return DefaultCallGraph(stackCopy), nil
 	}
 	if err := profile.CheckCallGraph(v); err != nil {
 		return "", fmt.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH: %w", err)

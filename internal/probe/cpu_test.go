@@ -24,7 +24,7 @@ func TestCPUProfileCallGraph(t *testing.T) {
 		{"dwarf,70000", "", true},
 		{"lbr", "", true},
 	} {
-		got, err := ParseCallGraph(c.env, "postgres")
+		got, err := ParseCallGraph(c.env, 16384)
 		if (err != nil) != c.bad || got != c.want {
 			t.Errorf("DBPERF_CPU_PROFILE_CALLGRAPH=%q: %q, %v; want %q, error %v", c.env, got, err, c.want, c.bad)
 		}
@@ -33,13 +33,13 @@ func TestCPUProfileCallGraph(t *testing.T) {
 	if !strings.Contains(note, "--call-graph dwarf,16384") {
 		t.Errorf("note %q does not say the call graph", note)
 	}
-	note = CPUNote(CPUOptions{Engine: "mariadb", Dir: "/p", Hz: 49})
+	note = CPUNote(CPUOptions{StackCopy: 65528, Dir: "/p", Hz: 49})
 	if !strings.Contains(note, "--call-graph dwarf,65528 ") {
 		t.Errorf("note %q does not say MariaDB's default call graph", note)
 	}
-	for engine, want := range map[string]string{"postgres": "dwarf,16384", "mariadb": "dwarf,65528", "sqlite": "fp", "pebble": "fp"} {
-		if got := DefaultCallGraph(engine); got != want {
-			t.Errorf("default call graph of %s: %q, want %q", engine, got, want)
+	for stack, want := range map[int]string{16384: "dwarf,16384", 65528: "dwarf,65528", 0: "fp"} {
+		if got := DefaultCallGraph(stack); got != want {
+			t.Errorf("default call graph of a %d-byte stack copy: %q, want %q", stack, got, want)
 		}
 	}
 }

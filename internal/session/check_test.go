@@ -8,6 +8,7 @@ import (
 	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
+	"github.com/dbperf/dbperf/internal/probe"
 )
 
 // TestCheckTarget: how each kind of engine is reached, and a cluster's settings, each
@@ -52,6 +53,18 @@ func TestCheckTarget(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%+v: %v lacks %q", c.cfg, err, w)
 			}
+		}
+	}
+}
+
+// TestCPUOptionsCallGraph: each engine's default call graph comes from its Meta's
+// StackCopy: DWARF deep enough for the servers' stacks, frame pointers for the rest.
+func TestCPUOptionsCallGraph(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{"postgres": "dwarf,16384", "mariadb": "dwarf,65528", "sqlite": "fp", "rocksdb": "fp", "pebble": "fp"} {
+		cfg := &config.Run{Engine: name, CPUProfileDir: "/p", CPUProfileHz: 49}
+		if note := probe.CPUNote(CPUOptions(cfg)); !strings.Contains(note, "--call-graph "+want+" ") {
+			t.Errorf("%s: %q does not say --call-graph %s", name, note, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dbperf/dbperf/internal/catalog"
 	"github.com/dbperf/dbperf/internal/cluster"
 	"github.com/dbperf/dbperf/internal/config"
 	"github.com/dbperf/dbperf/internal/engine"
@@ -109,7 +110,16 @@ func finish(ctx context.Context, o Options, ot *Target, rec *record.Run, run *ru
 // CPUOptions are a run's --cpu-profile settings for the probe package.
 func CPUOptions(cfg *config.Run) probe.CPUOptions {
 	return probe.CPUOptions{Dir: cfg.CPUProfileDir, Hz: cfg.CPUProfileHz, CallGraph: cfg.CPUProfileCallGraph,
-		Engine: cfg.Engine, Off: cfg.CPUProfileOff}
+		StackCopy: stackCopy(cfg), Off: cfg.CPUProfileOff}
+}
+
+// stackCopy is cfg's engine's engine.Meta.StackCopy (0 for an engine the catalog lacks).
+func stackCopy(cfg *config.Run) int {
+	e, err := catalog.Engine(cfg.Engine, catalog.EngineOptions{StorageEngine: cfg.StorageEngine})
+	if err != nil {
+		return 0
+	}
+	return e.Meta().StackCopy
 }
 
 // OpenExplain opens the target's statement and wait collector for --explain and records
@@ -202,7 +212,7 @@ func PrepareCPUProfile(ctx context.Context, cfg *config.Run, getenv func(string)
 		return badInput(err)
 	}
 	cfg.CPUProfileHz = hz
-	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), cfg.Engine); err != nil {
+	if cfg.CPUProfileCallGraph, err = probe.ParseCallGraph(getenv("DBPERF_CPU_PROFILE_CALLGRAPH"), stackCopy(cfg)); err != nil {
 		return badInput(err)
 	}
 	if err := profile.Available(ctx); err != nil {

@@ -56,7 +56,10 @@ var (
 
 // Meta names the engine. The server is a separate process.
 func (*Engine) Meta() engine.Meta {
-	return engine.Meta{Name: "postgres", Kind: engine.KindSQL, Embedded: false}
+	// 16 KiB reaches main from the query role's stacks; 8 KiB (perf's default) left the
+	// postmaster's frames (ServerLoop's is large) out of a fifth of them
+	// (docs/measurements/2026-11-28-unwinding.md).
+	return engine.Meta{Name: "postgres", Kind: engine.KindSQL, Embedded: false, StackCopy: 16384}
 }
 
 // Open parses t.DSN (a postgres:// URL or key=value string) and connects once to check it.
