@@ -65,7 +65,7 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
-	dsns := map[string]string{}               // block and label → the run's server (redacted DSN)
+	dsns := map[string]string{}             // block and label → the run's server (redacted DSN)
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
 		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
