@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shellBlocks returns the command lines of every ```sh block in a Markdown text, without
@@ -176,10 +177,12 @@ func TestDocsCommands(t *testing.T) {
 	}
 }
 
-// TestReadmeCommands runs every command of the ```sh blocks of the README and then of
-// docs/*.md (docFiles' order), in order, as a new user would, against a temporary results
-// store. `make test` is skipped (it is what runs this test) and the Insert Benchmark runs
-// at --scale tiny so the test stays short. ```console blocks are shown, not run.
+// TestReadmeCommands runs every command of the ```sh blocks of the README and of
+// docs/*.md (docFiles' order), each file's in order, as a new user following that file
+// would, against a temporary results store of the file's own. The files run side by side
+// (parallel subtests: no file's commands read what another's wrote), the README's first.
+// `make test` is skipped (it is what runs this test) and the Insert Benchmark runs at
+// --scale tiny so the test stays short. ```console blocks are shown, not run.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's benchmarks")
@@ -189,35 +192,26 @@ func TestReadmeCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type fileBlock struct {
-		file  string
-		index int // the block's index within its file
-		lines []string
-	}
-	var blocks []fileBlock
+	blocks := map[string][][]string{}
 	for _, f := range files {
 		md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb := shellBlocks(string(md))
+		blocks[f] = shellBlocks(string(md))
 		if f == "README.md" {
-			if len(fb) < 2 {
-				t.Fatalf("README has %d sh blocks, want the quick start and the worked example", len(fb))
+			if len(blocks[f]) < 2 {
+				t.Fatalf("README has %d sh blocks, want the quick start and the worked example", len(blocks[f]))
 			}
-			if q := strings.Join(fb[0], "\n"); q != "make run\nmake test" {
+			if q := strings.Join(blocks[f][0], "\n"); q != "make run\nmake test" {
 				t.Fatalf("the README's first block must be exactly the two commands make run and make test, got:\n%s", q)
 			}
 		}
-		for i, b := range fb {
-			blocks = append(blocks, fileBlock{f, i, b})
-		}
 	}
-
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dbperf")
+	bin := filepath.Join(t.TempDir(), "dbperf")
 	// make test passes the dbperf it just built (same flags): a copy in place makes `make
 	// run`'s build find its target up to date instead of linking dbperf again (10 s here).
+	// Without it, make builds it here first: every file's commands run it.
 	if src := os.Getenv("DBPERF_TEST_BIN"); src != "" {
 		b, err := os.ReadFile(src)
 		if err != nil {
@@ -226,94 +220,157 @@ func TestReadmeCommands(t *testing.T) {
 		if err := os.WriteFile(bin, b, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	} else if out, err := exec.Command("make", "-C", root, "build", "BIN="+bin).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
 	}
-	results := filepath.Join(tmp, "results.db")
-	env := append(os.Environ(), "DBPERF_RESULTS="+results, "TMPDIR="+tmp)
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = root
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	for _, f := range files {
+		// The README's quick start (make run) is a user's first session of its own, apart
+		// from its worked example: they run side by side too.
+		first, name := 0, f
+		if f == "README.md" {
+			t.Run("README.md quick start", func(t *testing.T) {
+				t.Parallel()
+				runDocBlocks(newDocRun(t, root, bin, f), blocks[f][:1], 0)
+			})
+			first, name = 1, "README.md worked example"
 		}
-		return string(out)
+		if len(blocks[f]) > first {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				runDocBlocks(newDocRun(t, root, bin, f), blocks[f][first:], first)
+			})
+		}
 	}
-	var outputs, written []string
-	workedExample := "" // what the worked example's (the README's second block's) last command printed
-	for _, block := range blocks {
-		for _, line := range block.lines {
-			fields := strings.Fields(line)
-			switch commandKind(line) {
-			case cmdMakeTest:
-				continue
-			case cmdMakeRun:
-				// RUNARGS=--time 1: every step still runs; the query steps' 5 s at tiny
-				// scale would only make the test longer.
-				out := run("make", "run", "SCALE=tiny", "RUNARGS=--time 1", "BIN="+bin, "RESULTS="+results)
-				for _, step := range []string{"l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"} {
-					if !strings.Contains(out, step) {
-						t.Errorf("make run printed no %s step:\n%s", step, out)
-					}
+}
+
+// runDocBlocks runs blocks, the first of them the file's block number first, in order,
+// then checks what they wrote.
+func runDocBlocks(d *docRun, blocks [][]string, first int) {
+	for i, block := range blocks {
+		d.workedRan = d.workedRan || d.file == "README.md" && first+i == 1
+		for _, line := range block {
+			start := time.Now()
+			d.command(first+i, line)
+			d.t.Logf("%s (%.1f s)", line, time.Since(start).Seconds())
+		}
+	}
+	d.check()
+}
+
+// docRun is one doc file's commands as TestReadmeCommands runs them: the dbperf binary,
+// a temporary directory and results store of the file's own, and what the commands wrote.
+type docRun struct {
+	t                 *testing.T
+	root, file        string
+	bin, tmp, results string
+	env               []string
+	written           []string
+	workedExample     string // what the worked example's (the README's second block's) last command printed
+	workedRan         bool   // the worked example's block ran here
+}
+
+func newDocRun(t *testing.T, root, bin, file string) *docRun {
+	tmp := t.TempDir()
+	results := filepath.Join(tmp, "results.db")
+	return &docRun{t: t, root: root, file: file, bin: bin, tmp: tmp, results: results,
+		env: append(os.Environ(), "DBPERF_RESULTS="+results, "TMPDIR="+tmp)}
+}
+
+// run runs a command in the checkout, failing the test when it fails; it returns its output.
+func (d *docRun) run(name string, args ...string) string {
+	d.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = d.root
+	cmd.Env = d.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		d.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// command runs one line of the file's block number block.
+func (d *docRun) command(block int, line string) {
+	t := d.t
+	switch commandKind(line) {
+	case cmdMakeTest:
+	case cmdMakeRun:
+		// RUNARGS=--time 1: every step still runs; the query steps' 5 s at tiny
+		// scale would only make the test longer.
+		out := d.run("make", "run", "SCALE=tiny", "RUNARGS=--time 1", "BIN="+d.bin, "RESULTS="+d.results)
+		for _, step := range []string{"l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"} {
+			if !strings.Contains(out, step) {
+				t.Errorf("make run printed no %s step:\n%s", step, out)
+			}
+		}
+	case cmdDbperf:
+		out := d.run(d.bin, d.dbperfArgs(strings.Fields(line)[1:])...)
+		if d.file == "README.md" && block == 1 {
+			d.workedExample = out
+		}
+	case cmdSideBySide:
+		d.sideBySide()
+	default:
+		t.Fatalf("%s command %q is not one this test knows how to run: teach TestReadmeCommands (and commandKind)", d.file, line)
+	}
+}
+
+// dbperfArgs are a dbperf command's arguments as the test runs them: --scale small is
+// tiny, files written go to the temporary directory, timed runs take 1 s a step.
+func (d *docRun) dbperfArgs(args []string) []string {
+	for i, a := range args {
+		if a == "small" && i > 0 && args[i-1] == "--scale" {
+			args[i] = "tiny"
+		}
+		if i > 0 && (args[i-1] == "-o" || args[i-1] == "--output") {
+			args[i] = filepath.Join(d.tmp, filepath.Base(a)) // not into the checkout
+			d.written = append(d.written, args[i])
+		}
+	}
+	if len(args) > 1 && (args[0] == "run" || args[0] == "sweep") && !slices.Contains(args, "--time") {
+		// As --scale small becomes tiny: timed steps of 1 s show the same
+		// tables in a fraction of the test's time.
+		args = append(args, "--time", "1")
+	}
+	if d.file != "README.md" {
+		// Outside the README's worked example (whose comparison must show the
+		// difference it promises), two repeats run every command's path; four
+		// would only double the test's time.
+		for i := 1; i < len(args); i++ {
+			if args[i-1] == "--repeat" {
+				if n, err := strconv.Atoi(args[i]); err == nil && n > 2 {
+					args[i] = "2"
 				}
-				outputs = append(outputs, out)
-			case cmdDbperf:
-				args := fields[1:]
-				for i, a := range args {
-					if a == "small" && i > 0 && args[i-1] == "--scale" {
-						args[i] = "tiny"
-					}
-					if i > 0 && (args[i-1] == "-o" || args[i-1] == "--output") {
-						args[i] = filepath.Join(tmp, filepath.Base(a)) // not into the checkout
-						written = append(written, args[i])
-					}
-				}
-				if len(args) > 1 && (args[0] == "run" || args[0] == "sweep") && !slices.Contains(args, "--time") {
-					// As --scale small becomes tiny: timed steps of 1 s show the same
-					// tables in a fraction of the test's time.
-					args = append(args, "--time", "1")
-				}
-				if block.file != "README.md" {
-					// Outside the README's worked example (whose comparison must show the
-					// difference it promises), two repeats run every command's path; four
-					// would only double the test's time.
-					for i := 1; i < len(args); i++ {
-						if args[i-1] == "--repeat" {
-							if n, err := strconv.Atoi(args[i]); err == nil && n > 2 {
-								args[i] = "2"
-							}
-						}
-					}
-				}
-				out := run(bin, args...)
-				outputs = append(outputs, out)
-				if block.file == "README.md" && block.index == 1 {
-					workedExample = out
-				}
-			case cmdSideBySide:
-				// The side-by-side comparison needs iibench.py and half an hour: check that
-				// the script runs, documents its options, and refuses a missing iibench.py
-				// with one line and exit status 2.
-				help := run("python3", "scripts/sidebyside.py", "--help")
-				for _, opt := range []string{"--iibench", "--rounds", "--out"} {
-					if !strings.Contains(help, opt) {
-						t.Errorf("sidebyside.py --help does not mention %s:\n%s", opt, help)
-					}
-				}
-				cmd := exec.Command("python3", "scripts/sidebyside.py", "--iibench", filepath.Join(tmp, "missing.py"))
-				cmd.Dir, cmd.Env = root, env
-				out, err := cmd.CombinedOutput()
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
-					t.Errorf("sidebyside.py with a missing iibench.py: %v, output:\n%s", err, out)
-				}
-			default:
-				t.Fatalf("%s command %q is not one this test knows how to run: teach TestReadmeCommands (and commandKind)", block.file, line)
 			}
 		}
 	}
-	for _, f := range written {
+	return args
+}
+
+// sideBySide checks scripts/sidebyside.py: the side-by-side comparison needs iibench.py
+// and half an hour, so the test checks that the script runs, documents its options, and
+// refuses a missing iibench.py with one line and exit status 2.
+func (d *docRun) sideBySide() {
+	t := d.t
+	help := d.run("python3", "scripts/sidebyside.py", "--help")
+	for _, opt := range []string{"--iibench", "--rounds", "--out"} {
+		if !strings.Contains(help, opt) {
+			t.Errorf("sidebyside.py --help does not mention %s:\n%s", opt, help)
+		}
+	}
+	cmd := exec.Command("python3", "scripts/sidebyside.py", "--iibench", filepath.Join(d.tmp, "missing.py"))
+	cmd.Dir, cmd.Env = d.root, d.env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Errorf("sidebyside.py with a missing iibench.py: %v, output:\n%s", err, out)
+	}
+}
+
+// check checks what the file's commands wrote, and the README's worked example's output.
+func (d *docRun) check() {
+	t := d.t
+	for _, f := range d.written {
 		b, err := os.ReadFile(f)
 		if err != nil || len(b) == 0 {
 			t.Errorf("a README or docs command wrote no %s: %v", f, err)
@@ -322,7 +379,7 @@ func TestReadmeCommands(t *testing.T) {
 			t.Errorf("%s references the network", f)
 		}
 	}
-	if !strings.Contains(workedExample, "l.i0") {
-		t.Errorf("the worked example's last command printed no step table:\n%s", workedExample)
+	if d.workedRan && !strings.Contains(d.workedExample, "l.i0") {
+		t.Errorf("the worked example's last command printed no step table:\n%s", d.workedExample)
 	}
 }

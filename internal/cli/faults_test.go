@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -117,9 +118,12 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 // SIGSTOP of the server for two seconds during a read-write step: the step goes on and
-// finishes, and the rate-limited writers' response-time max covers the stall.
+// finishes, and the rate-limited writers' response-time max covers the stall. It asserts
+// no rate (a response max at least the stall's length), so it runs beside other tests:
+// the stall starts once the step has stored its first interval, however late that is.
 func TestServerStalled(t *testing.T) {
 	needServer(t, "postgres")
+	t.Parallel()
 	tmp := serverWorkdir(t)
 	results := filepath.Join(tmp, "r.db")
 	code, out, stderr := runCLI(t, nil, "server", "start", "postgres", "--workdir", tmp, "--profiles-dir", "../../profiles")
@@ -147,20 +151,22 @@ func TestServerStalled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		time.Sleep(2 * time.Second)
-		// PostgreSQL's children are process group leaders of their own (setsid): stop
-		// every process of the server's tree, the backends serving dbperf's sessions too.
-		tree := serverTree(state.PID)
-		for _, pid := range tree {
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
-		}
-		time.Sleep(2 * time.Second)
-		for _, pid := range tree {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
+		code, _, stderr = runCLICtx(context.Background(), nil, "run", "insertbench", "--engine", "postgres", "--dsn", dsn,
+			"--steps", "qp100", "--time", "5", "--results", results, "--quiet")
 	}()
-	code, _, stderr = runCLI(t, nil, "run", "insertbench", "--engine", "postgres", "--dsn", dsn, "--steps", "qp100",
-		"--time", "7", "--results", results, "--quiet")
+	// 1 s or more into qp100 (its first interval stored), 2 s of stall, then 1.5 s or so
+	// of the step left.
+	waitForStoredStep(t, results, "qp100", 1, done)
+	// PostgreSQL's children are process group leaders of their own (setsid): stop every
+	// process of the server's tree, the backends serving dbperf's sessions too.
+	tree := serverTree(state.PID)
+	for _, pid := range tree {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	time.Sleep(2 * time.Second)
+	for _, pid := range tree {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
 	<-done
 	if code != 0 {
 		t.Fatalf("qp100 with a stalled server: exit %d: %s", code, stderr)

@@ -36,7 +36,7 @@ func TestSweepVersions(t *testing.T) {
 			results := filepath.Join(tmp, "r.db")
 			p1, p2 := tc.v1+"/default", tc.v2+"/default"
 			args := []string{"sweep", "insertbench", "--engine", tc.engine, "--versions", tc.v1 + "," + tc.v2, "--scale", "tiny",
-				"--steps", "l.i0,l.x,qp100", "--time", "2", "--label", "sw", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
+				"--steps", "l.i0,l.x,qp100", "--time", "1", "--label", "sw", "--results", results, "--workdir", tmp, "--profiles-dir", "../../profiles"}
 			code, out, stderr := runCLI(t, nil, args...)
 			if code != 0 {
 				t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
@@ -172,7 +172,7 @@ func TestSweepInterleavedSQLite(t *testing.T) {
 	const blocks = 6
 	sweep := func(label string) {
 		code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default,c=default",
-			"--think", "c=1ms", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "2", "--slice", "1",
+			"--think", "c=1ms", "--scale", "tiny", "--rows", "20000", "--steps", "l.i0,qp100", "--time", "1", "--slice", "0.5",
 			"--repeat", fmt.Sprint(blocks), "--label", label, "--results", results)
 		if code != 0 {
 			t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
