@@ -172,7 +172,7 @@ func createPi(t *testing.T, h engine.SQL, s engine.Session, table string, n int)
 }
 
 func TestMariaDBMeta(t *testing.T) {
-	if m := New("").Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "mariadb", Kind: engine.KindSQL, StorageEngines: []string{"innodb", "rocksdb"}}) {
+	if m := New("").Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "mariadb", Kind: engine.KindSQL, StorageEngines: []string{"innodb", "rocksdb"}, StackCopy: 65528}) {
 		t.Fatalf("Meta() = %+v", m)
 	}
 	if New("").StorageEngine != InnoDB || New("RocksDB").StorageEngine != RocksDB {

@@ -78,7 +78,7 @@ func queryString(t *testing.T, s engine.Session, q string) string {
 }
 
 func TestPostgresMeta(t *testing.T) {
-	if m := New().Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "postgres", Kind: engine.KindSQL}) {
+	if m := New().Meta(); !reflect.DeepEqual(m, engine.Meta{Name: "postgres", Kind: engine.KindSQL, StackCopy: 16384}) {
 		t.Fatalf("Meta() = %+v", m)
 	}
 }
