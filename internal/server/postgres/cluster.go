@@ -124,15 +124,7 @@ func startStandby(ctx context.Context, e Engine, o server.Options, primary *serv
 		return fail(err)
 	}
 	conninfo := fmt.Sprintf("host=%s port=%s user=%s application_name=%s sslmode=disable", host, port, pgSuperuser, standbyName(i))
-	cmd := exec.CommandContext(ctx, filepath.Join(bins.bin, "pg_basebackup"),
-		"-D", in.DataDir, "-d", conninfo, "-X", "stream", "-c", "fast", "--no-sync")
-	// The password in the environment of pg_basebackup only (readable by its user and
-	// root, as the server's files are), never on its command line.
-	cmd.Dir, cmd.Env = in.Dir, append(bins.env(), "PGPASSWORD="+in.Password())
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
-	if err := server.RunCmd(cmd); err != nil {
+	if err := baseBackup(ctx, in, bins, cred, conninfo); err != nil {
 		return fail(err)
 	}
 	// The copied postgresql.conf is the primary's; the last value of a setting wins.
@@ -152,7 +144,7 @@ func startStandby(ctx context.Context, e Engine, o server.Options, primary *serv
 			return fail(err)
 		}
 	}
-	cmd = exec.Command(filepath.Join(bins.bin, "postgres"), "-D", in.DataDir)
+	cmd := exec.Command(filepath.Join(bins.bin, "postgres"), "-D", in.DataDir)
 	cmd.Dir, cmd.Env = in.Dir, bins.env()
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}

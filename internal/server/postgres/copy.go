@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/dbperf/dbperf/internal/server"
 )
@@ -55,31 +53,16 @@ func (e Engine) startCopy(ctx context.Context, o server.Options) (*server.Instan
 		_ = os.RemoveAll(in.Dir)
 		return nil, fmt.Errorf("postgres: copy of the server on port %d: %w", src.Port, err)
 	}
-	cred, err := unprivilegedCredential()
+	bins, cred, err := runAs(in, bins)
 	if err != nil {
 		return fail(err)
-	}
-	if cred != nil {
-		if bins, err = accessibleBinaries(bins, in.Dir, cred); err != nil {
-			return fail(err)
-		}
-		if err := checkTraversable(in.Dir, cred); err != nil {
-			return fail(err)
-		}
 	}
 	sockDir, err := placeInstance(in, cred)
 	if err != nil {
 		return fail(err)
 	}
 	conninfo := fmt.Sprintf("host=127.0.0.1 port=%s user=%s sslmode=disable", strconv.Itoa(src.Port), pgSuperuser)
-	cmd := exec.CommandContext(ctx, filepath.Join(bins.bin, "pg_basebackup"),
-		"-D", in.DataDir, "-d", conninfo, "-X", "stream", "-c", "fast", "--no-sync")
-	// The password in pg_basebackup's environment only, never on its command line.
-	cmd.Dir, cmd.Env = in.Dir, append(bins.env(), "PGPASSWORD="+in.Password())
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
-	if err := server.RunCmd(cmd); err != nil {
+	if err := baseBackup(ctx, in, bins, cred, conninfo); err != nil {
 		return fail(err)
 	}
 	path := filepath.Join(in.DataDir, "postgresql.conf")

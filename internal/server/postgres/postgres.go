@@ -217,17 +217,9 @@ func Start(ctx context.Context, o server.Options) (*server.Instance, error) {
 // the credential to run them with (nil when dbperf is not root).
 func initPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, conf, clusterConf string) (pgBinaries, *syscall.Credential, error) {
 	fail := func(err error) (pgBinaries, *syscall.Credential, error) { return pgBinaries{}, nil, err }
-	cred, err := unprivilegedCredential()
+	bins, cred, err := runAs(in, bins)
 	if err != nil {
 		return fail(err)
-	}
-	if cred != nil {
-		if bins, err = accessibleBinaries(bins, in.Dir, cred); err != nil {
-			return fail(err)
-		}
-		if err := checkTraversable(in.Dir, cred); err != nil {
-			return fail(err)
-		}
 	}
 	sockDir, err := placeInstance(in, cred)
 	if err != nil {
@@ -302,6 +294,38 @@ func instanceConf(in *server.Instance, conf, clusterConf, sockDir string) string
 		in.MemoryFitted = notes
 	}
 	return b.String()
+}
+
+// runAs is the credential in's server runs with (nil when dbperf is not root:
+// unprivilegedCredential) and the binaries that user can run (a copy when it cannot reach
+// the originals), once the instance dir is checked traversable for it.
+func runAs(in *server.Instance, bins pgBinaries) (pgBinaries, *syscall.Credential, error) {
+	cred, err := unprivilegedCredential()
+	if err != nil || cred == nil {
+		return bins, nil, err
+	}
+	if bins, err = accessibleBinaries(bins, in.Dir, cred); err != nil {
+		return bins, nil, err
+	}
+	if err := checkTraversable(in.Dir, cred); err != nil {
+		return bins, nil, err
+	}
+	return bins, cred, nil
+}
+
+// baseBackup runs pg_basebackup into in.DataDir from the server conninfo reaches (with
+// in's password, the source's), as cred's user: every relation's pages as they are, and
+// the WAL written meanwhile, streamed.
+func baseBackup(ctx context.Context, in *server.Instance, bins pgBinaries, cred *syscall.Credential, conninfo string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(bins.bin, "pg_basebackup"),
+		"-D", in.DataDir, "-d", conninfo, "-X", "stream", "-c", "fast", "--no-sync")
+	// The password in the environment of pg_basebackup only (readable by its user and
+	// root, as the server's files are), never on its command line.
+	cmd.Dir, cmd.Env = in.Dir, append(bins.env(), "PGPASSWORD="+in.Password())
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	return server.RunCmd(cmd)
 }
 
 // placeInstance gives the instance a free port and the directory of its unix socket (the
