@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,12 @@ func TestDuetPlacementBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// A server engine that cannot copy is refused before block 1 runs: nothing stored.
+	code, _, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "mariadb", "--profiles", "a=default,b=default",
+		"--design", "duet", "--load-once", "--same-data", "--scale", "tiny", "--steps", "l.i0,qp100", "--results", results)
+	if _, err := os.Stat(results); code != 2 || !strings.Contains(stderr, "mariadb: a server cannot start from a copy") || err == nil {
+		t.Errorf("mariadb --same-data: exit %d, stderr %q, results %v; want 2, refused, nothing stored", code, stderr, err)
 	}
 }
 

@@ -309,6 +309,11 @@ func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.N
 		kind = sweep.KindOf(e.Meta())
 		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement, SameData: sw.sameData}
 		errs = append(errs, asked.KindProblems(kind, f.engine)...)
+		if srv, err := catalog.Server(f.engine); err == nil && sw.sameData {
+			if err := srv.Check(server.Options{CopyOf: &server.Instance{}}); err != nil {
+				errs = append(errs, err.Error()) // an engine that cannot copy, before block 1 runs
+			}
+		}
 	}
 	errs = append(errs, sweep.ThinkProblems(think, named)...)
 	return named, think, lats, kind, errs
