@@ -11,7 +11,10 @@ checked step, the verdicts of throughput and server CPU per query (â–² higher, â
 changed and the known effect's throughput called lower.
 
 Usage, after `make build`:
-  scripts/role_series.py [--n 10] [--think 3us] [--repeat 12] [--same-data] [--dir DIR]
+  scripts/role_series.py [--n 10] [--think 3us] [--repeat 40] [--time 6] [--same-data] [--dir DIR]
+The defaults are the design that came nearest the white-noise limit on the project's 2-core VM
+(docs/measurements/2026-11-28-shorter-blocks.md): 40 blocks of 6-second steps, about nine
+minutes for the three points.
 The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
 the summary goes to DIR/summary.md.
 """
@@ -56,11 +59,11 @@ def main():
     p.add_argument("--dbperf", default=os.path.join(REPO, "bin", "dbperf"))
     p.add_argument("--n", type=int, default=10, help="sweeps")
     p.add_argument("--think", default="3us", help="c's pause after every operation")
-    p.add_argument("--repeat", type=int, default=12, help="blocks per sweep")
+    p.add_argument("--repeat", type=int, default=40, help="blocks per sweep")
     p.add_argument("--steps", default="l.i0,l.x,qp100,qr100")
     p.add_argument("--check", default="qp100,qr100", help="steps whose verdicts are counted")
     p.add_argument("--rows", type=int, default=200000)
-    p.add_argument("--time", type=float, default=10)
+    p.add_argument("--time", type=float, default=6, help="seconds per steady step and block")
     p.add_argument("--slice", type=float, default=2)
     p.add_argument("--seed", type=int, default=37000)
     p.add_argument("--dir")
@@ -78,6 +81,7 @@ def main():
     print(lines[0], flush=True)
     aa_called, aa_figures, known_right, known_wrong, known_n = 0, 0, 0, 0, 0
     worst = {}
+    drift = {}  # drift notes' cells (step and figure) by comparison
     for k in range(1, a.n + 1):
         label = "s%d" % k
         store = os.path.join(d, label + ".db")
@@ -132,15 +136,25 @@ def main():
                     known_n += 1
                     known_right += tp.get("verdict") == "lower"
                     known_wrong += tp.get("verdict") == "higher"
+        # The report's drift notes: steps whose consecutive blocks' ratios correlate.
+        for n in rep.get("comparison", {}).get("notes") or []:
+            text = n.get("text", "")
+            if n.get("kind") != "variance" or "drift together" not in text:
+                continue
+            parts.append("drift: " + text.split(": the ratio moves")[0])
+            who = "A/A" if text.startswith("blocks of " + labels[1] + " ") else "known"
+            drift[who] = drift.get(who, 0) + len(n.get("steps") or [])
         lines.append(head + "\n  " + "\n  ".join(parts))
         print(lines[-1], flush=True)
     lines.append("A/A: %d of %d figures called changed (throughput and server CPU per query of %s)" %
                  (aa_called, aa_figures, ", ".join(steps)))
     lines.append("known effect (%s, --think c=%s): called lower in %d of %d sweeps, higher in %d" %
                  (steps[0], a.think, known_right, known_n, known_wrong))
+    lines.append("cells whose blocks drift together (the report's lag-1 note): A/A %d of %d, known effect %d" %
+                 (drift.get("A/A", 0), aa_figures, drift.get("known", 0)))
     for key in sorted(k for k in worst if len(k) == 3):
         lines.append("worst over the sweeps, %s %s %s: MDE %s, MDE/limit %s" % (key + (pct(worst[key + ("mde",)]), ratio(worst[key]))))
-    print("\n".join(lines[-(2 + len([k for k in worst if len(k) == 3])):]), flush=True)
+    print("\n".join(lines[-(3 + len([k for k in worst if len(k) == 3])):]), flush=True)
     with open(os.path.join(d, "summary-again.md" if a.report_only else "summary.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -335,7 +335,8 @@ func varianceAdvice(s stats.Source, paired bool) string {
 		return "drift within blocks: shorter slices (--slice), or --design duet for a CPU-bound step"
 	case stats.SourceBlocks:
 		if paired {
-			return "differences between blocks: more blocks (--repeat), or keep each point's loaded tables across blocks (--load-once) so the steady steps stop drawing a new layout and cache each block"
+			return "differences between blocks: more, shorter blocks in the same minutes (--repeat up, --time down: a block's own difference is then averaged over more blocks, while the seconds' share stays), " +
+				"or keep each point's loaded tables across blocks (--load-once) so the steady steps stop drawing a new layout and cache each block"
 		}
 		return "differences between runs: the interleaved or duet design (dbperf sweep --design), which pairs the configs in time"
 	case stats.SourceCPU:
@@ -381,7 +382,7 @@ func varianceNotes(rows []varianceRow, base string) []Note {
 			}
 		}
 	}
-	var out []Note
+	out := make([]Note, 0, len(order)+1)
 	for _, k := range order {
 		var parts, steps []string
 		for _, s := range sources[k] {
@@ -398,6 +399,45 @@ func varianceNotes(rows []varianceRow, base string) []Note {
 		}
 		out = append(out, Note{Kind: NoteVariance, Steps: steps, Label: k.figure,
 			Text: fmt.Sprintf("noise of %s vs %s, %s: %s", k.config, base, k.figure, strings.Join(parts, "; "))})
+	}
+	return append(out, driftNotes(rows, base)...)
+}
+
+// DriftP is the level below which consecutive blocks' ratios are called correlated
+// (stats.Decomposition.BlockLag1P): strict, as a report tests every config, step and
+// figure.
+const DriftP = 0.01
+
+// driftNotes say, per config and figure, in which steps consecutive blocks' ratios are
+// correlated (stats.Decomposition.BlockLag1): the ratio moves over minutes longer than a
+// block, so the blocks are not the independent units the interval takes them for.
+func driftNotes(rows []varianceRow, base string) []Note {
+	type key struct{ config, figure string }
+	var order []key
+	parts := map[key][]string{}
+	steps := map[key][]string{}
+	for _, v := range rows {
+		if !(v.d.BlockLag1P < DriftP) {
+			continue
+		}
+		k := key{v.config, v.figure}
+		if parts[k] == nil {
+			order = append(order, k)
+		}
+		p := "p < 0.001"
+		if v.d.BlockLag1P >= 0.001 {
+			p = fmt.Sprintf("p %.3f", v.d.BlockLag1P)
+		}
+		parts[k] = append(parts[k], fmt.Sprintf("%s (lag-1 r %.2f over %d blocks, %s)", v.step, v.d.BlockLag1, v.d.Units, p))
+		steps[k] = append(steps[k], v.step)
+	}
+	out := make([]Note, 0, len(order))
+	for _, k := range order {
+		out = append(out, Note{Kind: NoteVariance, Steps: steps[k], Label: k.figure,
+			Text: fmt.Sprintf("blocks of %s vs %s, %s, drift together in %s: the ratio moves over minutes longer than a block, "+
+				"so neighbouring blocks are alike and the interval, which takes them as independent, is narrower than it should be; "+
+				"trust it less, and give the sweep more minutes (more blocks) or find what drifts (a server's vacuum or checkpoint: --settle)",
+				k.config, base, k.figure, strings.Join(parts[k], ", "))})
 	}
 	return out
 }

@@ -37,7 +37,8 @@ package stats
 // slices' scale. No order of trials beats it; only more measuring time does.
 //
 // Why by hand: gonum/stat has no variance-component (random-effects ANOVA) estimators and
-// x/perf/benchmath none either; the moment estimators are a few sums.
+// x/perf/benchmath none either; the moment estimators are a few sums, and so is the
+// blocks' lag-1 autocorrelation (gonum/stat has none).
 
 import (
 	"math"
@@ -133,6 +134,13 @@ type Decomposition struct {
 	// noise (paired, several slices per block; else NaN): large when the slices of
 	// different blocks are as alike as those of one block.
 	BlockEffectP float64
+	// BlockLag1 is the lag-1 autocorrelation of the blocks' ratios in their order, each
+	// less its CPU assignment's mean (paired, at least MinLagBlocks blocks; else NaN), and
+	// BlockLag1P the one-sided p-value that consecutive blocks are positively correlated
+	// (NaN with it). The interval treats the blocks as independent; a ratio that drifts
+	// over minutes longer than a block makes neighbours alike, and the interval narrower
+	// than the ratio's true spread (see lagOne).
+	BlockLag1, BlockLag1P float64
 	// LimitMDEPct is the white-noise limit (see the package comment); HasLimit false when
 	// the seconds' noise is unknown.
 	LimitMDEPct float64
@@ -169,7 +177,7 @@ func (d Decomposition) Share(s Source) float64 {
 // noise of the ratio's seconds (Independent, Joint; zero: unknown). Blocks without a slice
 // are ignored; with fewer than 2 blocks Units is set and nothing else.
 func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decomposition {
-	d := Decomposition{Paired: true, Var: map[Source]float64{}, BlockEffectP: math.NaN()}
+	d := Decomposition{Paired: true, Var: map[Source]float64{}, BlockEffectP: math.NaN(), BlockLag1: math.NaN(), BlockLag1P: math.NaN()}
 	var means []float64
 	var factors []string
 	var within, sumInv float64
@@ -208,6 +216,9 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 	if r, ok := withinFactor(means, factors); ok {
 		resid = r
 		d.Var[SourceCPU] = math.Max(0, total-resid) / float64(n)
+		d.BlockLag1, d.BlockLag1P = lagOne(centreByFactor(means, factors))
+	} else {
+		d.BlockLag1, d.BlockLag1P = lagOne(centreByFactor(means, nil))
 	}
 
 	white := -1.0
@@ -251,7 +262,7 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 // values of the base and the candidate, a and b their seconds' white noise (SliceSec the
 // seconds per run).
 func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) Decomposition {
-	d := Decomposition{Var: map[Source]float64{}, BlockEffectP: math.NaN(), SlicesPerUnit: 1}
+	d := Decomposition{Var: map[Source]float64{}, BlockEffectP: math.NaN(), BlockLag1: math.NaN(), BlockLag1P: math.NaN(), SlicesPerUnit: 1}
 	la, lb = finiteOnly(la), finiteOnly(lb)
 	d.Units = min(len(la), len(lb))
 	if len(la) < 2 || len(lb) < 2 {
@@ -313,6 +324,59 @@ func (d *Decomposition) finish() {
 	if !(d.Total > 0) {
 		d.Dominant = ""
 	}
+}
+
+// MinLagBlocks is the fewest blocks whose lag-1 autocorrelation is tested (lagOne's normal
+// approximation is poor below it).
+const MinLagBlocks = 10
+
+// lagOne is the lag-1 autocorrelation r of the centred series y, and the one-sided p-value
+// of r under independence. Under independence r is close to normal with mean −1/n and
+// variance 1/n (M. S. Bartlett, "On the theoretical specification and sampling properties
+// of autocorrelated time-series", JRSS Suppl. 8 (1946) 27–41; the 1-lag Box–Pierce test
+// is its two-sided square), so p = 1 − Φ((r + 1/n)·√n). NaN, NaN for fewer than
+// MinLagBlocks values or none that vary.
+func lagOne(y []float64) (r, p float64) {
+	n := len(y)
+	if n < MinLagBlocks {
+		return math.NaN(), math.NaN()
+	}
+	var num, den float64
+	for i, v := range y {
+		den += v * v
+		if i > 0 {
+			num += v * y[i-1]
+		}
+	}
+	if !(den > 0) {
+		return math.NaN(), math.NaN()
+	}
+	r = num / den
+	z := (r + 1/float64(n)) * math.Sqrt(float64(n))
+	return r, 1 - distuv.UnitNormal.CDF(z)
+}
+
+// centreByFactor is xs less the mean of its factor's level (factors nil, or a value
+// without a level: less the mean of all).
+func centreByFactor(xs []float64, factors []string) []float64 {
+	out := make([]float64, len(xs))
+	sum, n := map[string]float64{}, map[string]int{}
+	for i, x := range xs {
+		f := ""
+		if factors != nil {
+			f = factors[i]
+		}
+		sum[f] += x
+		n[f]++
+	}
+	for i, x := range xs {
+		f := ""
+		if factors != nil {
+			f = factors[i]
+		}
+		out[i] = x - sum[f]/float64(n[f])
+	}
+	return out
 }
 
 // withinFactor is the variance of xs around their factor level's mean (df n − levels),

@@ -295,3 +295,69 @@ func TestJointWhiteNoise(t *testing.T) {
 		t.Errorf("one side unknown: %+v", w)
 	}
 }
+
+// TestBlockLag1: block deviations that follow an AR(1) drift (each block keeps phi of the
+// one before) are flagged as correlated; independent ones, and blocks whose only
+// structure is the CPU assignment's alternating effect, are not, beyond the test's level.
+func TestBlockLag1(t *testing.T) {
+	const n, trials = 40, 400
+	cases := []struct {
+		name       string
+		phi, cpu   float64
+		wantR      float64 // the mean r over the trials, ± 0.1
+		minFlagged float64 // share of trials with p < 0.01: at least
+		maxFlagged float64 // and at most
+	}{
+		{"independent blocks", 0, 0, -1.0 / n, 0, 0.03},
+		{"independent blocks, alternating CPU effect", 0, 0.05, -1.0 / n, 0, 0.03},
+		{"drift over blocks (AR(1) 0.6)", 0.6, 0, 0.55, 0.75, 1},
+		{"drift and CPU effect", 0.6, 0.05, 0.55, 0.75, 1},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 11))
+			flagged, sumR := 0, 0.0
+			for range trials {
+				blocks := make([]VarianceBlock, n)
+				dev := 0.0
+				for b := range n {
+					dev = c.phi*dev + math.Sqrt(1-c.phi*c.phi)*rng.NormFloat64()*0.01
+					f, g := "", 0.0
+					if c.cpu > 0 {
+						f, g = "x", c.cpu/2
+						if b%2 == 1 {
+							f, g = "y", -c.cpu/2
+						}
+					}
+					bl := VarianceBlock{Factor: f}
+					for range 3 {
+						bl.LogRatios = append(bl.LogRatios, g+dev+rng.NormFloat64()*0.002)
+					}
+					blocks[b] = bl
+				}
+				d := DecomposePaired(blocks, White{}, 0.95)
+				if math.IsNaN(d.BlockLag1) || math.IsNaN(d.BlockLag1P) {
+					t.Fatalf("lag-1 not computed for %d blocks", n)
+				}
+				sumR += d.BlockLag1
+				if d.BlockLag1P < 0.01 {
+					flagged++
+				}
+			}
+			if r := sumR / trials; math.Abs(r-c.wantR) > 0.1 {
+				t.Errorf("mean r %.3f, want %.3f ± 0.1", r, c.wantR)
+			}
+			if f := float64(flagged) / trials; f < c.minFlagged || f > c.maxFlagged {
+				t.Errorf("flagged in %.1f%% of %d sweeps, want %.0f–%.0f%%", 100*f, trials, 100*c.minFlagged, 100*c.maxFlagged)
+			}
+		})
+	}
+	// Too few blocks: not tested.
+	few := make([]VarianceBlock, MinLagBlocks-1)
+	for i := range few {
+		few[i].LogRatios = []float64{float64(i) * 0.01}
+	}
+	if d := DecomposePaired(few, White{}, 0.95); !math.IsNaN(d.BlockLag1P) {
+		t.Errorf("lag-1 p %.3g with %d blocks, want NaN", d.BlockLag1P, len(few))
+	}
+}

@@ -1,0 +1,56 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dbperf/dbperf/internal/stats"
+)
+
+// TestDriftNotes: a step whose consecutive blocks' ratios correlate (lag-1 p under
+// DriftP) gets a note naming it with r, the blocks and p; one whose blocks are
+// independent, or too few to test, gets none.
+func TestDriftNotes(t *testing.T) {
+	row := func(step string, r, p float64) varianceRow {
+		return varianceRow{config: "c", step: step, figure: "throughput",
+			d: stats.Decomposition{Paired: true, Units: 40, BlockLag1: r, BlockLag1P: p, BlockEffectP: math.NaN()}}
+	}
+	cases := []struct {
+		name  string
+		rows  []varianceRow
+		want  []string // substrings of the one note; nil: no note
+		steps []string
+	}{
+		{"independent blocks", []varianceRow{row("qp100", 0.05, 0.3)}, nil, nil},
+		{"too few blocks to test", []varianceRow{row("qp100", math.NaN(), math.NaN())}, nil, nil},
+		{"at the level", []varianceRow{row("qp100", 0.3, DriftP)}, nil, nil},
+		{"one step drifts", []varianceRow{row("qp100", 0.61, 0.00001), row("qr100", 0.03, 0.4)},
+			[]string{"blocks of c vs a, throughput, drift together in qp100 (lag-1 r 0.61 over 40 blocks, p < 0.001)", "narrower than it should be"}, []string{"qp100"}},
+		{"two steps", []varianceRow{row("qp100", 0.61, 0.00001), row("qr100", 0.35, 0.004)},
+			[]string{"qp100 (lag-1 r 0.61 over 40 blocks, p < 0.001), qr100 (lag-1 r 0.35 over 40 blocks, p 0.004)"}, []string{"qp100", "qr100"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			notes := driftNotes(c.rows, "a")
+			if c.want == nil {
+				if len(notes) != 0 {
+					t.Fatalf("notes %+v, want none", notes)
+				}
+				return
+			}
+			if len(notes) != 1 {
+				t.Fatalf("%d notes %+v, want 1", len(notes), notes)
+			}
+			n := notes[0]
+			for _, w := range c.want {
+				if !strings.Contains(n.Text, w) {
+					t.Errorf("note %q lacks %q", n.Text, w)
+				}
+			}
+			if n.Kind != NoteVariance || strings.Join(n.Steps, ",") != strings.Join(c.steps, ",") || n.Label != "throughput" {
+				t.Errorf("note kind %q steps %v label %q, want %q %v throughput", n.Kind, n.Steps, n.Label, NoteVariance, c.steps)
+			}
+		})
+	}
+}
