@@ -383,25 +383,24 @@ func centreByFactor(xs []float64, factors []string) []float64 {
 // when at least two levels each hold at least two values and every value has a level;
 // ok false otherwise.
 func withinFactor(xs []float64, factors []string) (float64, bool) {
-	groups := map[string][]float64{}
-	for i, x := range xs {
+	groups := map[string]int{} // values per level
+	for i := range xs {
 		if factors[i] == "" {
 			return 0, false
 		}
-		groups[factors[i]] = append(groups[factors[i]], x)
+		groups[factors[i]]++
 	}
 	if len(groups) < 2 {
 		return 0, false
 	}
-	var ss float64
-	for _, g := range groups {
-		if len(g) < 2 {
+	for _, n := range groups {
+		if n < 2 {
 			return 0, false
 		}
-		m := mean(g)
-		for _, x := range g {
-			ss += (x - m) * (x - m)
-		}
+	}
+	var ss float64
+	for _, c := range centreByFactor(xs, factors) {
+		ss += c * c
 	}
 	df := len(xs) - len(groups)
 	if df < 1 {
