@@ -12,6 +12,9 @@ changed and the known effect's throughput called lower.
 
 Usage, after `make build`:
   scripts/role_series.py [--n 10] [--think 3us] [--repeat 40] [--time 6] [--same-data] [--dir DIR]
+      [--base-profile P] [--known-profile Q --profiles-dir DIR]
+--base-profile runs a and b on profile P; --known-profile makes c's effect a server setting
+(profile Q) instead of a pause.
 The defaults are the design that came nearest the white-noise limit on the project's 2-core VM
 (docs/measurements/2026-11-28-shorter-blocks.md): 40 blocks of 6-second steps, about nine
 minutes for the three points.
@@ -59,6 +62,10 @@ def main():
     p.add_argument("--dbperf", default=os.path.join(REPO, "bin", "dbperf"))
     p.add_argument("--n", type=int, default=10, help="sweeps")
     p.add_argument("--think", default="3us", help="c's pause after every operation")
+    p.add_argument("--known-profile",
+                   help="c runs this server profile instead of pausing (a setting with a measured cost, e.g. one in --profiles-dir)")
+    p.add_argument("--base-profile", default="default", help="a's and b's server profile")
+    p.add_argument("--profiles-dir", help="sweep --profiles-dir, for a --known-profile of your own")
     p.add_argument("--repeat", type=int, default=40, help="blocks per sweep")
     p.add_argument("--steps", default="l.i0,l.x,qp100,qr100")
     p.add_argument("--check", default="qp100,qr100", help="steps whose verdicts are counted")
@@ -76,8 +83,10 @@ def main():
     os.makedirs(d, exist_ok=True)
     steps = a.check.split(",")
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    lines = ["# duet by role%s: A/A (b) and known effect (c: --think c=%s), %d sweeps of %d blocks, %s, into %s" %
-             (" --same-data" if a.same_data else "", a.think, a.n, a.repeat, commit or "?", d)]
+    known = ("profile " + a.known_profile) if a.known_profile else ("--think c=" + a.think)
+    cprof = a.known_profile or a.base_profile
+    lines = ["# duet by role%s, profile %s: A/A (b) and known effect (c: %s), %d sweeps of %d blocks, %s, into %s" %
+             (" --same-data" if a.same_data else "", a.base_profile, known, a.n, a.repeat, commit or "?", d)]
     print(lines[0], flush=True)
     aa_called, aa_figures, known_right, known_wrong, known_n = 0, 0, 0, 0, 0
     worst = {}
@@ -86,13 +95,17 @@ def main():
         label = "s%d" % k
         store = os.path.join(d, label + ".db")
         t0, l0 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
-        cmd = [a.dbperf, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default,c=default",
-               "--think", "c=" + a.think, "--design", "duet", "--duet-placement", "role", "--load-once",
+        cmd = [a.dbperf, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=%s,b=%s,c=%s" % (a.base_profile, a.base_profile, cprof),
+               "--design", "duet", "--duet-placement", "role", "--load-once",
                "--repeat", str(a.repeat), "--steps", a.steps, "--scale", "tiny", "--rows", str(a.rows),
                "--time", str(a.time), "--slice", str(a.slice), "--seed", str(a.seed + k), "--label", label,
                "--results", store, "--quiet"]
         if a.same_data:
             cmd.append("--same-data")
+        if not a.known_profile:
+            cmd += ["--think", "c=" + a.think]
+        if a.profiles_dir:
+            cmd += ["--profiles-dir", a.profiles_dir]
         if a.report_only:
             if not os.path.exists(store):
                 continue
@@ -101,7 +114,7 @@ def main():
             with open(os.path.join(d, label + ".txt"), "w") as out:
                 rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode
         js = os.path.join(d, label + ".json")
-        labels = ["%s/default/%s" % (label, x) for x in "abc"]
+        labels = ["%s/default/%s" % (label, x) for x in "abc"]  # label/version/point
         rr = subprocess.run([a.dbperf, "report"] + labels + ["--results", store, "--format", "json", "-o", js],
                             capture_output=True, text=True).returncode
         t1, l1 = time.strftime("%H:%M:%S", time.gmtime()), loadavg()
@@ -148,8 +161,8 @@ def main():
         print(lines[-1], flush=True)
     lines.append("A/A: %d of %d figures called changed (throughput and server CPU per query of %s)" %
                  (aa_called, aa_figures, ", ".join(steps)))
-    lines.append("known effect (%s, --think c=%s): called lower in %d of %d sweeps, higher in %d" %
-                 (steps[0], a.think, known_right, known_n, known_wrong))
+    lines.append("known effect (%s, %s): called lower in %d of %d sweeps, higher in %d" %
+                 (steps[0], known, known_right, known_n, known_wrong))
     lines.append("cells whose blocks drift together (the report's lag-1 note): A/A %d of %d, known effect %d" %
                  (drift.get("A/A", 0), aa_figures, drift.get("known", 0)))
     for key in sorted(k for k in worst if len(k) == 3):
