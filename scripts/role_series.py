@@ -2,22 +2,27 @@
 """Issue 37's A/A and known effect in one series of duet sweeps by role.
 
 Each sweep runs three managed PostgreSQL points at once with --design duet
---duet-placement role --load-once: a and b identical (b against a is an A/A) and c
-pausing THINK after every operation (c against a is the known effect). Every point's
+--duet-placement role --load-once: a and b identical (b against a is an A/A) and c on a
+profile of known cost, by default logsample8 in scripts/profiles (every statement's
+duration and text logged for a random 8% of them; c against a is the known effect), or
+pausing THINK after every operation with --think. Every point's
 clients share one CPU and every server the other, so one sweep gives one A/A and one
 known-effect comparison in the same minutes. Per sweep it prints, for b and c and every
 checked step, the verdicts of throughput and server CPU per query (▲ higher, ▼ lower,
 = the same, ? unstable) and MDE/limit, and at the end the counts: the A/A's figures called
-changed and the known effect's throughput called lower.
+changed, and per step the known effect's throughput called lower and its server CPU per
+query called higher.
 
 Usage, after `make build`:
-  scripts/role_series.py [--n 10] [--think 3us] [--repeat 40] [--time 6] [--same-data] [--dir DIR]
-      [--base-profile P] [--known-profile Q --profiles-dir DIR]
---base-profile runs a and b on profile P; --known-profile makes c's effect a server setting
-(profile Q) instead of a pause.
+  scripts/role_series.py [--n 10] [--repeat 40] [--time 6] [--same-data] [--dir DIR]
+      [--base-profile P] [--known-profile Q] [--profiles-dir DIR] [--think 3us]
+--base-profile runs a and b on profile P; --known-profile runs c on profile Q (found in
+--profiles-dir, default scripts/profiles); --think makes c's effect a client pause instead
+(whose relative cost moves with the machine's speed: docs/regression-hunting.md).
 The defaults are the design that came nearest the white-noise limit on the project's 2-core VM
 (docs/measurements/2026-11-28-shorter-blocks.md): 40 blocks of 6-second steps, about nine
-minutes for the three points.
+minutes for the three points; logsample8 cost qp100 and qr100 2.3-4.3% there
+(docs/measurements/2026-11-29-known-setting.md).
 The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
 the summary goes to DIR/summary.md.
 """
@@ -61,11 +66,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--dbperf", default=os.path.join(REPO, "bin", "dbperf"))
     p.add_argument("--n", type=int, default=10, help="sweeps")
-    p.add_argument("--think", default="3us", help="c's pause after every operation")
-    p.add_argument("--known-profile",
-                   help="c runs this server profile instead of pausing (a setting with a measured cost, e.g. one in --profiles-dir)")
+    p.add_argument("--think", help="c pauses this long after every operation, on a's profile, instead of running --known-profile")
+    p.add_argument("--known-profile", default="logsample8",
+                   help="c's server profile: a setting with a measured cost (docs/measurements/2026-11-29-known-setting.md)")
     p.add_argument("--base-profile", default="default", help="a's and b's server profile")
-    p.add_argument("--profiles-dir", help="sweep --profiles-dir, for a --known-profile of your own")
+    p.add_argument("--profiles-dir", default=os.path.join(REPO, "scripts", "profiles"),
+                   help="sweep --profiles-dir, where --known-profile is found")
     p.add_argument("--repeat", type=int, default=40, help="blocks per sweep")
     p.add_argument("--steps", default="l.i0,l.x,qp100,qr100")
     p.add_argument("--check", default="qp100,qr100", help="steps whose verdicts are counted")
@@ -83,12 +89,15 @@ def main():
     os.makedirs(d, exist_ok=True)
     steps = a.check.split(",")
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if a.think:
+        a.known_profile = None  # a pause on a's profile, not a setting
     known = ("profile " + a.known_profile) if a.known_profile else ("--think c=" + a.think)
     cprof = a.known_profile or a.base_profile
     lines = ["# duet by role%s, profile %s: A/A (b) and known effect (c: %s), %d sweeps of %d blocks, %s, into %s" %
              (" --same-data" if a.same_data else "", a.base_profile, known, a.n, a.repeat, commit or "?", d)]
     print(lines[0], flush=True)
-    aa_called, aa_figures, known_right, known_wrong, known_n = 0, 0, 0, 0, 0
+    aa_called, aa_figures = 0, 0
+    kcount = {}  # (step, figure) -> [called in the right direction, the wrong one, sweeps]
     worst = {}
     drift = {}  # drift notes' cells (step and figure) by comparison
     for k in range(1, a.n + 1):
@@ -145,10 +154,12 @@ def main():
                     for c in (tp, cpu):
                         aa_figures += 1
                         aa_called += c.get("verdict") in ("higher", "lower")
-                elif st == steps[0]:
-                    known_n += 1
-                    known_right += tp.get("verdict") == "lower"
-                    known_wrong += tp.get("verdict") == "higher"
+                else:  # the known effect costs: throughput lower, server CPU per query higher
+                    for fig, c, right, wrong in (("q/s", tp, "lower", "higher"), ("cpu/q", cpu, "higher", "lower")):
+                        k3 = kcount.setdefault((st, fig), [0, 0, 0])
+                        k3[0] += c.get("verdict") == right
+                        k3[1] += c.get("verdict") == wrong
+                        k3[2] += 1
         # The report's drift notes: steps whose consecutive blocks' ratios correlate.
         for n in rep.get("comparison", {}).get("notes") or []:
             text = n.get("text", "")
@@ -161,13 +172,14 @@ def main():
         print(lines[-1], flush=True)
     lines.append("A/A: %d of %d figures called changed (throughput and server CPU per query of %s)" %
                  (aa_called, aa_figures, ", ".join(steps)))
-    lines.append("known effect (%s, %s): called lower in %d of %d sweeps, higher in %d" %
-                 (steps[0], known, known_right, known_n, known_wrong))
+    for (st, fig), (right, wrong, n) in sorted(kcount.items()):
+        lines.append("known effect (%s) %s %s: called %s in %d of %d sweeps, %s in %d" % (
+            known, st, fig, "lower" if fig == "q/s" else "higher", right, n, "higher" if fig == "q/s" else "lower", wrong))
     lines.append("cells whose blocks drift together (the report's lag-1 note): A/A %d of %d, known effect %d" %
                  (drift.get("A/A", 0), aa_figures, drift.get("known", 0)))
     for key in sorted(k for k in worst if len(k) == 3):
         lines.append("worst over the sweeps, %s %s %s: MDE %s, MDE/limit %s" % (key + (pct(worst[key + ("mde",)]), ratio(worst[key]))))
-    print("\n".join(lines[-(3 + len([k for k in worst if len(k) == 3])):]), flush=True)
+    print("\n".join(lines[-(2 + len(kcount) + len([k for k in worst if len(k) == 3])):]), flush=True)
     with open(os.path.join(d, "summary-again.md" if a.report_only else "summary.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
