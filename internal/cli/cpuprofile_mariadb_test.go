@@ -158,8 +158,12 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	if q.Delta <= 0 {
 		t.Errorf("the query role's CPU per op fell (%+.1f µs/op) with the optimizer trace on", q.Delta)
 	}
+	// The trace's own frames: its JSON writer, its context (Opt_trace_…, and
+	// opt_trace_print_expanded_query, which prints the query into it) and the range
+	// optimizer's trace_basic_info.
 	isTrace := func(fn string) bool {
-		return strings.HasPrefix(fn, "Json_writer") || strings.HasPrefix(fn, "Single_line_formatting_helper") || strings.Contains(fn, "Opt_trace")
+		return strings.HasPrefix(fn, "Json_writer") || strings.HasPrefix(fn, "Single_line_formatting_helper") ||
+			strings.Contains(strings.ToLower(fn), "opt_trace") || strings.Contains(fn, "::trace_")
 	}
 	callers, under := traceFrames(t, filepath.Join(profDir, "run-2", "qp100.query.folded"), isTrace)
 	// topTrace: the first n changes of fns (the trace's callers left out; with chains, a
@@ -268,8 +272,11 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 
 // traceFrames reads a folded profile's stacks that hold a frame isTrace: callers are the
 // frames above the first such frame (their totals hold the trace's samples), under the
-// functions whose samples are at least 90% on such stacks at or below it (the trace's
-// own and what they call, String::append, memcpy).
+// functions whose samples are at least 80% on such stacks at or below it (the trace's
+// own and what they call, String::append, memcpy). Not all: some of the traced run's
+// stacks of String::append lose the trace's frames (unnamed [mariadbd] frames, or stacks
+// cut short), 2–8% of them in six runs on this VM (2026-11-29), so a bar of 90% missed it
+// in one run of nine.
 func traceFrames(t *testing.T, path string, isTrace func(string) bool) (callers, under map[string]bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -302,7 +309,7 @@ func traceFrames(t *testing.T, path string, isTrace func(string) bool) (callers,
 		}
 	}
 	for fr, n := range all {
-		if below[fr] >= n*9/10 {
+		if below[fr] >= n*4/5 {
 			under[fr] = true
 		}
 	}

@@ -138,7 +138,14 @@ func explainOf(t *testing.T, results, base, neu, step string, top int) explainSt
 	if code != 0 {
 		t.Fatalf("explain: exit %d\n%s\n%s", code, out, errOut)
 	}
-	t.Logf("dbperf explain %s %s --step %s:\n%s", base, neu, step, out)
+	// The text is long: said last, and only when the test failed, so that its errors
+	// come first in an excerpt of the output.
+	text := out
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("dbperf explain %s %s --step %s:\n%s", base, neu, step, text)
+		}
+	})
 	code, out, errOut = runCLI(t, nil, "explain", base, neu, "--results", results, "--step", step, "--top", strconv.Itoa(top), "--format", "json")
 	if code != 0 {
 		t.Fatalf("explain --format json: exit %d\n%s\n%s", code, out, errOut)

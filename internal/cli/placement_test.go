@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/dbperf/dbperf/internal/managed"
 	"github.com/dbperf/dbperf/internal/store"
 	"golang.org/x/sys/unix"
 )
@@ -73,8 +76,14 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	}
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
 	dsns := map[string]string{}             // block and label → the run's server (redacted DSN)
+	started := map[string][]time.Time{}     // block → its points' servers' starts
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
+		at, err := time.Parse(time.RFC3339Nano, r.Env[managed.EnvServerStarted])
+		if err != nil {
+			t.Errorf("run %d: %s: %v", r.ID, managed.EnvServerStarted, err)
+		}
+		started[b] = append(started[b], at)
 		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
 			t.Errorf("run %d of block %s: same_data %v", r.ID, b, r.Params[store.ParamSameData])
 		}
@@ -99,6 +108,15 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	}
 	if len(byBlock) != 2 || len(seen) != 2 {
 		t.Errorf("placements by block %v: want blocks 1 and 2 on the two placements", byBlock)
+	}
+	// The points' servers start together, the copies too (session.OpenTogether): one
+	// after the other they would be an initdb or a base backup apart, about a second.
+	for b, ts := range started {
+		lo, hi := slices.MinFunc(ts, time.Time.Compare), slices.MaxFunc(ts, time.Time.Compare)
+		t.Logf("block %s: the servers started %v apart", b, hi.Sub(lo))
+		if len(ts) != 2 || hi.Sub(lo) > 250*time.Millisecond {
+			t.Errorf("block %s: servers started at %v, want both within 250 ms", b, ts)
+		}
 	}
 	for _, l := range []string{"pl/default/a", "pl/default/b"} {
 		if d1, d2 := dsns["1 "+l], dsns["2 "+l]; d1 == "" || d1 == d2 {

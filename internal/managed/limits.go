@@ -8,7 +8,7 @@ import (
 	"github.com/dbperf/dbperf/internal/server"
 )
 
-// Env keys of a run on a managed server with limits.
+// Env keys of a run on a managed server: EnvServerStarted always, the others with limits.
 const (
 	// EnvServerMemory is the memory limit and how it is enforced: "256MiB, page cache
 	// included (cgroup v1 memory.limit_in_bytes …; <its cgroup>)".
@@ -17,6 +17,10 @@ const (
 	EnvServerMemoryFitted = "server_memory_fitted"
 	// EnvServerCPUs is the CPUs the server ran on: "1 CPU: 1 (cgroup v1 cpuset.cpus; …)".
 	EnvServerCPUs = "server_cpus"
+	// EnvServerStarted is when the managed server's process started (RFC 3339, in ms):
+	// an interleaved sweep's points' servers start at one moment (session.OpenTogether),
+	// so their timers (autovacuum, checkpoints) run on one clock.
+	EnvServerStarted = "server_started"
 )
 
 // A MemoryError is a memory limit too small for the server engine.
@@ -59,10 +63,13 @@ func LeastMemory(srv server.Engine) int64 {
 	return server.MinMemory
 }
 
-// Env is what the run's env records of the server's limits (EnvServerMemory,
-// EnvServerMemoryFitted, EnvServerCPUs): none without limits.
+// Env is what the run's env records of the server: when it started (EnvServerStarted)
+// and its limits (EnvServerMemory, EnvServerMemoryFitted, EnvServerCPUs; none without).
 func (s *Server) Env() map[string]string {
 	env := map[string]string{}
+	if !s.Started.IsZero() {
+		env[EnvServerStarted] = s.Started.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
 	if n := s.Cgroup.MemoryNote(); n != "" {
 		env[EnvServerMemory] = n
 	}

@@ -64,6 +64,10 @@ type Options struct {
 	Report func(ctx context.Context, cfg *config.Run, id int64, dir string) error
 	// copyOf is the managed server a managed target starts from a copy of (CopyOf).
 	copyOf *server.Instance
+	// beforeLaunch is called right before a managed server's process starts
+	// (OpenTogether); skipStale: the stale work dirs were removed already (OpenTogether).
+	beforeLaunch func() error
+	skipStale    bool
 }
 
 func (o Options) getenv(k string) string {

@@ -139,6 +139,9 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		cpuOf = CPUAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
+	if err := i.openPoints(ctx); err != nil {
+		return nil, err
+	}
 	for pi, p := range i.points {
 		pl := placed{client: -1, server: -1}
 		switch {
@@ -147,7 +150,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		case i.duet:
 			pl = placed{client: cpuOf[pi], server: cpuOf[pi]}
 		}
-		if err := i.openPoint(ctx, p, pl); err != nil {
+		if err := i.planPoint(p, pl); err != nil {
 			return nil, err
 		}
 	}
@@ -207,33 +210,56 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 // clients' set and its server's (-1: not a duet).
 type placed struct{ client, server int }
 
-// openPoint opens point p for block b (an embedded engine afresh, unless --load-once
-// keeps its data), pins its clients and server to their CPU sets in a duet and plans its
-// steps.
-func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, pl placed) error {
-	pc, err := i.resolve(p.Point)
-	if err != nil {
-		return err
-	}
-	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
-	if pc.WorkDir != "" {
-		// The points are open at once: each in a directory of its own under --workdir.
-		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
-	}
-	p.cfg = pc
-	if p.target != nil && i.sess.Engine.Meta().Embedded && !i.loaded {
-		p.closeTarget()
-	}
-	if p.target == nil {
-		if !pc.Quiet {
-			fmt.Fprintf(i.sess.Out, "opening %s for %s\n", pc.Engine, p.Name())
+// openPoints resolves every point's configuration for the block and opens the points
+// without a target (all in the first block; an embedded engine's afresh each block unless
+// --load-once keeps its data) together (session.OpenTogether: their managed servers start
+// at one moment).
+func (i *interleaved) openPoints(ctx context.Context) error {
+	var opening []*trialPoint
+	var opts []session.Options
+	for _, p := range i.points {
+		pc, err := i.resolve(p.Point)
+		if err != nil {
+			return err
 		}
-		if p.target, err = session.Open(ctx, i.sess.With(pc)); err != nil {
-			return fmt.Errorf("sweep point %s: %w", p.Name(), err)
+		pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
+		if pc.WorkDir != "" {
+			// The points are open at once: each in a directory of its own under --workdir.
+			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
 		}
-		p.run = p.target.Runner(pc)
+		p.cfg = pc
+		if p.target != nil && i.sess.Engine.Meta().Embedded && !i.loaded {
+			p.closeTarget()
+		}
+		if p.target == nil {
+			if !pc.Quiet {
+				fmt.Fprintf(i.sess.Out, "opening %s for %s\n", pc.Engine, p.Name())
+			}
+			opening, opts = append(opening, p), append(opts, i.sess.With(pc))
+		}
+	}
+	if len(opening) == 0 {
+		return nil
+	}
+	targets, errs := session.OpenTogether(ctx, opts)
+	for k, err := range errs {
+		if err != nil {
+			return fmt.Errorf("sweep point %s: %w", opening[k].Name(), err)
+		}
+	}
+	for k, p := range opening {
+		p.target = targets[k]
+		p.run = p.target.Runner(p.cfg)
 		i.attachProbes(ctx, p)
 	}
+	return nil
+}
+
+// planPoint pins point p's clients and server to their CPU sets in a duet and plans its
+// steps for the block.
+func (i *interleaved) planPoint(p *trialPoint, pl placed) error {
+	pc := p.cfg
+	var err error
 	if i.duet {
 		cpus, srv := &i.cpus[pl.client], &i.cpus[pl.server]
 		p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}
