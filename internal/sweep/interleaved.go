@@ -210,33 +210,53 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 // clients' set and its server's (-1: not a duet).
 type placed struct{ client, server int }
 
-// openPoints resolves every point's configuration for the block and opens the points
-// without a target (all in the first block; an embedded engine's afresh each block unless
-// --load-once keeps its data) together (session.OpenTogether: their managed servers start
-// at one moment).
+// configure resolves point p's configuration for the block. The sweep's shared
+// workload.Params then hold the point's values (--vary, a key-value engine's profile), for
+// what reads them next: an embedded engine's Open, the point's Plan.
+func (i *interleaved) configure(p *trialPoint) error {
+	pc, err := i.resolve(p.Point)
+	if err != nil {
+		return err
+	}
+	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
+	if pc.WorkDir != "" {
+		// The points are open at once: each in a directory of its own under --workdir.
+		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
+	}
+	p.cfg = pc
+	return nil
+}
+
+// openPoints opens the points without a target: all in the first block, and an embedded
+// engine's afresh each block unless --load-once keeps its data, one after another (its
+// Open reads the point's Params). A server engine's points open together
+// (session.OpenTogether: their managed servers start at one moment).
 func (i *interleaved) openPoints(ctx context.Context) error {
+	embedded := i.sess.Engine.Meta().Embedded
 	var opening []*trialPoint
 	var opts []session.Options
 	for _, p := range i.points {
-		pc, err := i.resolve(p.Point)
-		if err != nil {
+		if err := i.configure(p); err != nil {
 			return err
 		}
-		pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
-		if pc.WorkDir != "" {
-			// The points are open at once: each in a directory of its own under --workdir.
-			pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
-		}
-		p.cfg = pc
-		if p.target != nil && i.sess.Engine.Meta().Embedded && !i.loaded {
+		if p.target != nil && embedded && !i.loaded {
 			p.closeTarget()
 		}
-		if p.target == nil {
-			if !pc.Quiet {
-				fmt.Fprintf(i.sess.Out, "opening %s for %s\n", pc.Engine, p.Name())
-			}
-			opening, opts = append(opening, p), append(opts, i.sess.With(pc))
+		if p.target != nil {
+			continue
 		}
+		if !p.cfg.Quiet {
+			fmt.Fprintf(i.sess.Out, "opening %s for %s\n", p.cfg.Engine, p.Name())
+		}
+		if !embedded {
+			opening, opts = append(opening, p), append(opts, i.sess.With(p.cfg))
+			continue
+		}
+		t, err := session.Open(ctx, i.sess.With(p.cfg))
+		if err != nil {
+			return fmt.Errorf("sweep point %s: %w", p.Name(), err)
+		}
+		i.opened(ctx, p, t)
 	}
 	if len(opening) == 0 {
 		return nil
@@ -248,16 +268,25 @@ func (i *interleaved) openPoints(ctx context.Context) error {
 		}
 	}
 	for k, p := range opening {
-		p.target = targets[k]
-		p.run = p.target.Runner(p.cfg)
-		i.attachProbes(ctx, p)
+		i.opened(ctx, p, targets[k])
 	}
 	return nil
 }
 
+// opened makes t point p's target, with its runner and probes.
+func (i *interleaved) opened(ctx context.Context, p *trialPoint, t *session.Target) {
+	p.target = t
+	p.run = t.Runner(p.cfg)
+	i.attachProbes(ctx, p)
+}
+
 // planPoint pins point p's clients and server to their CPU sets in a duet and plans its
-// steps for the block.
+// steps for the block, its configuration resolved again (the shared Params hold the last
+// point's values after openPoints).
 func (i *interleaved) planPoint(p *trialPoint, pl placed) error {
+	if err := i.configure(p); err != nil {
+		return err
+	}
 	pc := p.cfg
 	var err error
 	if i.duet {
