@@ -10,6 +10,10 @@
 // (Ctrl-C), a *StepFailedError (a step failed; the run is stored), and the record's
 // *record.StoreFailedError.
 //
+// OpenTogether opens several targets at once, an interleaved sweep's points, their
+// managed servers starting at one moment so that their timers run on one clock
+// (together.go).
+//
 // Which processes are "the server" and which disks hold the data are decided once per
 // target (HWTargets) and handed to the runner as runner.HWTargets: a managed server's
 // pid, or a --dsn server on this machine found from the socket its engine.ServerAddr
