@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,14 +75,14 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	}
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
 	dsns := map[string]string{}             // block and label → the run's server (redacted DSN)
-	started := map[string][]time.Time{}     // block → its points' servers' starts
+	started := map[string]time.Time{}       // block and label → the run's server's start
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
 		at, err := time.Parse(time.RFC3339Nano, r.Env[managed.EnvServerStarted])
 		if err != nil {
 			t.Errorf("run %d: %s: %v", r.ID, managed.EnvServerStarted, err)
 		}
-		started[b] = append(started[b], at)
+		started[b+" "+r.Label] = at
 		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
 			t.Errorf("run %d of block %s: same_data %v", r.ID, b, r.Params[store.ParamSameData])
 		}
@@ -109,13 +108,11 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	if len(byBlock) != 2 || len(seen) != 2 {
 		t.Errorf("placements by block %v: want blocks 1 and 2 on the two placements", byBlock)
 	}
-	// The points' servers start together, the copies too (session.OpenTogether): one
-	// after the other they would be an initdb or a base backup apart, about a second.
-	for b, ts := range started {
-		lo, hi := slices.MinFunc(ts, time.Time.Compare), slices.MaxFunc(ts, time.Time.Compare)
-		t.Logf("block %s: the servers started %v apart", b, hi.Sub(lo))
-		if len(ts) != 2 || hi.Sub(lo) > 250*time.Millisecond {
-			t.Errorf("block %s: servers started at %v, want both within 250 ms", b, ts)
+	// Each run stores its server's start: the sweep opens its points in order, the
+	// copies too.
+	for _, b := range []string{"1", "2"} {
+		if a, bb := started[b+" pl/default/a"], started[b+" pl/default/b"]; !a.Before(bb) {
+			t.Errorf("block %s: a's server started at %v, b's at %v: want a's first", b, a, bb)
 		}
 	}
 	for _, l := range []string{"pl/default/a", "pl/default/b"} {

@@ -17,9 +17,10 @@ const (
 	EnvServerMemoryFitted = "server_memory_fitted"
 	// EnvServerCPUs is the CPUs the server ran on: "1 CPU: 1 (cgroup v1 cpuset.cpus; …)".
 	EnvServerCPUs = "server_cpus"
-	// EnvServerStarted is when the managed server's process started (RFC 3339, in ms):
-	// an interleaved sweep's points' servers start at one moment (session.OpenTogether),
-	// so their timers (autovacuum, checkpoints) run on one clock.
+	// EnvServerStarted is when the managed server's process started (RFC 3339, in ms). A
+	// server's timers (autovacuum's launcher, checkpoints) count from it: an interleaved
+	// sweep opens its points one after another, so their servers vacuum a table that far
+	// apart (docs/regression-hunting.md, --load-once).
 	EnvServerStarted = "server_started"
 )
 

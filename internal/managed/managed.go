@@ -54,9 +54,6 @@ type Options struct {
 	// CopyOf is a running server whose data the server starts from a physical copy of
 	// (server.Options.CopyOf; sweep --same-data), nil for a fresh one.
 	CopyOf *server.Instance
-	// BeforeLaunch is called right before the server's process starts
-	// (server.Options.BeforeLaunch), nil for none.
-	BeforeLaunch func() error
 }
 
 // cgroups reads the machine's cgroup hierarchies.
@@ -74,7 +71,7 @@ func (o Options) Server(base string) server.Options {
 	so := server.Options{
 		WorkDir: base, Version: o.Version, Profile: o.Profile,
 		ProfilesDir: o.ProfilesDir, CacheDir: o.CacheDir, MavenURL: o.MavenURL, StorageEngine: o.StorageEngine,
-		Limits: o.Limits, CopyOf: o.CopyOf, BeforeLaunch: o.BeforeLaunch,
+		Limits: o.Limits, CopyOf: o.CopyOf,
 	}
 	if o.Limits.Set() {
 		if cg, err := o.cgroups(); err == nil {

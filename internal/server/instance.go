@@ -59,8 +59,6 @@ type Instance struct {
 	password string
 	// afterStop runs once the server has stopped (AfterStop).
 	afterStop []func() error
-	// beforeLaunch is Options.BeforeLaunch until the first Launch calls it.
-	beforeLaunch func() error
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the server process has exited
@@ -108,7 +106,7 @@ func NewInstance(e Engine, o Options) (*Instance, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &Instance{eng: e, detached: o.Detached, password: password, Engine: name, Dir: dir, Host: "127.0.0.1",
-		Limits: o.Limits, cgroups: cgroups, beforeLaunch: o.BeforeLaunch}, nil
+		Limits: o.Limits, cgroups: cgroups}, nil
 }
 
 // Password is the superuser's password generated for the instance: the engine's Start
@@ -144,16 +142,10 @@ func (in *Instance) Done() <-chan struct{} { return in.done }
 func (in *Instance) AfterStop(f func() error) { in.afterStop = append(in.afterStop, f) }
 
 // Launch runs the server command in its own process group (so a Ctrl-C to dbperf's
-// terminal does not reach it before dbperf stops it cleanly) with its output in LogPath,
-// the first time after Options.BeforeLaunch. With Limits it runs in a cgroup of its own
-// (Cgroup) from its first instruction: see gateCgroup.
+// terminal does not reach it before dbperf stops it cleanly) with its output in LogPath.
+// With Limits it runs in a cgroup of its own (Cgroup) from its first instruction: see
+// gateCgroup.
 func (in *Instance) Launch(cmd *exec.Cmd) error {
-	if f := in.beforeLaunch; f != nil {
-		in.beforeLaunch = nil
-		if err := f(); err != nil {
-			return fmt.Errorf("%s: %w", in.Engine, err)
-		}
-	}
 	logf, err := os.OpenFile(in.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: open log: %w", in.Engine, err)

@@ -105,12 +105,6 @@ type Options struct {
 	// new server's own profile, port and socket. Engines that cannot copy refuse it in
 	// Check.
 	CopyOf *Instance
-	// BeforeLaunch, when set, is called once, right before the server's process starts
-	// (its data directory made, its config written): an error stops the start. A sweep's
-	// points wait there for each other, so that their servers start at one moment and
-	// their timers (autovacuum's launcher, checkpoints) count from it
-	// (session.OpenTogether).
-	BeforeLaunch func() error
 }
 
 // Engine is one kind of server dbperf starts. A server engine lives in its own folder

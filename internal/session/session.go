@@ -10,10 +10,6 @@
 // (Ctrl-C), a *StepFailedError (a step failed; the run is stored), and the record's
 // *record.StoreFailedError.
 //
-// OpenTogether opens several targets at once, an interleaved sweep's points, their
-// managed servers starting at one moment so that their timers run on one clock
-// (together.go).
-//
 // Which processes are "the server" and which disks hold the data are decided once per
 // target (HWTargets) and handed to the runner as runner.HWTargets: a managed server's
 // pid, or a --dsn server on this machine found from the socket its engine.ServerAddr
@@ -68,10 +64,6 @@ type Options struct {
 	Report func(ctx context.Context, cfg *config.Run, id int64, dir string) error
 	// copyOf is the managed server a managed target starts from a copy of (CopyOf).
 	copyOf *server.Instance
-	// beforeLaunch is called right before a managed server's process starts
-	// (OpenTogether); skipStale: the stale work dirs were removed already (OpenTogether).
-	beforeLaunch func() error
-	skipStale    bool
 }
 
 func (o Options) getenv(k string) string {

@@ -63,7 +63,7 @@ func (t *Target) Close() { t.close() }
 // Ctrl-C while a server was starting.
 func Open(ctx context.Context, o Options) (*Target, error) {
 	cfg := o.Config
-	if cfg.WorkDir == "" && !o.skipStale {
+	if cfg.WorkDir == "" {
 		out := io.Discard
 		if !cfg.Quiet {
 			out = o.Out
@@ -234,7 +234,7 @@ func openTarget(ctx context.Context, o Options, out func(string)) (*Target, erro
 // what the run stores of it recorded, and its notes said through out.
 func openManaged(ctx context.Context, o Options, name, base string, t *Target, tg *engine.Target, closers *[]func(), out func(string)) error {
 	mo := ManagedOptions(o.Config, name, o.ReadCgroups)
-	mo.CopyOf, mo.BeforeLaunch = o.copyOf, o.beforeLaunch
+	mo.CopyOf = o.copyOf
 	s, err := managed.Start(ctx, mo, base)
 	if err != nil {
 		return err

@@ -139,9 +139,6 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		cpuOf = CPUAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
-	if err := i.openPoints(ctx); err != nil {
-		return nil, err
-	}
 	for pi, p := range i.points {
 		pl := placed{client: -1, server: -1}
 		switch {
@@ -150,7 +147,7 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		case i.duet:
 			pl = placed{client: cpuOf[pi], server: cpuOf[pi]}
 		}
-		if err := i.planPoint(p, pl); err != nil {
+		if err := i.openPoint(ctx, p, pl); err != nil {
 			return nil, err
 		}
 	}
@@ -210,10 +207,10 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 // clients' set and its server's (-1: not a duet).
 type placed struct{ client, server int }
 
-// configure resolves point p's configuration for the block. The sweep's shared
-// workload.Params then hold the point's values (--vary, a key-value engine's profile), for
-// what reads them next: an embedded engine's Open, the point's Plan.
-func (i *interleaved) configure(p *trialPoint) error {
+// openPoint opens point p for block b (an embedded engine afresh, unless --load-once
+// keeps its data), pins its clients and server to their CPU sets in a duet and plans its
+// steps.
+func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, pl placed) error {
 	pc, err := i.resolve(p.Point)
 	if err != nil {
 		return err
@@ -224,71 +221,19 @@ func (i *interleaved) configure(p *trialPoint) error {
 		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))
 	}
 	p.cfg = pc
-	return nil
-}
-
-// openPoints opens the points without a target: all in the first block, and an embedded
-// engine's afresh each block unless --load-once keeps its data, one after another (its
-// Open reads the point's Params). A server engine's points open together
-// (session.OpenTogether: their managed servers start at one moment).
-func (i *interleaved) openPoints(ctx context.Context) error {
-	embedded := i.sess.Engine.Meta().Embedded
-	var opening []*trialPoint
-	var opts []session.Options
-	for _, p := range i.points {
-		if err := i.configure(p); err != nil {
-			return err
+	if p.target != nil && i.sess.Engine.Meta().Embedded && !i.loaded {
+		p.closeTarget()
+	}
+	if p.target == nil {
+		if !pc.Quiet {
+			fmt.Fprintf(i.sess.Out, "opening %s for %s\n", pc.Engine, p.Name())
 		}
-		if p.target != nil && embedded && !i.loaded {
-			p.closeTarget()
-		}
-		if p.target != nil {
-			continue
-		}
-		if !p.cfg.Quiet {
-			fmt.Fprintf(i.sess.Out, "opening %s for %s\n", p.cfg.Engine, p.Name())
-		}
-		if !embedded {
-			opening, opts = append(opening, p), append(opts, i.sess.With(p.cfg))
-			continue
-		}
-		t, err := session.Open(ctx, i.sess.With(p.cfg))
-		if err != nil {
+		if p.target, err = session.Open(ctx, i.sess.With(pc)); err != nil {
 			return fmt.Errorf("sweep point %s: %w", p.Name(), err)
 		}
-		i.opened(ctx, p, t)
+		p.run = p.target.Runner(pc)
+		i.attachProbes(ctx, p)
 	}
-	if len(opening) == 0 {
-		return nil
-	}
-	targets, errs := session.OpenTogether(ctx, opts)
-	for k, err := range errs {
-		if err != nil {
-			return fmt.Errorf("sweep point %s: %w", opening[k].Name(), err)
-		}
-	}
-	for k, p := range opening {
-		i.opened(ctx, p, targets[k])
-	}
-	return nil
-}
-
-// opened makes t point p's target, with its runner and probes.
-func (i *interleaved) opened(ctx context.Context, p *trialPoint, t *session.Target) {
-	p.target = t
-	p.run = t.Runner(p.cfg)
-	i.attachProbes(ctx, p)
-}
-
-// planPoint pins point p's clients and server to their CPU sets in a duet and plans its
-// steps for the block, its configuration resolved again (the shared Params hold the last
-// point's values after openPoints).
-func (i *interleaved) planPoint(p *trialPoint, pl placed) error {
-	if err := i.configure(p); err != nil {
-		return err
-	}
-	pc := p.cfg
-	var err error
 	if i.duet {
 		cpus, srv := &i.cpus[pl.client], &i.cpus[pl.server]
 		p.run.Pin = &runner.Pin{CPUs: *cpus, Procs: i.procs}

@@ -17,22 +17,27 @@ import (
 // hinted), and with --load-once that difference is in every later block; nor do two
 // servers started apart vacuum and checkpoint on the same clock. From the copy on, the
 // points differ only in what the comparison changes, and every server started at the same
-// moment (session.OpenTogether), from the same pages, with a cold buffer pool. The runs of the later blocks store
+// moment, from the same pages, with a cold buffer pool. The runs of the later blocks store
 // ParamSameData.
 func (i *interleaved) copyData(ctx context.Context) error {
 	src := i.points[0]
-	opts := make([]session.Options, len(i.points))
+	fresh := make([]*session.Target, len(i.points))
+	closeFresh := func() {
+		for _, t := range fresh {
+			if t != nil {
+				t.Close()
+			}
+		}
+	}
 	for pi, p := range i.points {
 		o, err := i.sess.With(p.cfg).CopyOf(src.target)
 		if err != nil {
+			closeFresh()
 			return session.BadInput(fmt.Errorf("--same-data: %w", err))
 		}
-		opts[pi] = o
-	}
-	fresh, errs := session.OpenTogether(ctx, opts)
-	for pi, err := range errs {
-		if err != nil {
-			return fmt.Errorf("sweep point %s: --same-data: start from a copy of %s's data: %w", i.points[pi].Name(), src.Name(), err)
+		if fresh[pi], err = session.Open(ctx, o); err != nil {
+			closeFresh()
+			return fmt.Errorf("sweep point %s: --same-data: start from a copy of %s's data: %w", p.Name(), src.Name(), err)
 		}
 	}
 	names := make([]string, len(i.points))
