@@ -44,7 +44,8 @@ type Target struct {
 	Env map[string]string
 	// settings are added to the engine's own settings: profile, redacted DSN, managed.
 	settings map[string]string
-	// serverEnv is added to the run's env: a managed server's limits (managed.Server.Env).
+	// serverEnv is added to the run's env: a managed server's start and limits
+	// (managed.Server.Env), a cluster's env.
 	serverEnv map[string]string
 	// server is the managed server of one (nil for a cluster, an embedded engine or a
 	// user's server): Options.CopyOf copies its data.
@@ -122,7 +123,7 @@ func (t *Target) describe(ctx context.Context, o Options) error {
 		env["profile_skipped"] = skipped
 	}
 	maps.Copy(env, hwNotes)
-	maps.Copy(env, t.serverEnv) // a managed server's limits
+	maps.Copy(env, t.serverEnv) // a managed server's start and limits
 	t.eng, t.info, t.HW, t.Env = o.Engine, info, hw, env
 	return nil
 }
