@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,8 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "r.db")
 	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
 		"--design", "duet", "--duet-placement", "role", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100",
-		"--time", "1", "--repeat", "2", "--label", "pl", "--load-once", "--same-data", "--results", results)
+		"--time", "1", "--repeat", "2", "--label", "pl", "--load-once", "--same-data", "--results", results,
+		"--keep") // the servers' logs, read below
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -76,6 +78,7 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
 	dsns := map[string]string{}             // block and label → the run's server (redacted DSN)
 	started := map[string]time.Time{}       // block and label → the run's server's start
+	var dataDirs []string                   // the servers' (--keep)
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
 		at, err := time.Parse(time.RFC3339Nano, r.Env[managed.EnvServerStarted])
@@ -83,6 +86,11 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 			t.Errorf("run %d: %s: %v", r.ID, managed.EnvServerStarted, err)
 		}
 		started[b+" "+r.Label] = at
+		if d := r.Env["data_dir"]; d != "" && !slices.Contains(dataDirs, d) {
+			dataDirs = append(dataDirs, d)
+			// --keep: the work dir (its parent's parent) is the test's to remove.
+			t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(d))) })
+		}
 		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
 			t.Errorf("run %d of block %s: same_data %v", r.ID, b, r.Params[store.ParamSameData])
 		}
@@ -114,6 +122,32 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 		if a, bb := started[b+" pl/default/a"], started[b+" pl/default/b"]; !a.Before(bb) {
 			t.Errorf("block %s: a's server started at %v, b's at %v: want a's first", b, a, bb)
 		}
+	}
+	// Once a block's servers are up (block 1's, then the copies), the sweep reloads them
+	// at once, so their autovacuum launchers run on one clock: each of the four servers
+	// logged the reload, each pair within a moment of each other.
+	var reloads []time.Time
+	for _, d := range dataDirs {
+		l := filepath.Join(filepath.Dir(d), "postgres.log")
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "received SIGHUP") || len(line) < 23 {
+				continue
+			}
+			at, err := time.Parse("2006-01-02 15:04:05.000", line[:23])
+			if err != nil {
+				t.Fatalf("%s: %q: %v", l, line, err)
+			}
+			reloads = append(reloads, at)
+		}
+	}
+	slices.SortFunc(reloads, time.Time.Compare)
+	t.Logf("%d servers, reloads at %v", len(dataDirs), reloads)
+	if len(dataDirs) != 4 || len(reloads) != 4 || reloads[1].Sub(reloads[0]) > 200*time.Millisecond || reloads[3].Sub(reloads[2]) > 200*time.Millisecond {
+		t.Errorf("%d servers, reloads at %v: want one reload in each of 4, each block's two within 200 ms", len(dataDirs), reloads)
 	}
 	for _, l := range []string{"pl/default/a", "pl/default/b"} {
 		if d1, d2 := dsns["1 "+l], dsns["2 "+l]; d1 == "" || d1 == d2 {

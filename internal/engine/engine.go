@@ -207,6 +207,17 @@ type Dialect interface {
 	BeginWrite() string
 }
 
+// ScheduleResetter is implemented by server engines whose periodic background work
+// (PostgreSQL's autovacuum launcher visiting each database) can be rescheduled from now
+// without a restart. Servers started apart run that work on clocks as far apart;
+// reset at one moment, they run it on one clock, so servers compared slice by slice
+// vacuum the same table at the same moment.
+type ScheduleResetter interface {
+	// ResetSchedules reschedules the server's periodic work from now (PostgreSQL:
+	// pg_reload_conf(), on which the launcher rebuilds its schedule).
+	ResetSchedules(ctx context.Context) error
+}
+
 // Maintainer is implemented by engines that can reduce writeback debt between steps
 // (spec "Cleanup (writeback-debt reduction) per engine").
 type Maintainer interface {

@@ -139,6 +139,10 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		cpuOf = CPUAssignment(i.seed, len(i.points), b)
 	}
 	// Open (embedded: afresh) and plan every point.
+	opening := false
+	for _, p := range i.points {
+		opening = opening || p.target == nil
+	}
 	for pi, p := range i.points {
 		pl := placed{client: -1, server: -1}
 		switch {
@@ -150,6 +154,9 @@ func (i *interleaved) block(ctx context.Context, b, last int) (lastFailed error,
 		if err := i.openPoint(ctx, p, pl); err != nil {
 			return nil, err
 		}
+	}
+	if opening {
+		i.resetSchedules(ctx)
 	}
 	names := stepNames(i.points[0].steps)
 	for _, p := range i.points[1:] {
@@ -490,4 +497,33 @@ func (s *sliceStep) Note() string {
 		return n.Note()
 	}
 	return ""
+}
+
+// resetSchedules reschedules the periodic work of every point's managed server at once
+// (engine.ScheduleResetter: PostgreSQL's autovacuum launcher), once the points' servers
+// are all up. The sweep starts them one after another, up to seconds apart, and each
+// server's launcher counts from its start, so the servers would vacuum the same table
+// that far apart; a slice holding one vacuum and not the other is off by several percent
+// (docs/measurements/2026-11-29-servers-together.md). Starting the servers together
+// instead made identical servers differ for their whole lives (the same document). A
+// server that cannot be reset is said on stderr; the sweep goes on.
+func (i *interleaved) resetSchedules(ctx context.Context) {
+	if !i.sess.Config.Managed {
+		return // the user's servers: their configuration is not dbperf's to reload
+	}
+	errs := make([]error, len(i.points))
+	var wg sync.WaitGroup
+	for pi, p := range i.points {
+		r, ok := p.target.Handle.(engine.ScheduleResetter)
+		if !ok {
+			continue
+		}
+		wg.Go(func() { errs[pi] = r.ResetSchedules(ctx) })
+	}
+	wg.Wait()
+	for pi, err := range errs {
+		if err != nil {
+			fmt.Fprintf(i.sess.Err, "dbperf: sweep point %s: its server's autovacuum keeps its own clock: %v\n", i.points[pi].Name(), err)
+		}
+	}
 }

@@ -49,6 +49,7 @@ func (i *interleaved) copyData(ctx context.Context) error {
 		names[pi] = p.Name()
 	}
 	i.copied = true
+	i.resetSchedules(ctx)
 	if !i.quiet {
 		fmt.Fprintf(i.sess.Out, "--same-data: %s now run on servers started from a copy of %s's data\n", strings.Join(names, ", "), src.Name())
 	}

@@ -101,3 +101,22 @@ func (h *handle) observedConn(ctx context.Context) (c *pgx.Conn, closeConn func(
 		_ = c.Close(context.WithoutCancel(ctx))
 	}, nil
 }
+
+var _ engine.ScheduleResetter = (*handle)(nil)
+
+// ResetSchedules reloads the server's configuration (pg_reload_conf(), as a superuser or
+// a role granted it). On a reload the autovacuum launcher rebuilds its list of databases
+// to visit, the next visits spread over one autovacuum_naptime from now
+// (autovacuum.c: rebuild_database_list, "in case the naptime changed"), whatever the
+// server's start.
+func (h *handle) ResetSchedules(ctx context.Context) error {
+	c, err := h.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres reload: %w", err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	if _, err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return fmt.Errorf("postgres reload: %w", err)
+	}
+	return nil
+}
