@@ -4,8 +4,9 @@
 // exposed through Dialect so that workloads compose statements without knowing the engine.
 //
 // The interfaces: Engine, Handle, Session, Stmt and Args (unboxed statement arguments);
-// Dialect; the optional Maintainer, ProcessInfo, ServerAddr and SessionLimiter (how many
-// sessions the engine accepts); Diagnoser (diag.go: OpenDiag, a connection of its own
+// Dialect; the optional Maintainer, ScheduleResetter (a server's periodic work
+// rescheduled from now), ProcessInfo, ServerAddr and SessionLimiter (how many sessions the
+// engine accepts); Diagnoser (diag.go: OpenDiag, a connection of its own
 // reading the server's statement statistics, plans and every session's wait for `dbperf
 // run --explain`; Statement, WaitCPU and WaitIdle); ThreadNamer (threads.go: the server's
 // thread ids mapped to names for the background roles of CPU profiles); ConnObserver,

@@ -14,11 +14,11 @@ import (
 // (server.Options.CopyOf: PostgreSQL's base backup), each with the point's own profile;
 // then the old servers stop. Why: two servers loaded apart with the same seed are not
 // the same physical database (each row's page, each index's splits, what is vacuumed and
-// hinted), and with --load-once that difference is in every later block; nor do two
-// servers started apart vacuum and checkpoint on the same clock. From the copy on, the
-// points differ only in what the comparison changes, and every server started at the same
-// moment, from the same pages, with a cold buffer pool. The runs of the later blocks store
-// ParamSameData.
+// hinted), and with --load-once that difference is in every later block. From the copy
+// on, the points differ only in what the comparison changes, each server started from the
+// same pages with a cold buffer pool, one after another, and then rescheduled at one
+// moment (resetSchedules), so that they vacuum on one clock. The runs of the later blocks
+// store ParamSameData.
 func (i *interleaved) copyData(ctx context.Context) error {
 	src := i.points[0]
 	fresh := make([]*session.Target, len(i.points))
