@@ -48,7 +48,9 @@ func TestDuetPlacementBadInput(t *testing.T) {
 // clients on one CPU and its server on the other, the same for both points, and the
 // counterbalanced draw swaps the two CPUs between the two blocks of a cycle. With
 // --load-once --same-data, block 2 runs on new servers (other ports) started from a copy
-// of a's data, and stores same_data; block 1 ran on the servers that loaded it.
+// of a's data, and stores same_data; block 1 ran on the servers that loaded it. With
+// --workdir each point's servers live in its own dir, the copy's inside it (the old server
+// holds the point's dir until the copy runs).
 func TestDuetPlacementRolePostgres(t *testing.T) {
 	needServer(t, "postgres")
 	if cpus := duetCPUCount(t); cpus != 2 {
@@ -56,10 +58,11 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	}
 	t.Parallel()
 	results := filepath.Join(t.TempDir(), "r.db")
+	work := serverWorkdir(t)
 	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
 		"--design", "duet", "--duet-placement", "role", "--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100",
 		"--time", "1", "--repeat", "2", "--label", "pl", "--load-once", "--same-data", "--results", results,
-		"--keep") // the servers' logs, read below
+		"--workdir", work, "--keep") // the servers' logs, read below
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -78,7 +81,7 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	byBlock := map[string]map[string]bool{} // block → cpus params of its runs
 	dsns := map[string]string{}             // block and label → the run's server (redacted DSN)
 	started := map[string]time.Time{}       // block and label → the run's server's start
-	var dataDirs []string                   // the servers' (--keep)
+	var dataDirs []string                   // the servers' (--keep: removed with work)
 	for _, r := range runs {
 		b := fmt.Sprint(r.Params[store.ParamBlock])
 		at, err := time.Parse(time.RFC3339Nano, r.Env[managed.EnvServerStarted])
@@ -88,8 +91,14 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 		started[b+" "+r.Label] = at
 		if d := r.Env["data_dir"]; d != "" && !slices.Contains(dataDirs, d) {
 			dataDirs = append(dataDirs, d)
-			// --keep: the work dir (its parent's parent) is the test's to remove.
-			t.Cleanup(func() { os.RemoveAll(filepath.Dir(filepath.Dir(d))) })
+		}
+		// Each point's servers in its dir of --workdir, the copy's in that dir's same-data.
+		wantDir := filepath.Join(work, strings.ReplaceAll(strings.TrimPrefix(r.Label, "pl/"), "/", "-"))
+		if b == "2" {
+			wantDir = filepath.Join(wantDir, "same-data")
+		}
+		if d := r.Env["data_dir"]; filepath.Dir(filepath.Dir(d)) != wantDir {
+			t.Errorf("run %d (%s, block %s): data dir %q, want one in %s", r.ID, r.Label, b, d, wantDir)
 		}
 		if copied := r.Params[store.ParamSameData] == true; copied != (b == "2") {
 			t.Errorf("run %d of block %s: same_data %v", r.ID, b, r.Params[store.ParamSameData])

@@ -3,10 +3,14 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dbperf/dbperf/internal/session"
 )
+
+// sameDataDir is the directory, in a point's --workdir dir, of its server from the copy.
+const sameDataDir = "same-data"
 
 // copyData is --same-data: once the first block has run whole (its loads, index builds
 // and writes done, with --load-once), every point's server, the first point's too, is
@@ -18,7 +22,8 @@ import (
 // on, the points differ only in what the comparison changes, each server started from the
 // same pages with a cold buffer pool, one after another, and then rescheduled at one
 // moment (resetSchedules), so that they vacuum on one clock. The runs of the later blocks
-// store ParamSameData.
+// store ParamSameData. With --workdir, a copy's server has a directory of its own
+// (sameDataDir) inside its point's, whose lock the old server holds until it stops.
 func (i *interleaved) copyData(ctx context.Context) error {
 	src := i.points[0]
 	fresh := make([]*session.Target, len(i.points))
@@ -30,7 +35,13 @@ func (i *interleaved) copyData(ctx context.Context) error {
 		}
 	}
 	for pi, p := range i.points {
-		o, err := i.sess.With(p.cfg).CopyOf(src.target)
+		cfg := p.cfg
+		if cfg.WorkDir != "" {
+			c := *cfg
+			c.WorkDir = filepath.Join(cfg.WorkDir, sameDataDir)
+			cfg = &c
+		}
+		o, err := i.sess.With(cfg).CopyOf(src.target)
 		if err != nil {
 			closeFresh()
 			return session.BadInput(fmt.Errorf("--same-data: %w", err))
