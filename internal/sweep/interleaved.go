@@ -521,6 +521,9 @@ func (i *interleaved) resetSchedules(ctx context.Context) {
 		wg.Go(func() { errs[pi] = r.ResetSchedules(ctx) })
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		return // Ctrl-C: the sweep ends, and says so itself
+	}
 	for pi, err := range errs {
 		if err != nil {
 			fmt.Fprintf(i.sess.Err, "dbperf: sweep point %s: its server's autovacuum keeps its own clock: %v\n", i.points[pi].Name(), err)
