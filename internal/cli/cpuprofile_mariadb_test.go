@@ -143,11 +143,14 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	// The optimizer trace's cost in qp100.
 	s := explainOf(t, results, "default", "trace", "qp100", 60)
 	var order []string
-	qi := -1
+	qi, fg := -1, -1 // the query role's index, and the first foreground role's
 	for i, r := range s.Roles {
 		order = append(order, fmt.Sprintf("%s %+.1f", r.Role, r.Delta))
 		if r.Role == "query" {
 			qi = i
+		}
+		if fg < 0 && !strings.HasPrefix(r.Role, "background:") {
+			fg = i
 		}
 	}
 	t.Logf("roles by their change of CPU µs/op: %v", order)
@@ -197,17 +200,19 @@ func TestRunCPUProfileMariaDB(t *testing.T) {
 	// By total CPU the frames every stack passes through and the trace's callers
 	// (JOIN::optimize, SQL_SELECT::test_quick_select) change at least as much as the
 	// trace (their totals hold its samples): left out. The query role is usually first
-	// among the roles, not always: qp100 runs a fixed time and the trace halves its
-	// queries, so the CPU of background work during the step (InnoDB's purge of l.i1's
-	// deletes, background:innodb/thread_pool_thread) doubles per query; the client role
-	// (the test process) swings by tens of µs/op on this shared machine. And the query
-	// connection's sends to the client (a wake-up, dearer in this VM when the client
-	// sleeps, as it does more while the server traces) can outgrow a trace function by
-	// total. Either one suffices.
+	// among the roles that serve a connection, not always: the client role (the test
+	// process) swings by tens of µs/op on this shared machine. Background roles are not
+	// counted: qp100 runs a fixed time and the trace halves its queries, so the CPU of
+	// background work during the step (InnoDB's purge of l.i1's deletes,
+	// background:innodb/thread_pool_thread) doubles per query, and how much purge is
+	// left is the engine's own timing (+79 µs/op once, above the query role's +58). And
+	// the query connection's sends to the client (a wake-up, dearer in this VM when the
+	// client sleeps, as it does more while the server traces) can outgrow a trace
+	// function by total. Either one suffices.
 	totalTop, totalOK := topTrace(q.Total, 3, true)
 	t.Logf("the query role's top 3 changes by total CPU, the trace's %d callers left out: %v", len(callers), totalTop)
-	if qi != 0 && !totalOK {
-		t.Errorf("qp100: the query role is not first among the roles (%v), and no optimizer trace function grew among its top 3 changes by total CPU but the trace's callers: %v", order, totalTop)
+	if qi != fg && !totalOK {
+		t.Errorf("qp100: the query role is not first among the roles that serve a connection (%v), and no optimizer trace function grew among its top 3 changes by total CPU but the trace's callers: %v", order, totalTop)
 	}
 	points := 0
 	for _, st := range s.Statements {
