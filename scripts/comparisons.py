@@ -685,6 +685,20 @@ def design_flags(design):
     return base, flags
 
 
+def variance_keys(columns):
+    """The variance table's columns as keys: blocks, instances (a sweep with --instances),
+    slices/block, seconds, slices, blocks_share, servers, cpu, block_sd, mde, limit,
+    mde_over_limit."""
+    named = {"CPU": "cpu", "block sd": "block_sd", "MDE": "mde", "MDE/limit": "mde_over_limit"}
+    out = []
+    for c in columns:
+        k = named.get(c, c)
+        if k in out:  # the second "blocks" is the blocks' share of the variance
+            k += "_share"
+        out.append(k)
+    return out
+
+
 def variance_row(rep, cand, step, figure):
     """The variance table's row of a config, step and figure (internal/report/variance.go):
     each source's share of the ratio's variance, the block sd, the MDE, the white-noise
@@ -694,7 +708,7 @@ def variance_row(rep, cand, step, figure):
         return None
     for r in t.get("rows") or []:
         if list(r.get("head") or []) == [cand, step, figure]:
-            cols = ["blocks", "slices/block", "seconds", "slices", "blocks_share", "cpu", "block_sd", "mde", "limit", "mde_over_limit"]
+            cols = variance_keys(t.get("columns") or [])
             return {c: (cell or {}).get("value") if cell else None for c, cell in zip(cols, r.get("cells") or [])}
     return None
 

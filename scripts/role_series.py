@@ -14,7 +14,7 @@ changed, and per step the known effect's throughput called lower and its server 
 query called higher.
 
 Usage, after `make build`:
-  scripts/role_series.py [--n 10] [--repeat 40] [--time 6] [--same-data] [--dir DIR]
+  scripts/role_series.py [--n 10] [--repeat 40] [--time 6] [--same-data] [--instances N] [--dir DIR]
       [--base-profile P] [--known-profile Q] [--profiles-dir DIR] [--think 3us]
 --base-profile runs a and b on profile P; --known-profile runs c on profile Q (found in
 --profiles-dir, default scripts/profiles); --think makes c's effect a client pause instead
@@ -82,6 +82,8 @@ def main():
     p.add_argument("--dir")
     p.add_argument("--same-data", action="store_true",
                    help="sweep --same-data: after the first block every point runs on a copy of a's data")
+    p.add_argument("--instances", type=int, default=1,
+                   help="sweep --instances: the blocks run on this many servers of each point in turn")
     p.add_argument("--report-only", action="store_true",
                    help="run no sweep: report the stores already in --dir again (with this --dbperf's report)")
     a = p.parse_args()
@@ -93,8 +95,8 @@ def main():
         a.known_profile = None  # a pause on a's profile, not a setting
     known = ("profile " + a.known_profile) if a.known_profile else ("--think c=" + a.think)
     cprof = a.known_profile or a.base_profile
-    lines = ["# duet by role%s, profile %s: A/A (b) and known effect (c: %s), %d sweeps of %d blocks, %s, into %s" %
-             (" --same-data" if a.same_data else "", a.base_profile, known, a.n, a.repeat, commit or "?", d)]
+    lines = ["# duet by role%s%s, profile %s: A/A (b) and known effect (c: %s), %d sweeps of %d blocks, %s, into %s" %
+             (" --same-data" if a.same_data else "", " --instances %d" % a.instances if a.instances > 1 else "", a.base_profile, known, a.n, a.repeat, commit or "?", d)]
     print(lines[0], flush=True)
     aa_called, aa_figures = 0, 0
     kcount = {}  # (step, figure) -> [called in the right direction, the wrong one, sweeps]
@@ -111,6 +113,8 @@ def main():
                "--results", store, "--quiet"]
         if a.same_data:
             cmd.append("--same-data")
+        if a.instances > 1:
+            cmd += ["--instances", str(a.instances)]
         if not a.known_profile:
             cmd += ["--think", "c=" + a.think]
         if a.profiles_dir:
@@ -142,9 +146,10 @@ def main():
                 tp, cpu = cell(rep, lab, st), cell(rep, lab, st, "server_cpupq")
                 vt = cmp.variance_row(rep, lab, st, "throughput") or {}
                 vc = cmp.variance_row(rep, lab, st, "server_cpupq") or {}
-                parts.append("%s %s q/s %s mde %s /lim %s; cpu/q %s mde %s /lim %s" % (
-                    who, st, fmt(tp), pct(vt.get("mde")), ratio(vt.get("mde_over_limit")),
-                    fmt(cpu), pct(vc.get("mde")), ratio(vc.get("mde_over_limit"))))
+                srv = lambda v: "" if v.get("servers") is None else " servers %s" % pct(v.get("servers"))
+                parts.append("%s %s q/s %s mde %s /lim %s%s; cpu/q %s mde %s /lim %s%s" % (
+                    who, st, fmt(tp), pct(vt.get("mde")), ratio(vt.get("mde_over_limit")), srv(vt),
+                    fmt(cpu), pct(vc.get("mde")), ratio(vc.get("mde_over_limit")), srv(vc)))
                 for fig, v in (("q/s", vt), ("cpu/q", vc)):
                     key = (who, st, fig)
                     if v.get("mde_over_limit") is not None:

@@ -28,6 +28,7 @@ func TestDuetPlacementBadInput(t *testing.T) {
 		{[]string{"--duet-placement", "role"}, "--duet-placement: only with --design duet"},
 		{[]string{"--design", "duet", "--duet-placement", "role"}, "--duet-placement role: engine sqlite runs inside dbperf's own process"},
 		{[]string{"--design", "duet", "--load-once", "--same-data"}, "--same-data: engine sqlite has no server whose data dbperf can copy"},
+		{[]string{"--load-once", "--instances", "2", "--repeat", "4"}, "--instances: engine sqlite has no server to renew"},
 	} {
 		args := append([]string{"sweep", "insertbench", "--engine", "sqlite", "--profiles", "a=default,b=default",
 			"--scale", "tiny", "--rows", "1000", "--steps", "l.i0,qp100", "--time", "1", "--results", results}, tc.args...)
@@ -161,6 +162,81 @@ func TestDuetPlacementRolePostgres(t *testing.T) {
 	for _, l := range []string{"pl/default/a", "pl/default/b"} {
 		if d1, d2 := dsns["1 "+l], dsns["2 "+l]; d1 == "" || d1 == d2 {
 			t.Errorf("%s: block 1's server %q, block 2's %q: want a new server after the copy", l, d1, d2)
+		}
+	}
+}
+
+// TestSweepInstancesPostgres: with --load-once --instances 2 over 4 blocks, blocks 3 and 4
+// run on new servers (instance 2), each started from a copy of its own point's data, in
+// the point's --workdir dir's instance-2; every run stores its instance, and the sweep's
+// report pairs by instance and shows the servers' share of the variance.
+func TestSweepInstancesPostgres(t *testing.T) {
+	needServer(t, "postgres")
+	t.Parallel()
+	results := filepath.Join(t.TempDir(), "r.db")
+	work := serverWorkdir(t)
+	code, out, stderr := runCLI(t, nil, "sweep", "insertbench", "--engine", "postgres", "--profiles", "a=default,b=default",
+		"--scale", "tiny", "--rows", "5000", "--steps", "l.i0,qp100", "--time", "1", "--slice", "0.5", "--repeat", "4",
+		"--label", "in", "--load-once", "--instances", "2", "--results", results, "--workdir", work)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "--instances: default/a, default/b now run on server instance 2 of 2") {
+		t.Errorf("no renewal said:\n%s", out)
+	}
+	if !strings.Contains(out, "instances  slices/block") {
+		t.Errorf("the variance table has no instances:\n%s", out)
+	}
+	st, err := store.Open(context.Background(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	all, err := st.Runs(context.Background(), store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, r := range all {
+		ids = append(ids, r.ID)
+	}
+	runs, err := st.Results(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := map[string]time.Time{} // instance and label → the server's start
+	for _, r := range runs {
+		b, _ := store.IntParam(r.Params[store.ParamBlock])
+		inst, _ := store.IntParam(r.Params[store.ParamInstance])
+		want := 1 + (b-1)/2
+		if inst != want {
+			t.Errorf("run %d of block %d: instance %v, want %d", r.ID, b, r.Params[store.ParamInstance], want)
+		}
+		wantDir := filepath.Join(work, strings.ReplaceAll(strings.TrimPrefix(r.Label, "in/"), "/", "-"))
+		if want == 2 {
+			wantDir = filepath.Join(wantDir, "instance-2")
+		}
+		if d := r.Env["data_dir"]; filepath.Dir(filepath.Dir(d)) != wantDir {
+			t.Errorf("run %d (%s, block %d): data dir %q, want one in %s", r.ID, r.Label, b, d, wantDir)
+		}
+		for _, s := range r.Steps {
+			if s.Result.Status != "ok" {
+				t.Errorf("run %d (%s, block %d): %s %s %s", r.ID, r.Label, b, s.Result.Name, s.Result.Status, s.Result.Error)
+			}
+		}
+		at, err := time.Parse(time.RFC3339Nano, r.Env[managed.EnvServerStarted])
+		if err != nil {
+			t.Fatalf("run %d: %s: %v", r.ID, managed.EnvServerStarted, err)
+		}
+		key := fmt.Sprintf("%d %s", inst, r.Label)
+		if was, ok := started[key]; ok && !was.Equal(at) {
+			t.Errorf("%s: servers started at %v and %v: want one server per instance", key, was, at)
+		}
+		started[key] = at
+	}
+	for _, l := range []string{"in/default/a", "in/default/b"} {
+		if s1, s2 := started["1 "+l], started["2 "+l]; s1.IsZero() || !s2.After(s1) {
+			t.Errorf("%s: instance 1's server started at %v, instance 2's at %v: want a later one", l, s1, s2)
 		}
 	}
 }

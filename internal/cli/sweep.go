@@ -36,6 +36,8 @@ type sweepFlags struct {
 	settle bool
 	// sameData: with loadOnce, the later blocks run on copies of the first point's data.
 	sameData bool
+	// instances: with loadOnce, the blocks run on this many servers of each point in turn.
+	instances int
 	// placement: the duet's --duet-placement (sweep.Placements).
 	placement string
 	think     []string
@@ -138,6 +140,7 @@ dbperf sweep --help), then print the relative report of the points, the first th
 	fl.BoolVar(&sw.loadOnce, "load-once", false, "interleaved and duet designs: run the steps that change the data (loads, index builds, writes, cleanups) in the first block only, and repeat only the steady steps in every block, on the tables the first block left (each point keeps its server and data); their ratios then no longer vary with each block's freshly loaded tables")
 	fl.BoolVar(&sw.settle, "settle", false, "with --load-once: before every later block each point's engine reduces its writeback debt, unmeasured (PostgreSQL VACUUM ANALYZE of the database and CHECKPOINT, InnoDB's dirty-page flush, MyRocks' flush and compaction, SQLite's checkpoint), so every block starts both points from the same state")
 	fl.BoolVar(&sw.sameData, "same-data", false, "with --load-once, managed servers of one version whose engine can copy a running server (docs/regression-hunting.md): once the first block has loaded the data, every point's server is replaced by one started from a physical copy of the first point's data (its own profile kept), so later blocks compare the same pages, on servers reloaded at one moment")
+	fl.IntVar(&sw.instances, "instances", 1, "with --load-once, managed servers whose engine can copy a running server (docs/regression-hunting.md): split the blocks into N runs, and between two replace every point's server by one started from a copy of its data (of the first point's with --same-data), so that the difference two servers of one configuration can have for their whole life is measured and in the interval (each instance's blocks are one unit of the pair: 6 or more for an interval at 95%)")
 	fl.StringVar(&sw.placement, "duet-placement", sweep.PlacementPoint, "duet design: point (each point's clients and server on CPUs of their own) or role (every point's clients on one CPU set, every server on the other, swapped between blocks: a CPU's own slow seconds then slow every point alike; server engines)")
 	fl.Float64Var(&sw.slice, "slice", 5, fmt.Sprintf("interleaved design: seconds per slice of a steady step (query steps, sysbench tests, timed db_bench reads), %g to %g; 0 = whole steps", sweep.MinSlice, sweep.MaxSlice))
 	// --clients takes a list here: the concurrency axis.
@@ -307,9 +310,9 @@ func checkSweepFlags(cmd *cobra.Command, f *runFlags, sw *sweepFlags) ([]sweep.N
 	var kind sweep.Kind
 	if e, err := catalog.Engine(f.engine, catalog.EngineOptions{StorageEngine: f.storageEngine}); err == nil {
 		kind = sweep.KindOf(e.Meta())
-		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement, SameData: sw.sameData}
+		asked := sweep.Asked{Design: sw.design, Versions: sw.versions, Profiles: named, Clients: len(sw.clients), Vary: len(sw.vary), Placement: sw.placement, SameData: sw.sameData, Instances: sw.instances}
 		errs = append(errs, asked.KindProblems(kind, f.engine)...)
-		if srv, err := catalog.Server(f.engine); err == nil && sw.sameData {
+		if srv, err := catalog.Server(f.engine); err == nil && (sw.sameData || sw.instances > 1) {
 			if err := srv.Check(server.Options{CopyOf: &server.Instance{}}); err != nil {
 				errs = append(errs, err.Error()) // an engine that cannot copy, before block 1 runs
 			}
@@ -335,6 +338,7 @@ func refusedSweepFlags(changed func(string) bool, f *runFlags, sw *sweepFlags) [
 		errs = append(errs, "--resume needs the --label of the sweep to resume (dbperf runs lists the labels)")
 	}
 	asked := sweep.Asked{Design: sw.design, Slice: sw.slice, LoadOnce: sw.loadOnce, Settle: sw.settle, SameData: sw.sameData, Cluster: f.cluster.nodes, ServerCPUs: f.limits.cpus,
+		Instances: sw.instances, Repeat: f.repeat, Resume: sw.resume,
 		Placement: sw.placement, PlacementGiven: changed("duet-placement")}
 	return append(errs, asked.Problems()...)
 }
@@ -404,7 +408,7 @@ func executeSweep(ctx context.Context, env Env, wl workload.Workload, params wor
 	defer st.Close()
 	groups, lastFailed, err := sweep.Run(ctx, sweep.Options{Session: sessionOptions(env, cfg, wl, params, sp.eng, st),
 		Points: sp.points, Resolve: sp.resolve, Prefix: sp.prefix, Design: sw.design,
-		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, SameData: sw.sameData, Placement: sw.placement, Resume: sw.resume})
+		Slice: seconds(sw.slice), LoadOnce: sw.loadOnce, Settle: sw.settle, SameData: sw.sameData, Instances: sw.instances, Placement: sw.placement, Resume: sw.resume})
 	if err != nil {
 		return err
 	}
@@ -437,7 +441,7 @@ func parseVary(cmd *cobra.Command, vs []string) ([]sweep.VaryAxis, error) {
 func sweepOwnFlag(name string) bool {
 	switch name {
 	case "engine", "engine-version", "versions", "profile", "profiles", "clients", "label", "results", "repeat",
-		"design", "slice", "load-once", "settle", "same-data", "duet-placement", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
+		"design", "slice", "load-once", "settle", "same-data", "instances", "duet-placement", "think", "vary", "resume", "managed", "dsn", "workdir", "keep", "quiet", "seed",
 		"mysql-storage-engine", "cache-dir", "profiles-dir", "steps", "store-timeout", "cpu-profile", "explain",
 		"server-memory", "server-cpus", "build-id", "report-interval":
 		return true

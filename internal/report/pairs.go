@@ -50,6 +50,9 @@ const paramCPUs = store.ParamCPUs
 type trialValue struct {
 	v    float64
 	cpus string
+	// instance is the point's server instance in the trial (store.ParamInstance; "" when
+	// the sweep had one per point).
+	instance string
 }
 
 // keyedValues is a group's figure keyed by trial; ok is false when the group's runs with the
@@ -74,16 +77,18 @@ func keyedValues(g GroupReport, get func(RunReport) (float64, bool), sweep *stri
 		if _, dup := out[tr]; dup {
 			return nil, false
 		}
-		out[tr] = trialValue{v: v, cpus: paramString(r.Params, paramCPUs)}
+		out[tr] = trialValue{v: v, cpus: paramString(r.Params, paramCPUs), instance: paramString(r.Params, store.ParamInstance)}
 	}
 	return out, true
 }
 
-// pairedBlock is one block of paired trials: the figure of each slice both points ran, and
-// the block's CPU assignment in a duet ("base CPUs|candidate CPUs"; "" otherwise).
+// pairedBlock is one block of paired trials: the figure of each slice both points ran, the
+// block's CPU assignment in a duet ("base CPUs|candidate CPUs"; "" otherwise) and its
+// server instance (--instances: "base|candidate"; "" otherwise).
 type pairedBlock struct {
-	a, b   []float64
-	factor string
+	a, b     []float64
+	factor   string
+	instance string
 }
 
 // means are the block's values for the pair: the mean over its slices of each side.
@@ -125,6 +130,9 @@ func pairBlocks(base, g GroupReport, get func(RunReport) (float64, bool)) (block
 			if ka[k].cpus != "" && kb[k].cpus != "" {
 				blocks[i].factor = ka[k].cpus + "|" + kb[k].cpus
 			}
+			if ka[k].instance != "" && kb[k].instance != "" {
+				blocks[i].instance = ka[k].instance + "|" + kb[k].instance
+			}
 		}
 		blocks[i].a = append(blocks[i].a, ka[k].v)
 		blocks[i].b = append(blocks[i].b, kb[k].v)
@@ -151,15 +159,51 @@ func pairBlocks(base, g GroupReport, get func(RunReport) (float64, bool)) (block
 // it, and the blocks are the pairs. The slices still serve: they alternate the points
 // within a block, so a block's two means are measured in the same minutes and its ratio is
 // steadier. A key without "/" is a block of its own.
-func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b []float64, factors []string, paired bool) {
+func pairValues(base, g GroupReport, get func(RunReport) (float64, bool)) (a, b []float64, factors, instances []string, paired bool) {
 	if blocks, ok := pairBlocks(base, g, get); ok {
 		for _, bl := range blocks {
 			ma, mb := bl.means()
-			a, b, factors = append(a, ma), append(b, mb), append(factors, bl.factor)
+			a, b = append(a, ma), append(b, mb)
+			factors, instances = append(factors, bl.factor), append(instances, bl.instance)
 		}
-		return a, b, factors, true
+		return a, b, factors, instances, true
 	}
-	return values(base, get), values(g, get), nil, false
+	return values(base, get), values(g, get), nil, nil, false
+}
+
+// byInstance is the pairs a[i], b[i] (one per block) gathered by server instance (a sweep
+// with --instances): one pair per instance, each side the geometric mean of its blocks'
+// values, in the order the instances first appear. ok is false, and a and b are returned
+// as they are, unless every block has an instance and there are at least two: the blocks
+// of one pair of servers share those servers' own cost for their whole life, so they are
+// one unit of the pair, as a block's slices are one (pairValues' comment); the servers'
+// difference is then in the interval instead of in every unit alike.
+func byInstance(a, b []float64, instances []string) (ua, ub []float64, ok bool) {
+	idx := map[string]int{}
+	var la, lb []float64
+	var n []int
+	for i, in := range instances {
+		if in == "" || !(a[i] > 0 && b[i] > 0) {
+			return a, b, false
+		}
+		k, seen := idx[in]
+		if !seen {
+			k = len(n)
+			idx[in] = k
+			la, lb, n = append(la, 0), append(lb, 0), append(n, 0)
+		}
+		la[k] += math.Log(a[i])
+		lb[k] += math.Log(b[i])
+		n[k]++
+	}
+	if len(n) < 2 {
+		return a, b, false
+	}
+	for k := range n {
+		ua = append(ua, math.Exp(la[k]/float64(n[k])))
+		ub = append(ub, math.Exp(lb[k]/float64(n[k])))
+	}
+	return ua, ub, true
 }
 
 // trialBlock is the block of a trial key: "b3" of "b3/s2"; a key without "/" is its own block.
@@ -177,14 +221,20 @@ func trialBlock(trial string) string {
 // other for a while (a vCPU's steal is its own): the assignment is a blocking factor. When
 // every block has one and each assignment ran at least two blocks, the blocks' log ratios
 // are adjusted for it (stats.AdjustForFactor) before the interval, so the assignment's
-// effect leaves the interval and the estimate weighs each assignment equally.
+// effect leaves the interval and the estimate weighs each assignment equally. With server
+// instances (--instances) the adjusted blocks are then gathered by instance (byInstance),
+// an instance's blocks one pair.
 func figureRatio(base, g GroupReport, get func(RunReport) (float64, bool), opt stats.RatioOptions) (stats.Ratio, bool) {
-	a, b, factors, paired := pairValues(base, g, get)
+	a, b, factors, instances, paired := pairValues(base, g, get)
 	if len(a) == 0 || len(b) == 0 {
 		return stats.Ratio{}, false
 	}
 	if paired {
-		return stats.PairedRatio(a, adjustForCPUs(a, b, factors), opt), true
+		b = adjustForCPUs(a, b, factors)
+		if ua, ub, ok := byInstance(a, b, instances); ok {
+			a, b = ua, ub
+		}
+		return stats.PairedRatio(a, b, opt), true
 	}
 	return stats.RatioOf(a, b, opt), true
 }

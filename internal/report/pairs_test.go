@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestPairValues(t *testing.T) {
 			group(run(3, "s", "b1/s1", 10), run(4, "s", "b3/s1", 20)),
 			false, []float64{1, 2}, []float64{10, 20}},
 	} {
-		a, b, _, paired := pairValues(tc.a, tc.b, get)
+		a, b, _, _, paired := pairValues(tc.a, tc.b, get)
 		if paired != tc.paired || !slices.Equal(a, tc.wa) || !slices.Equal(b, tc.wb) {
 			t.Errorf("%s: %v %v paired %v, want %v %v %v", tc.name, a, b, paired, tc.wa, tc.wb, tc.paired)
 		}
@@ -128,5 +129,33 @@ func TestFigureRatioCPUFactor(t *testing.T) {
 	}
 	if model.Verdict != stats.VerdictUnstable && model.Verdict != stats.VerdictHigher {
 		t.Errorf("verdict %s", model.Verdict)
+	}
+}
+
+// byInstance gathers blocks by server instance (--instances): one pair per instance, the
+// geometric mean of its blocks, when every block has one and there are two or more.
+func TestByInstance(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		a, b      []float64
+		instances []string
+		ok        bool
+		wa, wb    []float64
+	}{
+		{"two instances", []float64{1, 4, 2, 8}, []float64{2, 8, 3, 12}, []string{"1|1", "1|1", "2|2", "2|2"},
+			true, []float64{2, 4}, []float64{4, 6}},
+		{"in order of first appearance, unequal sizes", []float64{9, 1, 4}, []float64{9, 1, 1}, []string{"2|2", "1|1", "1|1"},
+			true, []float64{9, 2}, []float64{9, 1}},
+		{"one instance", []float64{1, 2}, []float64{3, 4}, []string{"1|1", "1|1"}, false, []float64{1, 2}, []float64{3, 4}},
+		{"a block without one", []float64{1, 2}, []float64{3, 4}, []string{"1|1", ""}, false, []float64{1, 2}, []float64{3, 4}},
+		{"no instances", []float64{1, 2}, []float64{3, 4}, []string{"", ""}, false, []float64{1, 2}, []float64{3, 4}},
+	} {
+		ua, ub, ok := byInstance(tc.a, tc.b, tc.instances)
+		near := func(x, y []float64) bool {
+			return slices.EqualFunc(x, y, func(p, q float64) bool { return math.Abs(p-q) < 1e-12 })
+		}
+		if ok != tc.ok || !near(ua, tc.wa) || !near(ub, tc.wb) {
+			t.Errorf("%s: %v %v %v, want %v %v %v", tc.name, ua, ub, ok, tc.wa, tc.wb, tc.ok)
+		}
 	}
 }

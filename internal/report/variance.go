@@ -68,7 +68,7 @@ func decompose(base, g GroupReport, step string, f varianceFigure) stats.Decompo
 		}
 		vb := make([]stats.VarianceBlock, len(blocks))
 		for i, bl := range blocks {
-			vb[i].Factor = bl.factor
+			vb[i].Factor, vb[i].Instance = bl.factor, bl.instance
 			for j := range bl.a {
 				if bl.a[j] > 0 && bl.b[j] > 0 {
 					vb[i].LogRatios = append(vb[i].LogRatios, math.Log(bl.b[j])-math.Log(bl.a[j]))
@@ -243,8 +243,12 @@ func ratioSecondNoise(base, g GroupReport, step string, f varianceFigure) stats.
 	return stats.SecondNoise{Var: ss / float64(df), IntervalSec: nominal, SliceSec: secs / float64(trials), TotalSec: secs}
 }
 
-// varianceColumns are the variance table's columns.
-func varianceColumns() []string {
+// varianceColumns are the variance table's columns; instances only for a table with a row
+// whose servers were renewed (--instances).
+func varianceColumns(instances bool) []string {
+	if instances {
+		return []string{"blocks", "instances", "slices/block", "seconds", "slices", "blocks", "servers", "CPU", "block sd", "MDE", "limit", "MDE/limit"}
+	}
 	return []string{"blocks", "slices/block", "seconds", "slices", "blocks", "CPU", "block sd", "MDE", "limit", "MDE/limit"}
 }
 
@@ -283,23 +287,24 @@ func (c Comparison) variances() []varianceRow {
 // (stats.Decomposition): each source's share of the ratio's variance, the SD of one
 // block's ratio, the MDE of the ratio and the white-noise limit.
 func varianceTable(rows []varianceRow) Table {
+	instances := slices.ContainsFunc(rows, func(v varianceRow) bool { return v.d.Instances > 0 })
 	t := Table{ID: "variance", Title: "Where each ratio's noise comes from (share of its variance)",
-		HeadColumns: []string{"config", "step", "figure"}, Columns: varianceColumns(),
+		HeadColumns: []string{"config", "step", "figure"}, Columns: varianceColumns(instances),
 		Legend: []string{
-			"blocks: the pairs of a paired design (interleaved, duet), the runs of a sequential one (of the config with fewer); slices/block: the slices both configs ran in a block",
+			"blocks: the pairs of a paired design (interleaved, duet), the runs of a sequential one (of the config with fewer); instances (--instances): the servers of each config the blocks ran on in turn, each instance's blocks one unit of the interval; slices/block: the slices both configs ran in a block",
 			"seconds: white noise from one second to the next (only more measuring time shrinks it); slices: drift between a block's slices beyond it (shorter slices, or --design duet); " +
-				"blocks: differences between blocks or runs, their tables and minutes (more blocks, or --load-once); CPU: a duet's CPU assignment (taken out of the ratio's interval)",
+				"blocks: differences between blocks or runs, their tables and minutes (more blocks, or --load-once); servers: between the server instances of a sweep with --instances, which two servers of one configuration can differ by for their whole life (more instances; with one server per point it is in no column and no interval); CPU: a duet's CPU assignment (taken out of the ratio's interval)",
 			"block sd: of one block's ratio; MDE: the smallest change the ratio's trials can detect (80% power), from the variance above (the relative table's, from a robust spread of the blocks, is smaller where a few blocks stray); limit: the MDE if only the seconds' white noise remained, for the seconds measured per config (a duet: of the per-second ratio, both configs measured in the same seconds); MDE/limit: how far from it the design is " +
 				"(under 1 where a load's rate moves as its table grows: its seconds are not white noise)",
 		}}
 	for _, v := range rows {
-		t.Rows = append(t.Rows, Row{Head: []string{v.config, v.step, v.figure}, Cells: varianceCells(v.d, v.r, v.hasRatio)})
+		t.Rows = append(t.Rows, Row{Head: []string{v.config, v.step, v.figure}, Cells: varianceCells(v.d, v.r, v.hasRatio, instances)})
 	}
 	return t
 }
 
 // varianceCells are one row of the variance table.
-func varianceCells(d stats.Decomposition, r stats.Ratio, hasRatio bool) []Cell {
+func varianceCells(d stats.Decomposition, r stats.Ratio, hasRatio, instances bool) []Cell {
 	num := func(v float64, unit string) Cell {
 		return Cell{Present: true, Summary: stats.Summary{Median: v, Min: v, Max: v, N: 1}, Unit: unit}
 	}
@@ -309,9 +314,19 @@ func varianceCells(d stats.Decomposition, r stats.Ratio, hasRatio bool) []Cell {
 		}
 		return num(d.Share(s), "%")
 	}
-	cells := []Cell{num(float64(d.Units), "count"), num(d.SlicesPerUnit, "ratio"),
-		share(stats.SourceSeconds), share(stats.SourceSlices), share(stats.SourceBlocks), share(stats.SourceCPU),
-		num(d.UnitSDPct, "%")}
+	cells := []Cell{num(float64(d.Units), "count")}
+	if instances {
+		n := Cell{}
+		if d.Instances > 0 {
+			n = num(float64(d.Instances), "count")
+		}
+		cells = append(cells, n)
+	}
+	cells = append(cells, num(d.SlicesPerUnit, "ratio"), share(stats.SourceSeconds), share(stats.SourceSlices), share(stats.SourceBlocks))
+	if instances {
+		cells = append(cells, share(stats.SourceInstances))
+	}
+	cells = append(cells, share(stats.SourceCPU), num(d.UnitSDPct, "%"))
 	mde := Cell{}
 	if hasRatio && d.HasMDE {
 		mde = num(d.MDEPct, "%")
@@ -339,6 +354,8 @@ func varianceAdvice(s stats.Source, paired bool) string {
 				"or keep each point's loaded tables across blocks (--load-once) so the steady steps stop drawing a new layout and cache each block"
 		}
 		return "differences between runs: the interleaved or duet design (dbperf sweep --design), which pairs the configs in time"
+	case stats.SourceInstances:
+		return "differences between server instances, which last each server's life: more instances (dbperf sweep --instances), each instance's blocks being one unit of the interval"
 	case stats.SourceCPU:
 		return "the duet's CPU assignment: it is taken out of the ratios' intervals (each assignment weighs equally); more blocks balance it further"
 	}
@@ -452,6 +469,8 @@ func sourceName(s stats.Source, paired bool) string {
 		return "blocks"
 	case stats.SourceCPU:
 		return "CPU assignments"
+	case stats.SourceInstances:
+		return "server instances"
 	}
 	return string(s)
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -52,5 +54,45 @@ func TestDriftNotes(t *testing.T) {
 				t.Errorf("note kind %q steps %v label %q, want %q %v throughput", n.Kind, n.Steps, n.Label, NoteVariance, c.steps)
 			}
 		})
+	}
+}
+
+// A sweep with --instances: the ratio's pairs are its instances (each the geometric mean of
+// its blocks), and the decomposition nests the blocks in them; the same runs without their
+// instance are paired by block.
+func TestInstancesArePairs(t *testing.T) {
+	get := func(r RunReport) (float64, bool) { v, ok := r.Params["v"].(float64); return v, ok }
+	var a, b GroupReport
+	id := int64(0)
+	for blk := 1; blk <= 24; blk++ {
+		inst := (blk-1)/4 + 1                                  // 6 instances of 4 blocks
+		cost := 1 + 0.02*float64(inst%3) - 0.01*float64(blk%2) // the instance's own, and the block's
+		for s := 1; s <= 2; s++ {
+			for gi, g := range []*GroupReport{&a, &b} {
+				v := 100.0
+				if gi == 1 {
+					v = 100 * cost * (1 + 0.001*float64(s))
+				}
+				id++
+				g.Runs = append(g.Runs, RunReport{ID: id, Params: map[string]any{
+					"sweep": "s", "trial": fmt.Sprintf("b%d/s%d", blk, s), "instance": json.Number(fmt.Sprint(inst)), "v": v}})
+			}
+		}
+	}
+	r, ok := figureRatio(a, b, get, stats.RatioOptions{})
+	if !ok || r.Pairs != 6 {
+		t.Fatalf("ratio %+v ok %v: want 6 pairs, one per instance", r, ok)
+	}
+	d := decompose(a, b, "qp100", varianceFigure{name: "throughput", get: get})
+	if d.Instances != 6 || d.Units != 24 || d.Share(stats.SourceInstances) < 50 {
+		t.Errorf("decomposition: %d instances, %d blocks, instances' share %.0f%%; want 6, 24, most", d.Instances, d.Units, d.Share(stats.SourceInstances))
+	}
+	for _, g := range []*GroupReport{&a, &b} {
+		for i := range g.Runs {
+			delete(g.Runs[i].Params, "instance")
+		}
+	}
+	if r, _ := figureRatio(a, b, get, stats.RatioOptions{}); r.Pairs != 24 {
+		t.Errorf("without instances: %d pairs, want 24 blocks", r.Pairs)
 	}
 }

@@ -25,6 +25,17 @@ package stats
 // the variance the assignments' means add is σ²_γ; σ²_white comes from the seconds. An
 // estimate below 0 is 0 (the truncated moment estimator, Searle et al. §4.4).
 //
+// A sweep that renews its servers (--instances) adds η_i(b), the instance's: the cost the
+// pair of servers block b ran on differs by for their whole life. Its blocks are nested in
+// instances; the ratio's estimate averages the I instances' means, so
+//
+//	Var(d̂) = σ²_η/I + (σ²_β + (σ²_white + σ²_drift)/S)/n,
+//
+// σ²_β is estimated from the blocks within an instance, σ²_η from the instances' means
+// less that over the blocks per instance, and the MDE has the instances' I − 1 degrees of
+// freedom. With one server per point η is the same in every block: in none of the
+// components, and in no interval.
+//
 // A sequential design's units are runs, unpaired: each side's runs vary by σ²_run + σ²_white
 // around their mean, and Var(d̂) = Σ_side (σ²_run + σ²_white)/n_side.
 //
@@ -54,7 +65,10 @@ const (
 	SourceSeconds Source = "seconds" // white second-to-second noise: only more measuring time shrinks it
 	SourceSlices  Source = "slices"  // drift between a block's slices beyond the white noise
 	SourceBlocks  Source = "blocks"  // between blocks (or runs): their tables, their minutes
-	SourceCPU     Source = "cpu"     // a duet's CPU assignment
+	// SourceInstances is between the points' server instances (a sweep's --instances): the
+	// cost two servers of one configuration differ by for their whole life.
+	SourceInstances Source = "instances"
+	SourceCPU       Source = "cpu" // a duet's CPU assignment
 )
 
 // VarianceBlock is one block of a paired comparison.
@@ -64,6 +78,9 @@ type VarianceBlock struct {
 	// Factor is the block's CPU assignment ("" when the design has none): blocks with the
 	// same factor ran each point on the same CPUs.
 	Factor string
+	// Instance is the servers the block ran on ("" when the design renews none): blocks
+	// with the same instance ran on the same pair of servers (a sweep's --instances).
+	Instance string
 }
 
 // SecondNoise is the white noise of one point's one-second rates.
@@ -121,6 +138,11 @@ type Decomposition struct {
 	// SlicesPerUnit the mean slices per block (1 unpaired).
 	Units         int
 	SlicesPerUnit float64
+	// Instances is how many server instances the blocks ran on (paired, with
+	// VarianceBlock.Instance on every block and at least two; else 0). Then an instance's
+	// blocks are one unit of the interval (the ratio's estimate averages the instances),
+	// and the MDE's degrees of freedom are the instances'.
+	Instances int
 	// UnitSDPct is 100 × the standard deviation of one unit's log ratio (paired: of a
 	// block's; unpaired: of a run's log value, pooled over the sides).
 	UnitSDPct float64
@@ -179,7 +201,7 @@ func (d Decomposition) Share(s Source) float64 {
 func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decomposition {
 	d := Decomposition{Paired: true, Var: map[Source]float64{}, BlockEffectP: math.NaN(), BlockLag1: math.NaN(), BlockLag1P: math.NaN()}
 	var means []float64
-	var factors []string
+	var factors, insts []string
 	var within, sumInv float64
 	dfWithin, slices := 0, 0
 	for _, bl := range blocks {
@@ -201,6 +223,7 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 		sumInv += 1 / float64(len(xs))
 		means = append(means, m)
 		factors = append(factors, bl.Factor)
+		insts = append(insts, bl.Instance)
 	}
 	n := len(means)
 	d.Units = n
@@ -213,12 +236,25 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 	total := sampleVar(means)
 	d.UnitSDPct = 100 * math.Sqrt(total)
 	resid := total
+	adj := means // the blocks' means less their CPU assignment's effect
 	if r, ok := withinFactor(means, factors); ok {
 		resid = r
 		d.Var[SourceCPU] = math.Max(0, total-resid) / float64(n)
+		adj, _ = AdjustForFactor(means, factors)
 		d.BlockLag1, d.BlockLag1P = lagOne(centreByFactor(means, factors))
 	} else {
 		d.BlockLag1, d.BlockLag1P = lagOne(centreByFactor(means, nil))
+	}
+	df := n - 1
+	if iv, ok := instanceVar(adj, insts); ok {
+		// Blocks nested in instances: the instances' means vary by the instances' own
+		// variance plus their blocks' over the blocks per instance; the blocks' variance
+		// is the one within an instance. Neighbouring blocks share an instance, so their
+		// lag-1 correlation is read within instances.
+		d.Instances, df = iv.count, iv.count-1
+		d.Var[SourceInstances] = math.Max(0, iv.between-iv.within/iv.perInstance) / float64(iv.count)
+		resid = iv.within
+		d.BlockLag1, d.BlockLag1P = lagOne(centreByFactor(adj, insts))
 	}
 
 	white := -1.0
@@ -254,8 +290,56 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 		d.Var[SourceBlocks] = resid / float64(n)
 	}
 	d.finish()
-	d.setMDE(confidence, n-1)
+	d.setMDE(confidence, df)
 	return d
+}
+
+// instanceSpread is how blocks' values vary by server instance (instanceVar).
+type instanceSpread struct {
+	// count is the instances; between the sample variance of their means (df count − 1);
+	// within the pooled variance of the blocks around their instance's mean (df blocks −
+	// count); perInstance the harmonic mean of the blocks per instance.
+	count                        int
+	between, within, perInstance float64
+}
+
+// instanceVar is the spread of xs (one per block) between and within the instances insts
+// (one-way random effects, unbalanced: Searle et al. §3.6, with the harmonic mean for the
+// blocks per instance), when every block has an instance, there are at least two and at
+// least one instance has two blocks; ok false otherwise.
+func instanceVar(xs []float64, insts []string) (instanceSpread, bool) {
+	idx := map[string]int{}
+	var sums []float64
+	var counts []int
+	for i, in := range insts {
+		if in == "" {
+			return instanceSpread{}, false
+		}
+		k, seen := idx[in]
+		if !seen {
+			k = len(sums)
+			idx[in] = k
+			sums, counts = append(sums, 0), append(counts, 0)
+		}
+		sums[k] += xs[i]
+		counts[k]++
+	}
+	if len(sums) < 2 || len(xs)-len(sums) < 1 {
+		return instanceSpread{}, false
+	}
+	ms := make([]float64, len(sums))
+	var inv float64
+	for k := range sums {
+		ms[k] = sums[k] / float64(counts[k])
+		inv += 1 / float64(counts[k])
+	}
+	var ss float64
+	for i, x := range xs {
+		m := ms[idx[insts[i]]]
+		ss += (x - m) * (x - m)
+	}
+	return instanceSpread{count: len(sums), between: sampleVar(ms), within: ss / float64(len(xs)-len(sums)),
+		perInstance: float64(len(sums)) / inv}, true
 }
 
 // DecomposeUnpaired decomposes a sequential comparison's ratio: la and lb the runs' log
@@ -307,7 +391,7 @@ func secondsAtSlices(whiteSlice, sliceVar float64) float64 {
 func (d *Decomposition) finish() {
 	d.Total = 0
 	best := -1.0
-	for _, s := range []Source{SourceSeconds, SourceSlices, SourceBlocks, SourceCPU} {
+	for _, s := range []Source{SourceSeconds, SourceSlices, SourceBlocks, SourceInstances, SourceCPU} {
 		v, ok := d.Var[s]
 		if !ok {
 			continue

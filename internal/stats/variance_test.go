@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -359,5 +361,94 @@ func TestBlockLag1(t *testing.T) {
 	}
 	if d := DecomposePaired(few, White{}, 0.95); !math.IsNaN(d.BlockLag1P) {
 		t.Errorf("lag-1 p %.3g with %d blocks, want NaN", d.BlockLag1P, len(few))
+	}
+}
+
+// With server instances (VarianceBlock.Instance) the blocks are nested in them: each
+// instance's own difference, known here, is recovered as SourceInstances, the blocks'
+// within an instance as SourceBlocks, the MDE takes the instances' degrees of freedom, and
+// consecutive blocks of one instance are not called drift. Without instances the same
+// blocks' instance effect hides in SourceBlocks and their lag-1 correlation.
+func TestDecomposePairedInstances(t *testing.T) {
+	const s, sliceSec, sec = 3, 2.0, 0.05
+	cases := []struct {
+		name               string
+		instances, perInst int
+		inst, block        float64
+		dominant           Source
+		slack              float64 // how far a share may be off its true one, in points
+	}{
+		{"instances dominate", 3000, 5, 0.02, 0.005, SourceInstances, 5},
+		{"blocks dominate", 3000, 5, 0.003, 0.03, SourceBlocks, 5},
+		{"no instance effect", 3000, 5, 0, 0.04, SourceBlocks, 3},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 11))
+			var blocks []VarianceBlock
+			whiteSD := math.Sqrt(2 * sec * sec / sliceSec)
+			for k := range c.instances {
+				eta := rng.NormFloat64() * c.inst
+				for range c.perInst {
+					beta := rng.NormFloat64() * c.block
+					bl := VarianceBlock{Instance: fmt.Sprintf("%d|%d", k+1, k+1)}
+					for range s {
+						bl.LogRatios = append(bl.LogRatios, eta+beta+rng.NormFloat64()*whiteSD)
+					}
+					blocks = append(blocks, bl)
+				}
+			}
+			n := c.instances * c.perInst
+			noise := SecondNoise{Var: sec * sec, IntervalSec: 1, SliceSec: sliceSec, TotalSec: float64(n*s) * sliceSec}
+			d := DecomposePaired(blocks, Independent(noise, noise), 0.95)
+			if d.Instances != c.instances || d.Units != n {
+				t.Fatalf("instances %d units %d, want %d and %d", d.Instances, d.Units, c.instances, n)
+			}
+			want := map[Source]float64{
+				SourceSeconds:   2 * sec * sec / sliceSec / s / float64(n),
+				SourceBlocks:    c.block * c.block / float64(n),
+				SourceInstances: c.inst * c.inst / float64(c.instances),
+			}
+			var total float64
+			for _, v := range want {
+				total += v
+			}
+			for src, w := range want {
+				if gs, ws := d.Share(src), 100*w/total; math.Abs(gs-ws) > c.slack {
+					t.Errorf("%s: share %.1f%%, want %.1f%%", src, gs, ws)
+				}
+			}
+			if d.Dominant != c.dominant {
+				t.Errorf("dominant %q, want %q", d.Dominant, c.dominant)
+			}
+			// The MDE is the decomposed variance's with the instances' degrees of freedom.
+			if wantMDE := mdePct(math.Sqrt(d.Total), 0.05, c.instances-1); math.Abs(d.MDEPct-wantMDE) > 1e-9 {
+				t.Errorf("MDE %.4f%%, want %.4f%%", d.MDEPct, wantMDE)
+			}
+			if c.inst > 0 && d.BlockLag1P < 0.01 {
+				t.Errorf("blocks of one instance called drift: lag-1 %.2f, p %.3g", d.BlockLag1, d.BlockLag1P)
+			}
+			// The same blocks without their instances: the instance effect is then the
+			// blocks', and neighbours of one instance look like drift.
+			for i := range blocks {
+				blocks[i].Instance = ""
+			}
+			flat := DecomposePaired(blocks, Independent(noise, noise), 0.95)
+			if _, ok := flat.Var[SourceInstances]; ok || flat.Instances != 0 {
+				t.Errorf("without instances: %+v, instances %d", flat.Var, flat.Instances)
+			}
+			if c.dominant == SourceInstances && !(flat.BlockLag1P < 0.01) {
+				t.Errorf("without instances the instance effect should read as drift: lag-1 %.2f, p %.3g", flat.BlockLag1, flat.BlockLag1P)
+			}
+		})
+	}
+	// One instance, or a block without one: no nesting.
+	one := []VarianceBlock{{LogRatios: []float64{0.01, 0.02}, Instance: "1|1"}, {LogRatios: []float64{0.03, 0.01}, Instance: "1|1"}, {LogRatios: []float64{0.02, 0.00}, Instance: "1|1"}}
+	if d := DecomposePaired(one, White{}, 0.95); d.Instances != 0 {
+		t.Errorf("one instance: nested, %d instances", d.Instances)
+	}
+	mixed := append(slices.Clone(one), VarianceBlock{LogRatios: []float64{0.02}, Instance: ""}, VarianceBlock{LogRatios: []float64{0.02, 0.03}, Instance: "2|2"})
+	if d := DecomposePaired(mixed, White{}, 0.95); d.Instances != 0 {
+		t.Errorf("a block without an instance: nested, %d instances", d.Instances)
 	}
 }

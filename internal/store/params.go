@@ -21,6 +21,11 @@ const (
 	// ParamSameData: the block ran on servers started from a physical copy of the first
 	// point's data, made once the first block had loaded it (--same-data).
 	ParamSameData = "same_data"
+	// ParamInstance: which of the sweep's server instances of the point the block ran on,
+	// from 1 (--instances: every point's server is renewed between blocks, from a copy of
+	// the data, so that a difference between two servers of one configuration is measured,
+	// not taken for the comparison's). Only with --instances above 1.
+	ParamInstance = "instance"
 )
 
 // The designs of a comparison dbperf runs itself (dbperf sweep --design), ParamDesign's
@@ -35,7 +40,7 @@ const (
 // CPUs), never what was measured: runs of one point differ in them, so comparisons and
 // series leave them out.
 func SweepParams() []string {
-	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce, ParamSettle, ParamSameData}
+	return []string{ParamTrial, ParamSweep, ParamDesign, ParamBlock, ParamSlice, ParamCPUs, ParamLoadOnce, ParamSettle, ParamSameData, ParamInstance}
 }
 
 // IntParam reads a stored integer parameter: the store decodes JSON numbers as

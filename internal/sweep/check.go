@@ -38,8 +38,11 @@ type Asked struct {
 	// seconds (0: whole steps).
 	Design string
 	Slice  float64
-	// LoadOnce, Settle and SameData are Options'.
+	// LoadOnce, Settle, SameData and Instances are Options'; Repeat is the blocks asked
+	// for and Resume --resume.
 	LoadOnce, Settle, SameData bool
+	Instances, Repeat          int
+	Resume                     bool
 	// Cluster is --cluster's nodes (0 or 1: one server per point).
 	Cluster int
 	// ServerCPUs is the managed servers' --server-cpus (0: none).
@@ -64,6 +67,7 @@ func (a Asked) Problems() []string {
 	if a.SameData && !a.LoadOnce {
 		errs = append(errs, "--same-data: only with --load-once (the copy is made once the first block has loaded the data, which the later blocks keep); add --load-once or drop --same-data")
 	}
+	errs = append(errs, a.instancesProblems()...)
 	if a.SameData && a.Cluster > 1 {
 		errs = append(errs, "--same-data: a point's cluster has several servers; drop --same-data or --cluster")
 	}
@@ -87,6 +91,28 @@ func (a Asked) Problems() []string {
 	return errs
 }
 
+// instancesProblems are --instances' refusals.
+func (a Asked) instancesProblems() []string {
+	n := a.Instances
+	switch {
+	case n < 0:
+		return []string{fmt.Sprintf("--instances %d: give 1 (one server per point for the whole sweep) or more", n)}
+	case n <= 1:
+		return nil
+	case !a.LoadOnce:
+		return []string{"--instances: only with --load-once (a renewed server starts from a copy of the data the first block loaded); add --load-once or drop --instances"}
+	case a.Design == Sequential:
+		return []string{"--instances: only with --design interleaved or duet; drop --instances"}
+	case a.Cluster > 1:
+		return []string{"--instances: a point's cluster has several servers; drop --instances or --cluster"}
+	case a.Resume:
+		return []string{"--instances: a resumed sweep starts its servers anew in the middle of an instance; run the sweep again whole (another --label), or drop --instances"}
+	case a.Repeat > 0 && n > a.Repeat:
+		return []string{fmt.Sprintf("--instances %d: more instances than the %d blocks (--repeat); give at most %d", n, a.Repeat, a.Repeat)}
+	}
+	return nil
+}
+
 // KindProblems are what a sweep of this kind of engine (named engineName) cannot do
 // (Kind's comment).
 func (a Asked) KindProblems(kind Kind, engineName string) []string {
@@ -101,6 +127,8 @@ func (a Asked) KindProblems(kind Kind, engineName string) []string {
 		return []string{fmt.Sprintf("--design duet: --engine %s compacts and flushes on threads of its own that dbperf cannot pin to a point's CPUs; use --design interleaved", engineName)}
 	case kind.Embedded && (len(a.Versions) > 0 || !onlyDefault && !(len(a.Profiles) == 0 && (a.Clients > 1 || a.Vary > 0))):
 		return []string{fmt.Sprintf("--engine %s is embedded: a sweep is over versions or profiles of a managed server (postgres, mariadb), over the profiles of a key-value engine (rocksdb, pebble), or over named points of one configuration (--profiles a=default,b=default)", engineName)}
+	case a.Instances > 1 && !kind.Managed():
+		return []string{fmt.Sprintf("--instances: engine %s has no server to renew; drop --instances", engineName)}
 	case a.SameData && !kind.Managed():
 		return []string{fmt.Sprintf("--same-data: engine %s has no server whose data dbperf can copy; drop --same-data", engineName)}
 	case a.SameData && len(Dedupe(a.Versions)) > 1:

@@ -33,6 +33,11 @@ func TestAskedProblems(t *testing.T) {
 		{Asked{Design: Interleaved, Placement: PlacementRole, PlacementGiven: true}, "--duet-placement: only with --design duet"},
 		{Asked{Design: Duet, SameData: true}, "--same-data: only with --load-once"},
 		{Asked{Design: Duet, SameData: true, LoadOnce: true, Cluster: 3}, "--same-data: a point's cluster has several servers"},
+		{Asked{Design: Duet, Instances: -1}, "--instances -1: give 1"},
+		{Asked{Design: Duet, Instances: 2}, "--instances: only with --load-once"},
+		{Asked{Design: Duet, Instances: 2, LoadOnce: true, Cluster: 3}, "--instances: a point's cluster has several servers"},
+		{Asked{Design: Duet, Instances: 2, LoadOnce: true, Resume: true}, "--instances: a resumed sweep"},
+		{Asked{Design: Duet, Instances: 8, LoadOnce: true, Repeat: 6}, "--instances 8: more instances than the 6 blocks"},
 	} {
 		p := c.a.Problems()
 		if len(p) != 1 || !strings.HasPrefix(p[0], c.want) {
@@ -70,6 +75,9 @@ func TestKindProblems(t *testing.T) {
 		{Asked{Design: Interleaved, SameData: true}, kv, "--same-data: engine e has no server"},
 		{Asked{Design: Duet, Versions: []string{"13", "15"}, SameData: true}, srv, "--same-data: the points run versions 13, 15"},
 		{Asked{Design: Duet, Versions: []string{"15", "15"}, Profiles: named, SameData: true}, srv, ""},
+		{Asked{Design: Duet, Profiles: named, Instances: 2}, emb, "--instances: engine e has no server to renew"},
+		{Asked{Design: Interleaved, Instances: 3}, kv, "--instances: engine e has no server to renew"},
+		{Asked{Design: Duet, Versions: []string{"13", "15"}, Instances: 4}, srv, ""}, // each point renews from its own data
 	} {
 		p := c.a.KindProblems(c.k, "e")
 		if c.want == "" && len(p) != 0 || c.want != "" && (len(p) != 1 || !strings.HasPrefix(p[0], c.want)) {

@@ -77,6 +77,10 @@ type interleaved struct {
 	// sameData (--same-data): after the first block that ran whole, every point runs on a
 	// copy of the first point's data (samedata.go); copied says it does.
 	sameData, copied bool
+	// instances (--instances, 1: one server per point): the blocks run on this many
+	// servers of each point in turn (instances.go); instance is the current one's number,
+	// from 1, stored with the runs when instances is above 1.
+	instances, instance int
 	// cpu is the sweep's one perf recording (--cpu-profile), launched before the points'
 	// servers start, with a profiler per point's target; records are every run the sweep
 	// began, whose steps' profiles are stored once the recording is folded (foldProfiles).
@@ -116,10 +120,18 @@ func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFai
 		}
 		// A block that ran whole leaves every point's data as its steps made it.
 		i.loaded = i.loaded || (i.loadOnce && failed == nil)
-		if i.loaded && i.sameData && !i.copied && b < first+blocks-1 {
-			if err := i.copyData(ctx); err != nil {
-				return lastFailed, err
-			}
+		if !i.loaded || b == first+blocks-1 {
+			continue
+		}
+		next := instanceOf(b+1, first+blocks-1, i.instances, i.sameData)
+		switch {
+		case i.sameData && !i.copied:
+			err = i.copyData(ctx, max(next, i.instance+1))
+		case next > i.instance:
+			err = i.renew(ctx, next)
+		}
+		if err != nil {
+			return lastFailed, err
 		}
 	}
 	return lastFailed, nil
@@ -372,6 +384,9 @@ func (i *interleaved) record(ctx context.Context, p *trialPoint, b, k int) (*rec
 		}
 		if i.copied {
 			extra[store.ParamSameData] = true
+		}
+		if i.instances > 1 {
+			extra[store.ParamInstance] = i.instance
 		}
 		steps := p.steps
 		if n > 0 {

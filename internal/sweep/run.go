@@ -42,6 +42,10 @@ type Options struct {
 	// first block has run, every point's server is replaced by one started from a
 	// physical copy of the first point's data (samedata.go).
 	SameData bool
+	// Instances (--instances, with LoadOnce; 1 or 0: one server per point): the blocks
+	// are split into this many runs of consecutive blocks, and between two every point's
+	// server is replaced by one started from a copy of its data (instances.go).
+	Instances int
 	// Placement is the duet's --duet-placement: PlacementPoint (the default, "" too) or
 	// PlacementRole (placement.go).
 	Placement string
@@ -109,7 +113,7 @@ func runInterleaved(ctx context.Context, o Options) ([]report.Group, error, erro
 func newInterleaved(o Options) (*interleaved, error) {
 	cfg := o.Session.Config
 	il := &interleaved{sess: o.Session, prefix: o.Prefix,
-		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, settle: o.Settle, sameData: o.SameData, seed: cfg.Seed,
+		slice: o.Slice, resolve: o.Resolve, quiet: cfg.Quiet, loadOnce: o.LoadOnce, settle: o.Settle, sameData: o.SameData, instances: max(o.Instances, 1), instance: 1, seed: cfg.Seed,
 		// The blocks' orders come from --seed, so a sweep can be repeated exactly.
 		rng:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		prog: progress.New(o.Session.Out, o.Session.IsTerminal, cfg.Quiet)}

@@ -24,8 +24,26 @@ const sameDataDir = "same-data"
 // moment (resetSchedules), so that they vacuum on one clock. The runs of the later blocks
 // store ParamSameData. With --workdir, a copy's server has a directory of its own
 // (sameDataDir) inside its point's, whose lock the old server holds until it stops.
-func (i *interleaved) copyData(ctx context.Context) error {
+// instance is the number of the servers from the copy (--instances).
+func (i *interleaved) copyData(ctx context.Context, instance int) error {
 	src := i.points[0]
+	err := i.replaceServers(ctx, func(*trialPoint) *trialPoint { return src }, sameDataDir, instance)
+	if err != nil {
+		return err
+	}
+	i.copied = true
+	if !i.quiet {
+		fmt.Fprintf(i.sess.Out, "--same-data: %s now run on servers started from a copy of %s's data\n", strings.Join(i.names(), ", "), src.Name())
+	}
+	return nil
+}
+
+// replaceServers replaces every point's server by one started from a physical copy of
+// the data of src(point)'s server, with the point's own profile (in dir, within the
+// point's --workdir dir), stops the old servers and reschedules the new ones at one
+// moment (resetSchedules); instance is the new servers' number. If one of the new
+// servers cannot start, those started stop and the old ones stay.
+func (i *interleaved) replaceServers(ctx context.Context, src func(*trialPoint) *trialPoint, dir string, instance int) error {
 	fresh := make([]*session.Target, len(i.points))
 	closeFresh := func() {
 		for _, t := range fresh {
@@ -38,31 +56,36 @@ func (i *interleaved) copyData(ctx context.Context) error {
 		cfg := p.cfg
 		if cfg.WorkDir != "" {
 			c := *cfg
-			c.WorkDir = filepath.Join(cfg.WorkDir, sameDataDir)
+			c.WorkDir = filepath.Join(cfg.WorkDir, dir)
 			cfg = &c
 		}
-		o, err := i.sess.With(cfg).CopyOf(src.target)
+		from := src(p)
+		o, err := i.sess.With(cfg).CopyOf(from.target)
 		if err != nil {
 			closeFresh()
-			return session.BadInput(fmt.Errorf("--same-data: %w", err))
+			return session.BadInput(fmt.Errorf("--same-data or --instances: %w", err))
 		}
 		if fresh[pi], err = session.Open(ctx, o); err != nil {
 			closeFresh()
-			return fmt.Errorf("sweep point %s: --same-data: start from a copy of %s's data: %w", p.Name(), src.Name(), err)
+			return fmt.Errorf("sweep point %s: start a server from a copy of %s's data: %w", p.Name(), from.Name(), err)
 		}
 	}
-	names := make([]string, len(i.points))
 	for pi, p := range i.points {
 		p.closeTarget()
 		p.target = fresh[pi]
 		p.run = p.target.Runner(p.cfg)
 		i.attachProbes(ctx, p)
-		names[pi] = p.Name()
 	}
-	i.copied = true
+	i.instance = instance
 	i.resetSchedules(ctx)
-	if !i.quiet {
-		fmt.Fprintf(i.sess.Out, "--same-data: %s now run on servers started from a copy of %s's data\n", strings.Join(names, ", "), src.Name())
-	}
 	return nil
+}
+
+// names are the points' names.
+func (i *interleaved) names() []string {
+	out := make([]string, len(i.points))
+	for pi, p := range i.points {
+		out[pi] = p.Name()
+	}
+	return out
 }

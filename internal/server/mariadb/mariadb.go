@@ -91,7 +91,7 @@ func (Engine) Check(o server.Options) error {
 	if o.CopyOf != nil {
 		// InnoDB's and MyRocks' files hold the source's redo and grants; no tool dbperf has
 		// makes a copy that starts as a server of its own (mariadb-backup is not packaged).
-		return fmt.Errorf("mariadb: a server cannot start from a copy of another's data here; drop --same-data")
+		return fmt.Errorf("mariadb: a server cannot start from a copy of another's data here; drop --same-data and --instances")
 	}
 	switch strings.ToLower(o.StorageEngine) {
 	case "", "innodb":
