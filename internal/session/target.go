@@ -55,6 +55,16 @@ type Target struct {
 	close  func()
 }
 
+// StopServer shuts a managed server down cleanly and leaves its data directory, for
+// Options.CopyOf to copy by its files (every page as the shutdown's checkpoint left it);
+// Close still removes it. A target without a managed server of its own: nothing.
+func (t *Target) StopServer(ctx context.Context) error {
+	if t.server == nil {
+		return nil
+	}
+	return t.server.Stop(ctx)
+}
+
 // Close closes the engine and stops what Open started.
 func (t *Target) Close() { t.close() }
 

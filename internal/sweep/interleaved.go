@@ -103,7 +103,8 @@ type interleaved struct {
 // Slice k of a block is stored in its own run of the point's label (run k holds the
 // block's steady steps' slice k; run 1 also every other step), with the parameters
 // design, sweep, trial ("b<block>/s<slice>"), block and slice, so reports pair the points'
-// trials that ran side by side. Managed servers stay up for the whole comparison.
+// trials that ran side by side. Managed servers stay up for the whole comparison, unless
+// --same-data or --instances replaces them between two blocks (samedata.go, instances.go).
 func (i *interleaved) runBlocks(ctx context.Context, first, blocks int) (lastFailed error, err error) {
 	defer func() {
 		for _, p := range i.points {

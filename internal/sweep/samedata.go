@@ -15,8 +15,8 @@ const sameDataDir = "same-data"
 // copyData is --same-data: once the first block has run whole (its loads, index builds
 // and writes done, with --load-once), every point's server, the first point's too, is
 // replaced by a server started from a physical copy of the first point's data
-// (server.Options.CopyOf: PostgreSQL's base backup), each with the point's own profile;
-// then the old servers stop. Why: two servers loaded apart with the same seed are not
+// (server.Options.CopyOf: the files of the first point's server, shut down first), each
+// with the point's own profile (replaceServers). Why: two servers loaded apart with the same seed are not
 // the same physical database (each row's page, each index's splits, what is vacuumed and
 // hinted), and with --load-once that difference is in every later block. From the copy
 // on, the points differ only in what the comparison changes, each server started from the
@@ -40,10 +40,18 @@ func (i *interleaved) copyData(ctx context.Context, instance int) error {
 
 // replaceServers replaces every point's server by one started from a physical copy of
 // the data of src(point)'s server, with the point's own profile (in dir, within the
-// point's --workdir dir), stops the old servers and reschedules the new ones at one
-// moment (resetSchedules); instance is the new servers' number. If one of the new
-// servers cannot start, those started stop and the old ones stay.
+// point's --workdir dir), and reschedules the new ones at one moment (resetSchedules);
+// instance is the new servers' number. The old servers shut down first and are copied by
+// their files: a copy of a running server is of its pages at that moment, and a source's
+// autovacuum between two copies of it (seen here: a copy taken last ran qr100 30% faster
+// than the first, docs/measurements/2026-11-29-instances.md) makes them other databases.
+// If a new server cannot start, those started stop and the sweep ends.
 func (i *interleaved) replaceServers(ctx context.Context, src func(*trialPoint) *trialPoint, dir string, instance int) error {
+	for _, p := range i.points {
+		if err := p.target.StopServer(ctx); err != nil {
+			return fmt.Errorf("sweep point %s: stop its server to copy its data: %w", p.Name(), err)
+		}
+	}
 	fresh := make([]*session.Target, len(i.points))
 	closeFresh := func() {
 		for _, t := range fresh {

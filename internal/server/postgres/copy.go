@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,9 +13,12 @@ import (
 )
 
 // startCopy starts a server whose data directory is a physical copy of o.CopyOf's, a
-// running PostgreSQL of the same major version (server.Options.CopyOf): pg_basebackup
-// of it, every relation's pages as they are there and the WAL written meanwhile replayed
-// at start, as a standby's base backup but started as a server of its own. Its
+// PostgreSQL of the same major version (server.Options.CopyOf). A running one is copied
+// with pg_basebackup: every relation's pages as they are there and the WAL written
+// meanwhile replayed at start, as a standby's base backup but started as a server of its
+// own. A stopped one, shut down cleanly, is copied by its files (copyStopped): several
+// copies of it are then the same pages, which copies of a running server, taken one after
+// another while its autovacuum works, need not be. Its
 // postgresql.conf is the copied one up to dbperf's lines (initdb's part, the same for
 // both) and then this instance's own: o's profile, port and socket, so a copy may run
 // another profile of the same version. The copied catalog holds the source's superuser,
@@ -25,8 +29,8 @@ func (e Engine) startCopy(ctx context.Context, o server.Options) (*server.Instan
 	if err := e.Check(o); err != nil {
 		return nil, err
 	}
-	if src.Engine != e.Name() || !src.Alive() {
-		return nil, fmt.Errorf("postgres: copy of %s: not a running PostgreSQL server", src.Dir)
+	if src.Engine != e.Name() || src.DataDir == "" {
+		return nil, fmt.Errorf("postgres: copy of %s: not a PostgreSQL server", src.Dir)
 	}
 	bins, err := findPostgres(o.Version, o.CacheDir)
 	if err != nil {
@@ -61,8 +65,13 @@ func (e Engine) startCopy(ctx context.Context, o server.Options) (*server.Instan
 	if err != nil {
 		return fail(err)
 	}
-	conninfo := fmt.Sprintf("host=127.0.0.1 port=%s user=%s sslmode=disable", strconv.Itoa(src.Port), pgSuperuser)
-	if err := baseBackup(ctx, in, bins, cred, conninfo); err != nil {
+	if src.Alive() {
+		conninfo := fmt.Sprintf("host=127.0.0.1 port=%s user=%s sslmode=disable", strconv.Itoa(src.Port), pgSuperuser)
+		err = baseBackup(ctx, in, bins, cred, conninfo)
+	} else {
+		err = copyStopped(ctx, src.DataDir, in.DataDir)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	path := filepath.Join(in.DataDir, "postgresql.conf")
@@ -81,4 +90,17 @@ func (e Engine) startCopy(ctx context.Context, o server.Options) (*server.Instan
 		return fail(err)
 	}
 	return in, nil
+}
+
+// copyStopped copies the data directory of a server shut down cleanly (no postmaster.pid
+// left: its shutdown checkpoint wrote every page) into dst, which must not exist, with
+// cp -a: modes and owner (the server's user) kept.
+func copyStopped(ctx context.Context, src, dst string) error {
+	if _, err := os.Stat(filepath.Join(src, "postmaster.pid")); err == nil {
+		return fmt.Errorf("%s: its server is running or did not shut down cleanly (postmaster.pid is there)", src)
+	}
+	if err := server.RunCmd(exec.CommandContext(ctx, "cp", "-a", src, dst)); err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	return nil
 }

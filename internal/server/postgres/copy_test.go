@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,15 +74,53 @@ func TestPostgresCopyOf(t *testing.T) {
 	}
 }
 
-// MariaDB refuses CopyOf in Check; PostgreSQL refuses a source that is not running.
+// A stopped source, shut down cleanly, is copied by its files: two copies of it have the
+// same layout as the source had, whatever ran on the first copy before the second was
+// made; a source whose postmaster.pid is left (not shut down cleanly) is refused.
 func TestPostgresCopyOfStopped(t *testing.T) {
 	needDebianPostgres(t)
+	ctx := context.Background()
 	src := startPG(t, server.Options{WorkDir: servertest.WorkDir(t)})
-	if err := src.Stop(context.Background()); err != nil {
+	c, err := pgx.Connect(ctx, src.DSN)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := Start(context.Background(), server.Options{WorkDir: servertest.WorkDir(t), CopyOf: src})
-	if err == nil || !strings.Contains(err.Error(), "not a running PostgreSQL server") {
-		t.Errorf("copy of a stopped server: %v", err)
+	for _, q := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY, pad text)",
+		"INSERT INTO t SELECT g, repeat('x', 100) FROM generate_series(1, 5000) g",
+		"DELETE FROM t WHERE id % 5 = 0",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	c.Close(ctx)
+	wantRows, wantNode := pgLayout(t, src.DSN)
+	if err := src.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := startPG(t, server.Options{WorkDir: servertest.WorkDir(t), CopyOf: src})
+	// The first copy changes its pages (a vacuum); the second is still the source's.
+	if c, err := pgx.Connect(ctx, first.DSN); err != nil {
+		t.Fatal(err)
+	} else {
+		if _, err := c.Exec(ctx, "VACUUM FULL t"); err != nil {
+			t.Fatal(err)
+		}
+		c.Close(ctx)
+	}
+	second := startPG(t, server.Options{WorkDir: servertest.WorkDir(t), CopyOf: src})
+	if rows, node := pgLayout(t, second.DSN); rows != wantRows || node != wantNode || second.Password() != src.Password() {
+		t.Errorf("second copy: relfilenode %d vs %d, rows equal %v, same password %v", node, wantNode, rows == wantRows, second.Password() == src.Password())
+	}
+	if rows, _ := pgLayout(t, first.DSN); rows == wantRows {
+		t.Errorf("the first copy's VACUUM FULL left its layout as it was")
+	}
+	if err := os.WriteFile(filepath.Join(src.DataDir, "postmaster.pid"), []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Start(ctx, server.Options{WorkDir: servertest.WorkDir(t), CopyOf: src})
+	if err == nil || !strings.Contains(err.Error(), "did not shut down cleanly") {
+		t.Errorf("copy of a server with postmaster.pid left: %v", err)
 	}
 }
