@@ -51,8 +51,8 @@ type Options struct {
 	ReadCgroups func() (*server.Cgroups, error)
 	// Keep keeps the server's data directory when it is closed (--keep).
 	Keep bool
-	// CopyOf is a running server whose data the server starts from a physical copy of
-	// (server.Options.CopyOf; sweep --same-data), nil for a fresh one.
+	// CopyOf is a server whose data the server starts from a physical copy of
+	// (server.Options.CopyOf; sweep --same-data and --instances), nil for a fresh one.
 	CopyOf *server.Instance
 }
 

@@ -50,15 +50,15 @@ type unitStep struct {
 }
 
 // unitStepsOf are a config's steps named step that has accepts, each with its unit: the
-// block of its trial when every such run carries a trial of one sweep (trials, and sweep
-// that sweep), else its run.
+// block of its trial (its server instance with --instances: unitKeys) when every such run
+// carries a trial of one sweep (trials, and sweep that sweep), else its run.
 func unitStepsOf(runs []store.Run, step string, has func(store.Step) bool) (out []unitStep, sweep string, trials bool) {
 	trials = true
 	first := true
 	type held struct {
-		trial string
-		id    int64
-		st    store.Step
+		trial, instance string
+		id              int64
+		st              store.Step
 	}
 	var all []held
 	for _, r := range runs {
@@ -73,11 +73,16 @@ func unitStepsOf(runs []store.Run, step string, has func(store.Step) bool) (out 
 			if first {
 				sweep, first = sw, false
 			}
-			all = append(all, held{trial: tr, id: r.ID, st: st})
+			all = append(all, held{trial: tr, instance: paramString(r.Params, store.ParamInstance), id: r.ID, st: st})
 		}
 	}
+	var trs, insts []string
 	for _, h := range all {
-		key := trialBlock(h.trial)
+		trs, insts = append(trs, h.trial), append(insts, h.instance)
+	}
+	keys := unitKeys(trs, insts)
+	for i, h := range all {
+		key := keys[i]
 		if !trials {
 			key = fmt.Sprintf("r%d", h.id)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dbperf/dbperf/internal/store"
 )
 
 // Intervals for a differential flame graph's frames, by the rule explain applies to
@@ -22,15 +24,16 @@ type flameUnit struct {
 
 // flameUnits collects g's units of step and role: each run's profile of the role, its
 // samples put on the deepest frame of root their stack reaches (the frame whose own part
-// they are: its self CPU, or a callee not drawn), keyed by block when every run with the
-// profile carries a trial of one sweep, else by run.
+// they are: its self CPU, or a callee not drawn), keyed by block (by server instance with
+// --instances: unitKeys) when every run with the profile carries a trial of one sweep,
+// else by run.
 func flameUnits(g GroupReport, step, role string, root *FlameNode) (units map[string]*flameUnit, sweep string, trials bool, err error) {
 	units, trials = map[string]*flameUnit{}, true
 	first := true
 	type held struct {
-		block string
-		id    int64
-		s     StepReport
+		trial, instance string
+		id              int64
+		s               StepReport
 	}
 	var all []held
 	for _, r := range g.Runs {
@@ -52,10 +55,15 @@ func flameUnits(g GroupReport, step, role string, root *FlameNode) (units map[st
 		if first {
 			sweep, first = sw, false
 		}
-		all = append(all, held{block: trialBlock(tr), id: r.ID, s: st})
+		all = append(all, held{trial: tr, instance: paramString(r.Params, store.ParamInstance), id: r.ID, s: st})
 	}
+	var trs, insts []string
 	for _, h := range all {
-		key := h.block
+		trs, insts = append(trs, h.trial), append(insts, h.instance)
+	}
+	keys := unitKeys(trs, insts)
+	for i, h := range all {
+		key := keys[i]
 		if !trials {
 			key = fmt.Sprintf("r%d", h.id)
 		}

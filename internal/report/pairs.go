@@ -206,6 +206,26 @@ func byInstance(a, b []float64, instances []string) (ua, ub []float64, ok bool) 
 	return ua, ub, true
 }
 
+// unitKeys are the units of paired trials, one per trial: its block (trialBlock), or,
+// when every trial's run carries a server instance (store.ParamInstance, --instances) and
+// there are at least two, "i" and its instance, as byInstance pairs the throughput: an
+// instance's blocks share its servers for their whole life.
+func unitKeys(trials, instances []string) []string {
+	out := make([]string, len(trials))
+	distinct := map[string]bool{}
+	for _, in := range instances {
+		distinct[in] = true
+	}
+	byInst := len(distinct) >= 2 && !distinct[""]
+	for k, tr := range trials {
+		out[k] = trialBlock(tr)
+		if byInst {
+			out[k] = "i" + instances[k]
+		}
+	}
+	return out
+}
+
 // trialBlock is the block of a trial key: "b3" of "b3/s2"; a key without "/" is its own block.
 func trialBlock(trial string) string {
 	if i := strings.IndexByte(trial, '/'); i >= 0 {

@@ -159,3 +159,22 @@ func TestByInstance(t *testing.T) {
 		}
 	}
 }
+
+// unitKeys: blocks, or instances when every trial has one and there are two or more.
+func TestUnitKeys(t *testing.T) {
+	trials := []string{"b1/s1", "b1/s2", "b2/s1", "b3/s1"}
+	for _, tc := range []struct {
+		name      string
+		instances []string
+		want      []string
+	}{
+		{"no instances", []string{"", "", "", ""}, []string{"b1", "b1", "b2", "b3"}},
+		{"two instances", []string{"1", "1", "1", "2"}, []string{"i1", "i1", "i1", "i2"}},
+		{"one instance", []string{"1", "1", "1", "1"}, []string{"b1", "b1", "b2", "b3"}},
+		{"a trial without one", []string{"1", "1", "", "2"}, []string{"b1", "b1", "b2", "b3"}},
+	} {
+		if got := unitKeys(trials, tc.instances); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -99,11 +99,11 @@ type Options struct {
 	// Cgroups are the machine's cgroup hierarchies (nil: ReadCgroups).
 	Limits  Limits
 	Cgroups *Cgroups
-	// CopyOf, when set, is a running server of this engine and version whose data the new
-	// server starts from instead of a fresh data directory: a physical copy (the same
-	// pages, as a streaming standby's base backup), with its superuser's password, the
-	// new server's own profile, port and socket. Engines that cannot copy refuse it in
-	// Check.
+	// CopyOf, when set, is a server of this engine and version whose data the new server
+	// starts from instead of a fresh data directory: a physical copy (the same pages; of a
+	// running server as a streaming standby's base backup, of one shut down cleanly by its
+	// files), with its superuser's password, the new server's own profile, port and
+	// socket. Engines that cannot copy refuse it in Check.
 	CopyOf *Instance
 }
 

@@ -80,8 +80,9 @@ func (o Options) With(cfg *config.Run) Options {
 }
 
 // CopyOf is o for a managed target whose server starts from a physical copy of t's
-// managed server's data (server.Options.CopyOf), which must be running; Open refuses it
-// when t has none (an embedded engine, a user's server, a cluster).
+// managed server's data (server.Options.CopyOf), running or shut down cleanly
+// (Target.StopServer); Open refuses it when t has none (an embedded engine, a user's
+// server, a cluster).
 func (o Options) CopyOf(t *Target) (Options, error) {
 	if t == nil || t.server == nil || !o.Config.Managed || o.Config.Cluster > 1 {
 		return o, fmt.Errorf("a copy of the data needs one managed server per point, started by dbperf (--managed, no --cluster)")
