@@ -8,7 +8,7 @@ import (
 
 // Server instances (--instances N): two servers of one configuration, started the same
 // way on the same data, can differ in what a query costs them for as long as they run
-// (measured on the project's 2-core VM: 1–5% of a query backend's CPU per query between
+// (measured on the project's 2-core VM: 1–4% of a query backend's CPU per query between
 // identical PostgreSQL servers, with or without address-space randomization or huge pages,
 // docs/measurements/2026-11-29-instances.md). A sweep that keeps one server per point has
 // that difference in every block: its blocks cannot show it, and its interval is too
