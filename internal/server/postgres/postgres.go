@@ -358,6 +358,16 @@ func placeInstance(in *server.Instance, cred *syscall.Credential) (string, error
 // startPostgres starts `postgres -D data`, waits until it accepts connections, creates the
 // benchmark database and fills in DSN and Version.
 func startPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, cred *syscall.Credential) error {
+	huge, err := reserveHugePages(ctx, in, bins, cred)
+	if err != nil {
+		return err
+	}
+	if huge != nil {
+		// Others reserve once this server has mapped its pages (or failed); the pages
+		// added for it go back after it stopped.
+		defer huge.Mapped()
+		in.AfterStop(huge.Release)
+	}
 	// Not CommandContext: the server's lifetime is managed by Stop, not by ctx.
 	cmd := exec.Command(filepath.Join(bins.bin, "postgres"), "-D", in.DataDir)
 	cmd.Dir, cmd.Env = in.Dir, bins.env()
@@ -369,7 +379,7 @@ func startPostgres(ctx context.Context, in *server.Instance, bins pgBinaries, cr
 	}
 	admin := pgURL(in.Port, "postgres", in.Password())
 	var conn *pgx.Conn
-	err := in.WaitReady(ctx, pgReadyTimeout, func(ctx context.Context) error {
+	err = in.WaitReady(ctx, pgReadyTimeout, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(cctx, admin)

@@ -42,8 +42,9 @@ func TestPostgresSeedProfilesStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The sync-* profiles set a cluster's synchronous level: TestClusterPostgres
-	// (internal/cli) starts a cluster on sync-remote-apply, TestPostgresClusterLevels the others.
-	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(seedProfiles)), "cached", "default",
+	// (internal/cli) starts a cluster on sync-remote-apply, TestPostgresClusterLevels the
+	// others; TestPostgresHugePages starts huge.
+	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(seedProfiles)), "cached", "default", "huge",
 		"sync-on", "sync-remote-apply", "sync-remote-write")))
 	if !slices.Equal(builtin, want) {
 		t.Errorf("built-in postgres profiles %v, this test starts %v (and default, cached)", builtin, want)
