@@ -191,7 +191,7 @@ Exit status: 0 all steps ok, 1 a step failed (engine error or audit), 2 bad inpu
 	addQueueFlags(fl, &f.q)
 	fl.BoolVar(&f.noDeepIdle, "no-deep-idle", false, "keep the CPUs out of deep idle states while dbperf runs (/dev/cpu_dma_latency 0, as tuned's latency-performance profile; root only): latency-bound steps stop paying for waking a CPU and stop moving with other periodic work, such as --cpu-profile's sampling; stored with the run, so it is compared only with runs made the same way")
 	if servers {
-		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
+		fl.StringVar(&f.profile, "profile", "default", "config profile of a managed server: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL; huge, shared memory in huge pages, for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 		fl.StringVar(&f.profilesDir, "profiles-dir", "", "directory of more config profiles, <engine>/<name>.conf or .cnf, overriding built-in ones of the same name (default $DBPERF_PROFILES)")
 	} else {
 		fl.StringVar(&f.profile, "profile", "default", "config profile of the engine (its LSM options): built in (default, zstd) or one in --profiles-dir (see \"dbperf server list\")")

@@ -20,7 +20,8 @@ const profilesHelp = `Config profiles (--profile) are built into dbperf: postgre
 "default" (close to the server's defaults) and "cached" (the database stays in memory);
 the configs the Insert Benchmark's posts compare are built in too (mariadb: binlog,
 nobinlog, trx1, trx2, leveled, leveled-l0-10, universal; postgres: fpw, nofpw, seeds;
-README "Engines").
+README "Engines"), and postgres "huge" (shared memory in huge pages, which dbperf sets
+aside: docs/engines.md).
 A directory given by --profiles-dir or $DBPERF_PROFILES adds to them: its
 <engine>/<name>.conf (PostgreSQL) or .cnf (MariaDB) files are profiles too, and one
 named as a built-in profile overrides it. "dbperf server list" shows them all.`
@@ -178,7 +179,7 @@ output and <workdir>/<engine>.json show it redacted.
 	}
 	f.addWorkdir(c)
 	f.addCache(c)
-	c.Flags().StringVar(&profile, "profile", "default", "config profile: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
+	c.Flags().StringVar(&profile, "profile", "default", "config profile: built in (default, cached, and those of the configs the Insert Benchmark posts compare: binlog, nobinlog, trx1, trx2, leveled, universal for MariaDB; fpw, nofpw, seeds for PostgreSQL; huge, shared memory in huge pages, for PostgreSQL) or one in --profiles-dir (see \"dbperf server list\")")
 	f.addProfilesDir(c)
 	c.Flags().StringVar(&version, "engine-version", "", "server version (default Debian's: postgres 15, mariadb 10.11); others, e.g. postgres 13 or mariadb 11.4, are installed from Maven Central on first use")
 	c.Flags().StringVar(&storage, "mysql-storage-engine", "", "MariaDB storage engine: innodb (default) or rocksdb")

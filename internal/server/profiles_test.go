@@ -9,11 +9,11 @@ import (
 )
 
 // builtinNames are the built-in profiles of the managed servers, sorted: default and cached
-// (issue 12), and the configs the seeds toggle (issue 26 item 3), each of which the engine's
+// (issue 12), the configs the seeds toggle (issue 26 item 3), each of which the engine's
 // tests start on every version dbperf installs (TestPostgresSeedProfilesStart,
-// TestMariaDBSeedProfilesStart).
+// TestMariaDBSeedProfilesStart), and PostgreSQL's huge (issue 37, TestPostgresHugePages).
 var builtinNames = map[string][]string{
-	"postgres": {"cached", "default", "fpw", "nofpw", "seeds", "sync-on", "sync-remote-apply", "sync-remote-write"},
+	"postgres": {"cached", "default", "fpw", "huge", "nofpw", "seeds", "sync-on", "sync-remote-apply", "sync-remote-write"},
 	"mariadb":  {"binlog", "cached", "default", "galera", "leveled", "leveled-l0-10", "nobinlog", "trx1", "trx2", "universal"},
 }
 
@@ -59,7 +59,7 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Profile{{Name: "cached"}, {Name: "default", Path: filepath.Join(dir, "postgres", "default.conf")},
-		{Name: "fpw"}, {Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}, {Name: "nofpw"}, {Name: "seeds"},
+		{Name: "fpw"}, {Name: "huge"}, {Name: "mine", Path: filepath.Join(dir, "postgres", "mine.conf")}, {Name: "nofpw"}, {Name: "seeds"},
 		{Name: "sync-on"}, {Name: "sync-remote-apply"}, {Name: "sync-remote-write"}}
 	if !slices.Equal(ps, want) {
 		t.Errorf("ListProfiles = %+v, want %+v", ps, want)
@@ -77,7 +77,7 @@ func TestProfilesBuiltInAndOverridden(t *testing.T) {
 	}
 	// Unknown names list what there is and where; a missing directory is one clear line.
 	_, _, err = ReadProfile(dir, "postgres", "nosuch")
-	if err == nil || !strings.Contains(err.Error(), "cached, default, fpw, mine, nofpw, seeds, sync-on") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
+	if err == nil || !strings.Contains(err.Error(), "cached, default, fpw, huge, mine, nofpw, seeds, sync-on") || !strings.Contains(err.Error(), filepath.Join(dir, "postgres")) {
 		t.Errorf("unknown profile: %v", err)
 	}
 	_, _, err = ReadProfile("", "mariadb", "nosuch")

@@ -127,13 +127,13 @@ func Reserve(ctx context.Context, o Options, need int) (*Reservation, error) {
 	}
 	now, err := Read(o)
 	if err == nil && now.Total < want {
-		// The kernel found fewer free 2 MiB runs than asked (memory fragmented): give
-		// back what it did find.
-		_ = writeTotal(o, st.Total)
+		// The kernel found fewer free runs of a page's size than asked (memory
+		// fragmented).
 		err = fmt.Errorf("the kernel found only %d of %d (memory fragmented): reserve them at boot (vm.nr_hugepages in /etc/sysctl.conf)",
 			now.Total-st.Total, short)
 	}
 	if err != nil {
+		_ = writeTotal(o, st.Total) // give back what it did find
 		r.Mapped()
 		return nil, fmt.Errorf("huge pages: growing the pool by %d of %s: %w", short, sizeName(st.SizeKiB), err)
 	}
