@@ -19,7 +19,8 @@ import (
 // after the server stops), so the server starts where a machine has none set aside. The
 // count is the server's own (postgres -C shared_memory_size_in_huge_pages, v15 on, on
 // the data directory before start). nil when the profile does not ask for them (try, the
-// default, takes what is free); a profile that sets huge_page_size reserves its own.
+// default, takes what is free); a profile that sets huge_page_size runs on the pages the
+// user set aside for that size.
 // The caller calls Mapped once the server has started or failed.
 func reserveHugePages(ctx context.Context, in *server.Instance, bins pgBinaries, cred *syscall.Credential) (*hugepages.Reservation, error) {
 	conf := in.Config
