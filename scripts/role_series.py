@@ -15,7 +15,7 @@ query called higher.
 
 Usage, after `make build`:
   scripts/role_series.py [--n 10] [--repeat 40] [--time 6] [--same-data] [--instances N] [--dir DIR]
-      [--base-profile P] [--known-profile Q] [--profiles-dir DIR] [--think 3us]
+      [--base-profile P] [--known-profile Q] [--profiles-dir DIR] [--think 3us] [--report-interval S]
 --base-profile runs a and b on profile P; --known-profile runs c on profile Q (found in
 --profiles-dir, default scripts/profiles); --think makes c's effect a client pause instead
 (whose relative cost moves with the machine's speed: docs/regression-hunting.md).
@@ -23,6 +23,12 @@ The defaults are the design that came nearest the white-noise limit on the proje
 (docs/measurements/2026-11-28-shorter-blocks.md): 40 blocks of 6-second steps, about nine
 minutes for the three points; logsample8 cost qp100 and qr100 2.3-4.3% there
 (docs/measurements/2026-11-29-known-setting.md).
+On that VM's later host (Intel Xeon), the design nearest the limit was short blocks, each
+on servers of its own, with the shared memory in huge pages
+(docs/measurements/2026-11-29-short-blocks.md):
+  scripts/role_series.py --repeat 100 --instances 100 --same-data --time 1 --slice 0.5
+      --report-interval 0.1 --base-profile huge --known-profile logsample8-huge
+(--report-interval 0.1 is what dbperf now takes by itself for a 0.5-s slice.)
 The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
 the summary goes to DIR/summary.md.
 """
@@ -78,6 +84,8 @@ def main():
     p.add_argument("--rows", type=int, default=200000)
     p.add_argument("--time", type=float, default=6, help="seconds per steady step and block")
     p.add_argument("--slice", type=float, default=2)
+    p.add_argument("--report-interval", type=float,
+                   help="seconds per measurement interval (dbperf's default: 1); below the slice, so the white-noise limit can be measured in every slice")
     p.add_argument("--seed", type=int, default=37000)
     p.add_argument("--dir")
     p.add_argument("--same-data", action="store_true",
@@ -111,6 +119,8 @@ def main():
                "--repeat", str(a.repeat), "--steps", a.steps, "--scale", "tiny", "--rows", str(a.rows),
                "--time", str(a.time), "--slice", str(a.slice), "--seed", str(a.seed + k), "--label", label,
                "--results", store, "--quiet"]
+        if a.report_interval:
+            cmd += ["--report-interval", str(a.report_interval)]
         if a.same_data:
             cmd.append("--same-data")
         if a.instances > 1:

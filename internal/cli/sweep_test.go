@@ -177,7 +177,9 @@ func TestSweepInterleavedSQLite(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("sweep: exit %d: %s\n%s", code, stderr, out)
 		}
-		for _, want := range []string{"a, b, c interleaved, 6 blocks", "block 6 of 6", "qp100 slice 2 of 2 on c", "Throughput relative to a"} {
+		// A 0.5-s slice would hold no whole interval of the scale's 1 s: it is measured in
+		// intervals of 0.1 s (sweep.SliceInterval).
+		for _, want := range []string{"a, b, c interleaved, 6 blocks", "measurement intervals of 100ms, five to a 500ms slice", "block 6 of 6", "qp100 slice 2 of 2 on c", "Throughput relative to a"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("sweep output lacks %q:\n%s", want, out)
 			}
@@ -195,7 +197,7 @@ func TestSweepInterleavedSQLite(t *testing.T) {
 		trials := map[string]int{}
 		for _, r := range rep.Runs {
 			trials[fmt.Sprint(r.Params["trial"])]++
-			if r.Status != "ok" || r.Params["design"] != "interleaved" || r.Params["sweep"] != label {
+			if r.Status != "ok" || r.Params["design"] != "interleaved" || r.Params["sweep"] != label || r.Params["report_interval_sec"] != 0.1 {
 				t.Errorf("run %d: status %s, params %v", r.ID, r.Status, r.Params)
 			}
 			for _, s := range r.Steps {

@@ -192,3 +192,18 @@ func CrossVary(axes []VaryAxis) [][][2]string {
 	}
 	return out
 }
+
+// SliceInterval is the measurement interval a sweep with slices of slice uses when the
+// one asked for (--report-interval, or the scale's) is interval: a slice shorter than two
+// intervals would hold one partial interval, and a comparison's white-noise limit, taken
+// from the spread between the intervals within each slice, could not be measured at all.
+// Such a slice is cut into five intervals instead (0.1 s for --slice 0.5, the shortest);
+// a slice of two intervals or more, or whole steps (slice 0), keeps interval. Measured on
+// the project's 2-core VM: 1-s steps in 0.5-s slices with 0.1-s intervals put the servers'
+// share of an A/A's variance under the seconds' (docs/measurements/2026-11-29-short-blocks.md).
+func SliceInterval(slice, interval time.Duration) time.Duration {
+	if slice <= 0 || slice >= 2*interval {
+		return interval
+	}
+	return slice / 5
+}

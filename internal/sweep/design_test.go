@@ -150,3 +150,25 @@ func TestCPUAssignmentCounterbalanced(t *testing.T) {
 		t.Errorf("block 0: %v", a)
 	}
 }
+
+// A slice shorter than two of the intervals asked for is cut into five; whole steps and
+// slices of two intervals or more keep the interval asked for.
+func TestSliceInterval(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		slice, asked, want time.Duration
+	}{
+		{0, time.Second, time.Second},               // whole steps
+		{5 * time.Second, time.Second, time.Second}, // the default slice
+		{2 * time.Second, time.Second, time.Second}, // two intervals fit
+		{1999 * ms, time.Second, 1999 * ms / 5},     // just under two
+		{time.Second, time.Second, 200 * ms},
+		{500 * ms, time.Second, 100 * ms}, // --slice 0.5, the shortest
+		{500 * ms, 100 * ms, 100 * ms},    // asked for short intervals already
+		{500 * ms, 5 * time.Second, 100 * ms},
+	} {
+		if got := SliceInterval(c.slice, c.asked); got != c.want {
+			t.Errorf("SliceInterval(%s, %s) = %s, want %s", c.slice, c.asked, got, c.want)
+		}
+	}
+}

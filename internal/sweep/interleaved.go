@@ -236,6 +236,7 @@ func (i *interleaved) openPoint(ctx context.Context, p *trialPoint, pl placed) e
 		return err
 	}
 	pc.EngineVersion, pc.Label, pc.Think, pc.Clients = p.Version, p.Label, p.Think, p.Clients
+	pc.ReportInterval = SliceInterval(i.slice, pc.ReportInterval)
 	if pc.WorkDir != "" {
 		// The points are open at once: each in a directory of its own under --workdir.
 		pc.WorkDir = filepath.Join(pc.WorkDir, strings.ReplaceAll(p.Name(), "/", "-"))

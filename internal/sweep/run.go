@@ -98,6 +98,9 @@ func runInterleaved(ctx context.Context, o Options) ([]report.Group, error, erro
 		default:
 			fmt.Fprintf(out, "sweep %s: %s interleaved, %s of every step in a random order each\n", o.Prefix, strings.Join(names, ", "), plural(max(blocks, 0), "block"))
 		}
+		if asked := o.Session.Config.ReportInterval; SliceInterval(o.Slice, asked) != asked {
+			fmt.Fprintf(out, "sweep %s: measurement intervals of %s, five to a %s slice (%s would not fit two in one)\n", o.Prefix, SliceInterval(o.Slice, asked), o.Slice, asked)
+		}
 	}
 	var lastFailed error
 	if blocks > 0 {
