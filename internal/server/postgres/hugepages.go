@@ -18,9 +18,9 @@ import (
 // huge_pages = on (hugepages.Reserve: the kernel's pool grown by the shortfall, given back
 // after the server stops), so the server starts where a machine has none set aside. The
 // count is the server's own (postgres -C shared_memory_size_in_huge_pages, on the data
-// directory before start); before v15, which cannot say, nothing is reserved. nil when the profile does not ask for them (try, the
-// default, takes what is free); a profile that sets huge_page_size runs on the pages the
-// user set aside for that size.
+// directory before start); before v15, which cannot say, nothing is reserved. nil when
+// the profile does not ask for them (try, the default, takes what is free); a profile
+// that sets huge_page_size runs on the pages the user set aside for that size.
 // The caller calls Mapped once the server has started or failed.
 func reserveHugePages(ctx context.Context, in *server.Instance, bins pgBinaries, cred *syscall.Credential) (*hugepages.Reservation, error) {
 	conf := in.Config
