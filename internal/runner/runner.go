@@ -101,6 +101,10 @@ type Runner struct {
 	// Spread, when set, puts each step's sessions on the nodes of a cluster (spread.go)
 	// instead of all on Handle's server; each step's note says where they went.
 	Spread *Spread
+	// Start, when set, is shared with the runners whose steps run at the same time (the
+	// duet): the step's timed load starts when every one of them is ready (StartGate).
+	// Each of their next steps, and only that, must be run once with it.
+	Start *StartGate
 }
 
 // spinThink is the longest Runner.Think that is busy-waited. A timer on the 2-core VM fires
@@ -160,6 +164,8 @@ func (r *Runner) Run(ctx context.Context, step workload.Step, obs Observer) metr
 
 func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metrics.StepResult {
 	res := metrics.StepResult{Name: step.Name(), StartedAt: time.Now()}
+	gate := r.Start
+	defer func() { gate.leave() }() // a step that fails before its load starts lets the others go
 	fail := func(err error) metrics.StepResult {
 		res.Status = metrics.StatusFailed
 		if ctx.Err() != nil {
@@ -212,6 +218,10 @@ func (r *Runner) run(ctx context.Context, step workload.Step, obs Observer) metr
 	profiling, profNote, err := r.startProfile(ctx, step.Name(), workers)
 	if err != nil {
 		return fail(err)
+	}
+	if gate != nil {
+		gate.wait(ctx)
+		gate = nil
 	}
 	start := time.Now()
 	kvt := r.newKVTicker(kvBefore, kvKnown, start)

@@ -102,12 +102,14 @@ func (q *Sequence) Stop(status metrics.Status, why string) {
 // failed step is a result: Status); the caller then ends the sequence.
 func (q *Sequence) Step(ctx context.Context, r *Runner, seq int, step workload.Step, sink StepSink) error {
 	if q.Stopped() {
+		r.Start.leave()
 		q.skipped++
 		res := metrics.StepResult{Name: step.Name(), Status: metrics.StatusSkipped, Error: "not run: " + q.firstErr, StartedAt: time.Now()}
 		return sink.SkipStep(seq, step, res)
 	}
 	obs, err := sink.BeginStep(seq, step)
 	if err != nil {
+		r.Start.leave()
 		return err
 	}
 	res := r.Run(ctx, step, obs)

@@ -333,7 +333,11 @@ func (i *interleaved) trial(ctx context.Context, b int, tr Trial, names []string
 		errs[0] = recs[0].Steps.Step(ctx, i.points[tr.Points[0]].run, tr.Step, steps[0], recs[0].Sink(i.sess.Err, i.prog))
 	} else {
 		// The duet: every point's trial at once, each on its own CPUs, with no live line
-		// (the points would share it).
+		// (the points would share it), their timed loads started together.
+		gate := runner.NewStartGate(len(tr.Points))
+		for _, pj := range tr.Points {
+			i.points[pj].run.Start = gate
+		}
 		var wg sync.WaitGroup
 		for j, pj := range tr.Points {
 			wg.Add(1)
@@ -344,6 +348,9 @@ func (i *interleaved) trial(ctx context.Context, b int, tr Trial, names []string
 			}()
 		}
 		wg.Wait()
+		for _, pj := range tr.Points {
+			i.points[pj].run.Start = nil
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return "", err

@@ -202,27 +202,64 @@ func readState(ctx context.Context, s engine.Session, d engine.Dialect, table st
 			return st, fmt.Errorf("%w: the database has no %s table (written by an older dbperf or another tool)", errNoState, t)
 		}
 	}
-	get := func(from, col string, key ...any) (int64, bool, error) {
+	// One prepared statement per column, run once per row: a table's segments grow by one
+	// per step that inserts (a sweep of short slices adds hundreds), and preparing and
+	// closing a statement for every value tripled the round trips of a read that a sweep's
+	// every block waits for.
+	var stmts []engine.Stmt
+	defer func() {
+		for _, st := range stmts {
+			_ = st.Close()
+		}
+	}()
+	prepare := func(from string, cols []string, bySeq bool) ([]engine.Stmt, error) {
 		where := " WHERE tablename = " + d.Placeholder(1)
-		if len(key) > 1 {
+		if bySeq {
 			where += " AND seq = " + d.Placeholder(2)
 		}
-		v, ok, err := queryInt(ctx, s, "SELECT "+col+" FROM "+from+where, key...)
-		if err != nil {
-			return 0, false, fmt.Errorf("read %s.%s of %s: %w", from, col, table, err)
+		out := make([]engine.Stmt, len(cols))
+		for i, col := range cols {
+			st, err := s.Prepare(ctx, "SELECT "+col+" FROM "+from+where)
+			if err != nil {
+				return nil, fmt.Errorf("read %s.%s of %s: %w", from, col, table, err)
+			}
+			stmts = append(stmts, st)
+			out[i] = st
 		}
-		return v, ok, nil
+		return out, nil
 	}
-	vals := map[string]int64{}
-	for _, col := range columnNames(stateColumns)[1:] {
-		v, ok, err := get(stateTable, col, table)
-		if err != nil {
-			return st, err
+	var args engine.Args
+	// get reads a row's columns (seq 0: the state table's row, by table name alone).
+	get := func(from string, cols []string, sts []engine.Stmt, seq int64) (map[string]int64, bool, error) {
+		vals := make(map[string]int64, len(cols))
+		for i, col := range cols {
+			args.Reset()
+			args.Text(table)
+			if seq > 0 {
+				args.Int(seq)
+			}
+			v, ok, err := sts[i].QueryInt(ctx, &args)
+			if err != nil {
+				return nil, false, fmt.Errorf("read %s.%s of %s: %w", from, col, table, err)
+			}
+			if !ok {
+				return nil, false, nil
+			}
+			vals[col] = v
 		}
-		if !ok {
-			return st, fmt.Errorf("%w: %s has no row for %s (its data was not written by a run whose audit passed)", errNoState, stateTable, table)
-		}
-		vals[col] = v
+		return vals, true, nil
+	}
+	stateCols := columnNames(stateColumns)[1:]
+	stateStmts, err := prepare(stateTable, stateCols, false)
+	if err != nil {
+		return st, err
+	}
+	vals, ok, err := get(stateTable, stateCols, stateStmts, 0)
+	switch {
+	case err != nil:
+		return st, err
+	case !ok:
+		return st, fmt.Errorf("%w: %s has no row for %s (its data was not written by a run whose audit passed)", errNoState, stateTable, table)
 	}
 	switch {
 	case vals["audit_format"] != stateFormat || vals["workload_version"] != version:
@@ -237,17 +274,18 @@ func readState(ctx context.Context, s engine.Session, d engine.Dialect, table st
 	}
 	m := &contentModel{skip: vals["head_skip"]}
 	steps := stepTable()
-	for i := 1; i <= int(vals["segments"]); i++ {
-		g := map[string]int64{}
-		for _, col := range columnNames(segmentColumns)[2:] {
-			v, ok, err := get(segmentTable, col, table, i)
-			if err != nil {
-				return st, err
-			}
-			if !ok {
-				return st, fmt.Errorf("%w: %s lacks segment %d of %s", errNoState, segmentTable, i, table)
-			}
-			g[col] = v
+	segCols := columnNames(segmentColumns)[2:]
+	segStmts, err := prepare(segmentTable, segCols, true)
+	if err != nil {
+		return st, err
+	}
+	for i := int64(1); i <= vals["segments"]; i++ {
+		g, ok, err := get(segmentTable, segCols, segStmts, i)
+		if err != nil {
+			return st, err
+		}
+		if !ok {
+			return st, fmt.Errorf("%w: %s lacks segment %d of %s", errNoState, segmentTable, i, table)
 		}
 		if g["step"] < 0 || g["step"] >= int64(len(steps)) || g["rpc"] < 1 {
 			return st, fmt.Errorf("%w: %s's segment %d of %s is invalid (step %d, rpc %d)", errNoState, segmentTable, i, table, g["step"], g["rpc"])
