@@ -271,7 +271,15 @@ func DecomposePaired(blocks []VarianceBlock, wn White, confidence float64) Decom
 		}
 	}
 	if wn.known() {
-		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(wn.Total*secondsAtSlices(white, sliceVar)), 1-confidenceOr(confidence), 0), true
+		scale := secondsAtSlices(white, sliceVar)
+		if sliceVar < 0 {
+			// One slice per block: the blocks' own variance is the only scale the seconds
+			// can be seen to cancel at, as the runs' is unpaired. Without it, CPU time in
+			// 10-ms ticks over 0.1-s intervals put a duet's CPU per query at a third of its
+			// limit (0.5-s blocks, 110 of them, on the project's VM).
+			scale = secondsAtSlices(white/sHarm, resid)
+		}
+		d.LimitMDEPct, d.HasLimit = mdePct(math.Sqrt(wn.Total*scale), 1-confidenceOr(confidence), 0), true
 	}
 	perBlock := func(v float64) float64 { return v / sHarm / float64(n) }
 	switch {
@@ -371,7 +379,7 @@ func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) D
 }
 
 // secondsAtSlices is the factor by which the seconds' noise shrinks at the slices' (or
-// runs') scale: 1 when a slice's mean varies at least as much as white seconds would make
+// runs', or one-slice blocks') scale: 1 when a slice's mean varies at least as much as white seconds would make
 // it (whiteSlice, the per-slice variance from successive differences), else the slices'
 // own variance over it. Seconds are not always independent: two points' intervals that
 // end a few milliseconds apart while the machine's rate swings, or CPU time counted in

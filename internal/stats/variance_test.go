@@ -132,6 +132,16 @@ func TestDecomposePairedSecondsThatCancel(t *testing.T) {
 	if d.Dominant != SourceSeconds || d.Share(SourceSlices) != 0 {
 		t.Errorf("dominant %q, slices' share %.1f%%: want seconds and 0", d.Dominant, d.Share(SourceSlices))
 	}
+	// One slice per block: the blocks vary as 0.03 per second would make them, likewise.
+	one := synthBlocks(rand.New(rand.NewPCG(7, 7)), n, 1, 0, 0, 0, 0.03, sliceSec)
+	noise1 := SecondNoise{Var: 0.12 * 0.12, IntervalSec: 1, SliceSec: sliceSec, TotalSec: n * sliceSec}
+	d1 := DecomposePaired(one, Independent(noise1, noise1), 0.95)
+	if want := whiteLimit(0.03, n*sliceSec); !d1.HasLimit || math.Abs(d1.LimitMDEPct-want) > 0.05*want {
+		t.Errorf("one slice per block: limit %.4f%%, want %.4f%% (the blocks' scale), not %.4f%%", d1.LimitMDEPct, want, whiteLimit(0.12, n*sliceSec))
+	}
+	if r := d1.MDEPct / d1.LimitMDEPct; r < 0.9 {
+		t.Errorf("one slice per block: MDE/limit %.2f, under the limit", r)
+	}
 	// Unpaired: runs that vary less than their seconds would make them, likewise.
 	rng := rand.New(rand.NewPCG(5, 5))
 	la, lb := make([]float64, 400), make([]float64, 400)
