@@ -25,10 +25,12 @@ minutes for the three points; logsample8 cost qp100 and qr100 2.3-4.3% there
 (docs/measurements/2026-11-29-known-setting.md).
 On that VM's later host (Intel Xeon), the design nearest the limit was short blocks, each
 on servers of its own, with the shared memory in huge pages
-(docs/measurements/2026-11-29-short-blocks.md):
-  scripts/role_series.py --repeat 100 --instances 100 --same-data --time 1 --slice 0.5
-      --report-interval 0.1 --base-profile huge --known-profile logsample8-huge
-(--report-interval 0.1 is what dbperf now takes by itself for a 0.5-s slice.)
+(docs/measurements/2026-11-29-short-blocks.md, then -aligned-starts.md): 120 blocks of
+0.5-s steps, one slice each, in under eight minutes a sweep:
+  scripts/role_series.py --repeat 120 --instances 120 --same-data --time 0.5 --slice 0.5
+      --base-profile huge --known-profile logsample8-huge
+(dbperf measures a 0.5-s slice in 0.1-s intervals by itself; --report-interval 0.1 is the
+same.)
 The sweeps, their stores and JSON reports stay in DIR (default a fresh temporary dir);
 the summary goes to DIR/summary.md.
 """

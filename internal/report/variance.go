@@ -355,7 +355,7 @@ func varianceAdvice(s stats.Source, paired bool) string {
 		}
 		return "differences between runs: the interleaved or duet design (dbperf sweep --design), which pairs the configs in time"
 	case stats.SourceInstances:
-		return "differences between server instances, which last each server's life: more instances (dbperf sweep --instances, up to one per block, the blocks then short, e.g. --time 1 --slice 0.5, so that more servers fit in the same minutes), each instance's blocks being one unit of the interval; " +
+		return "differences between server instances, which last each server's life: more instances (dbperf sweep --instances, up to one per block, the blocks then short, e.g. --time 0.5 --slice 0.5, so that more servers fit in the same minutes), each instance's blocks being one unit of the interval; " +
 			"for PostgreSQL, servers whose shared memory is in huge pages (profile huge) differ far less"
 	case stats.SourceCPU:
 		return "the duet's CPU assignment: it is taken out of the ratios' intervals (each assignment weighs equally); more blocks balance it further"
