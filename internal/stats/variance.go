@@ -379,9 +379,9 @@ func DecomposeUnpaired(la, lb []float64, a, b SecondNoise, confidence float64) D
 }
 
 // secondsAtSlices is the factor by which the seconds' noise shrinks at the slices' (or
-// runs', or one-slice blocks') scale: 1 when a slice's mean varies at least as much as white seconds would make
-// it (whiteSlice, the per-slice variance from successive differences), else the slices'
-// own variance over it. Seconds are not always independent: two points' intervals that
+// runs', or one-slice blocks') scale: 1 when a slice's mean varies at least as much as
+// white seconds would make it (whiteSlice, the per-slice variance from successive
+// differences), else the slices' own variance over it. Seconds are not always independent: two points' intervals that
 // end a few milliseconds apart while the machine's rate swings, or CPU time counted in
 // 10 ms ticks, put into one second what the next takes out, and that noise cancels over a
 // slice. The white-noise limit then is what the seconds leave at the slices' scale, as the
